@@ -1,0 +1,146 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The on-disk profile format shared by the writer (libprof.so) and the reader (prof).
+ * Fixed-width, little-endian structs and constants only; the prose is docs/FORMAT.md.
+ *
+ *   file   := header record*
+ *   header := prof_file_header                      (16 bytes)
+ *   record := prof_rec_hdr body, size_bytes in all  (a multiple of 8, at least 8)
+ *
+ * Records are appended as the run goes, so a file cut short (killed process) is valid up
+ * to its last whole record. A reader skips record types it does not know, and ignores
+ * bytes past the fields it knows inside a record it does know, so that later versions can
+ * add both. Every record of a clean run is followed by one PROF_REC_END.
+ */
+#ifndef PROF_INCLUDE_PROF_FORMAT_H
+#define PROF_INCLUDE_PROF_FORMAT_H
+
+#include <stdint.h>
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "the profile format is little-endian; this host is not"
+#endif
+
+#define PROF_FILE_MAGIC "LIBPROF\0" /* 8 bytes, the NUL included */
+#define PROF_FILE_VERSION 1u
+#define PROF_REC_ALIGN 8u
+#define PROF_REC_MAX_BYTES (1u << 20) /* a larger size_bytes marks a corrupt record */
+#define PROF_BUILD_ID_MAX 32u
+#define PROF_THREAD_NAME_MAX 16u /* the kernel's TASK_COMM_LEN, NUL included */
+
+/* Record types (prof_rec_hdr.type). */
+#define PROF_REC_PROCESS 1u /* once, first: who was profiled and how */
+#define PROF_REC_MAP 2u     /* an executable mapping live at time_ns */
+#define PROF_REC_THREAD 3u  /* a thread's name */
+#define PROF_REC_SAMPLE 4u  /* one stack */
+#define PROF_REC_STATS 5u   /* end-of-run counters */
+#define PROF_REC_END 6u     /* last record of a file that was closed cleanly */
+
+/* Timer sources (prof_rec_process.timer_source). */
+#define PROF_TIMER_ITIMER 1u /* setitimer(ITIMER_PROF): process CPU time */
+
+/* Stack steppers (prof_rec_process.unwinder). */
+#define PROF_UNWIND_FP 1u /* frame-pointer chain */
+
+/* Why a stack walk ended (prof_rec_sample.stop_reason). Only PROF_STOP_END is complete. */
+#define PROF_STOP_END 0u      /* reached a null frame pointer or return address: the root */
+#define PROF_STOP_DEPTH 1u    /* the depth limit (PROF_DEPTH) was reached */
+#define PROF_STOP_BOUNDS 2u   /* a frame pointer left the thread's stack */
+#define PROF_STOP_ALIGN 3u    /* a frame pointer was misaligned */
+#define PROF_STOP_ORDER 4u    /* frame addresses did not strictly increase */
+#define PROF_STOP_NO_STACK 5u /* the thread's stack bounds were unknown: leaf only */
+#define PROF_STOP_N 6u
+
+/* Sample flags (prof_rec_sample.flags). */
+#define PROF_SAMPLE_TRUNCATED 1u /* stop_reason != PROF_STOP_END */
+
+/* Mapping protections (prof_rec_map.prot). */
+#define PROF_MAP_READ 1u
+#define PROF_MAP_WRITE 2u
+#define PROF_MAP_EXEC 4u
+
+/* Counters of PROF_REC_STATS, by index. A reader treats missing trailing ones as 0. */
+#define PROF_STAT_SIGNALS 0       /* profiling signals handled while active */
+#define PROF_STAT_SAMPLES 1       /* samples recorded into the ring */
+#define PROF_STAT_DROPPED 2       /* samples lost because the ring was full */
+#define PROF_STAT_TRUNCATED 3     /* recorded samples whose walk did not reach the root */
+#define PROF_STAT_STOP_DEPTH 4    /* of those, by reason: PROF_STOP_DEPTH */
+#define PROF_STAT_STOP_BOUNDS 5   /* PROF_STOP_BOUNDS */
+#define PROF_STAT_STOP_ALIGN 6    /* PROF_STOP_ALIGN */
+#define PROF_STAT_STOP_ORDER 7    /* PROF_STOP_ORDER */
+#define PROF_STAT_STOP_NO_STACK 8 /* PROF_STOP_NO_STACK */
+#define PROF_STAT_WRITE_ERRORS 9  /* failed writes of the profile file */
+#define PROF_STAT_DURATION_NS 10  /* wall time from start to the end of profiling */
+#define PROF_STAT_CPU_NS 11       /* process CPU time (user + system) at the end */
+#define PROF_STAT_N 12
+
+struct prof_file_header {
+    char magic[8];         /* PROF_FILE_MAGIC */
+    uint32_t version;      /* PROF_FILE_VERSION */
+    uint32_t header_bytes; /* sizeof(struct prof_file_header); records start here */
+};
+
+struct prof_rec_hdr {
+    uint32_t type;       /* PROF_REC_* */
+    uint32_t size_bytes; /* the whole record, this header included; multiple of 8 */
+};
+
+/* Followed by the executable's path, NUL-terminated, then zero padding to 8. */
+struct prof_rec_process {
+    struct prof_rec_hdr hdr;
+    uint32_t pid;
+    uint32_t ppid;
+    uint64_t start_mono_ns; /* CLOCK_MONOTONIC when profiling started; sample times use it */
+    uint64_t start_real_ns; /* CLOCK_REALTIME at the same moment */
+    uint32_t requested_hz;  /* PROF_FREQ */
+    uint32_t effective_hz;  /* the rate the timer source can deliver, 0 if unknown */
+    uint16_t timer_source;  /* PROF_TIMER_* */
+    uint16_t unwinder;      /* PROF_UNWIND_* */
+    uint16_t max_depth;     /* frames per sample at most (PROF_DEPTH) */
+    uint16_t reserved;      /* 0 */
+};
+
+/* Followed by the mapped file's path (or "[vdso]", "" for anonymous), NUL-terminated,
+ * then zero padding to 8. */
+struct prof_rec_map {
+    struct prof_rec_hdr hdr;
+    uint64_t time_ns;     /* CLOCK_MONOTONIC when the mapping was seen */
+    uint64_t start;       /* first address */
+    uint64_t end;         /* one past the last address */
+    uint64_t file_offset; /* offset in the file of the byte at start */
+    uint32_t prot;        /* PROF_MAP_* */
+    uint8_t build_id_len; /* bytes of build_id in use, 0 if none was found */
+    uint8_t reserved[3];  /* 0 */
+    uint8_t build_id[PROF_BUILD_ID_MAX];
+};
+
+/* Followed by the name, NUL-terminated, then zero padding to 8. */
+struct prof_rec_thread {
+    struct prof_rec_hdr hdr;
+    uint64_t time_ns; /* CLOCK_MONOTONIC when the name was read */
+    uint32_t tid;
+    uint32_t reserved; /* 0 */
+};
+
+/* Followed by n_frames uint64_t addresses: frames[0] is the interrupted pc, the others
+ * return addresses, leaf first. */
+struct prof_rec_sample {
+    struct prof_rec_hdr hdr;
+    uint64_t time_ns;    /* CLOCK_MONOTONIC when the signal was handled */
+    uint32_t tid;        /* kernel thread id */
+    uint32_t weight;     /* timer ticks this sample stands for, at least 1 */
+    uint16_t n_frames;   /* frames that follow */
+    uint8_t stop_reason; /* PROF_STOP_* */
+    uint8_t flags;       /* PROF_SAMPLE_* */
+    uint32_t reserved;   /* 0 */
+    uint64_t sp_word;    /* the word at the interrupted stack pointer, 0 if not readable */
+};
+
+/* Followed by n_counters uint64_t counters, indexed by PROF_STAT_*. */
+struct prof_rec_stats {
+    struct prof_rec_hdr hdr;
+    uint32_t n_counters;
+    uint32_t reserved; /* 0 */
+};
+
+#endif

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * PROF_* environment parsing (see config.h). It walks the environment array itself instead
+ * of calling getenv() so that tests can pass their own, and so that it can report PROF_
+ * names it does not know (a misspelt PROF_FREQUENCY would otherwise be silently ignored).
+ */
+#include "libprof/config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Variables that belong to the `prof` command or to the test suite, not to us. */
+static const char *const foreign_vars[] = { "PROF_LIBRARY", NULL };
+static const char *const known_vars[] = { "PROF_OUTPUT", "PROF_FREQ",   "PROF_DEPTH",
+                                          "PROF_BUFFER_KB", "PROF_LOG", "PROF_START", NULL };
+
+static void add_msg(struct lp_config_msgs *m, const char *fmt, ...)
+{
+    if (m->n >= LP_MSGS_MAX)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(m->text[m->n++], LP_MSG_MAX, fmt, ap);
+    va_end(ap);
+}
+
+static const char *env_get(char *const *env, const char *name)
+{
+    size_t len = strlen(name);
+    for (; env && *env; env++)
+        if (strncmp(*env, name, len) == 0 && (*env)[len] == '=')
+            return *env + len + 1;
+    return NULL;
+}
+
+static int in_list(const char *name, size_t len, const char *const *list)
+{
+    for (; *list; list++)
+        if (strlen(*list) == len && strncmp(*list, name, len) == 0)
+            return 1;
+    return 0;
+}
+
+/* Parses a whole decimal number in [lo, hi]; 0 or -EINVAL. */
+static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
+{
+    if (!s || *s < '0' || *s > '9')
+        return -EINVAL;
+    errno = 0;
+    char *end;
+    unsigned long v = strtoul(s, &end, 10);
+    if (errno || *end != '\0' || v < lo || v > hi)
+        return -EINVAL;
+    *out = (unsigned)v;
+    return 0;
+}
+
+static void load_uint(char *const *env, const char *name, unsigned lo, unsigned hi,
+                      unsigned dflt, const char *unit, unsigned *out,
+                      struct lp_config_msgs *msgs)
+{
+    const char *v = env_get(env, name);
+    *out = dflt;
+    if (v && parse_uint(v, lo, hi, out) != 0) {
+        *out = dflt;
+        add_msg(msgs, "%s='%.40s' is not a whole number in %u..%u; using %u%s", name, v, lo,
+                hi, dflt, unit);
+    }
+}
+
+static void load_path(char *const *env, const char *name, const char *dflt, char *out,
+                      size_t cap, struct lp_config_msgs *msgs, int *enabled)
+{
+    const char *v = env_get(env, name);
+    if (!v)
+        v = dflt;
+    if (strlen(v) >= cap) {
+        add_msg(msgs, "%s is longer than %zu bytes; profiling disabled", name, cap - 1);
+        *enabled = 0;
+        out[0] = '\0';
+        return;
+    }
+    strcpy(out, v);
+}
+
+static void check_unknown(char *const *env, struct lp_config_msgs *msgs)
+{
+    for (; env && *env; env++) {
+        if (strncmp(*env, "PROF_", 5) != 0)
+            continue;
+        const char *eq = strchr(*env, '=');
+        size_t len = eq ? (size_t)(eq - *env) : strlen(*env);
+        if (!in_list(*env, len, known_vars) && !in_list(*env, len, foreign_vars))
+            add_msg(msgs, "unknown variable %.*s ignored", (int)(len > 64 ? 64 : len), *env);
+    }
+}
+
+int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs *msgs)
+{
+    int before = msgs->n;
+    memset(c, 0, sizeof(*c));
+    c->enabled = 1;
+
+    load_path(env, "PROF_OUTPUT", LP_DEFAULT_OUTPUT, c->output, sizeof(c->output), msgs,
+              &c->enabled);
+    if (c->enabled && c->output[0] == '\0') {
+        add_msg(msgs, "PROF_OUTPUT is empty; profiling disabled");
+        c->enabled = 0;
+    }
+    load_path(env, "PROF_LOG", "", c->log, sizeof(c->log), msgs, &c->enabled);
+    load_uint(env, "PROF_FREQ", 1, LP_MAX_HZ, LP_DEFAULT_HZ, " Hz", &c->freq_hz, msgs);
+    load_uint(env, "PROF_DEPTH", 1, LP_MAX_DEPTH, LP_DEFAULT_DEPTH, " frames", &c->max_depth,
+              msgs);
+    load_uint(env, "PROF_BUFFER_KB", LP_MIN_BUFFER_KB, LP_MAX_BUFFER_KB, LP_DEFAULT_BUFFER_KB,
+              " KiB", &c->buffer_kb, msgs);
+    unsigned start;
+    load_uint(env, "PROF_START", 0, 1, 1, "", &start, msgs);
+    c->start = (int)start;
+    check_unknown(env, msgs);
+    return msgs->n - before;
+}
+
+/* Appends s[0..n) to out at *len; -ENAMETOOLONG when it does not fit with a NUL. */
+static int append(char *out, size_t cap, size_t *len, const char *s, size_t n)
+{
+    if (*len + n >= cap)
+        return -ENAMETOOLONG;
+    memcpy(out + *len, s, n);
+    *len += n;
+    out[*len] = '\0';
+    return 0;
+}
+
+int lp_config_expand_path(const char *tmpl, pid_t pid, const char *cwd, char *out,
+                          size_t cap)
+{
+    size_t len = 0;
+    int rc = 0;
+    if (!tmpl[0] || cap == 0)
+        return -EINVAL;
+    out[0] = '\0';
+    if (tmpl[0] != '/') {
+        rc = append(out, cap, &len, cwd, strlen(cwd));
+        if (rc == 0 && (len == 0 || out[len - 1] != '/'))
+            rc = append(out, cap, &len, "/", 1);
+    }
+    for (const char *p = tmpl; rc == 0 && *p; p++) {
+        if (*p != '%') {
+            rc = append(out, cap, &len, p, 1);
+        } else if (p[1] == 'p') {
+            char num[24];
+            int n = snprintf(num, sizeof(num), "%ld", (long)pid);
+            rc = append(out, cap, &len, num, (size_t)n);
+            p++;
+        } else if (p[1] == '%') {
+            rc = append(out, cap, &len, "%", 1);
+            p++;
+        } else {
+            return -EINVAL;
+        }
+    }
+    return rc;
+}

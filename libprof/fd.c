@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Descriptor helpers for the library's files (see fd.h). Application threads and the
+ * writer thread call them; never a signal handler. */
+#include "libprof/fd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#define LP_FD_MIN 3
+
+int lp_fd_open(const char *path, int flags, mode_t mode)
+{
+    int fd = open(path, flags | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -errno;
+    if (fd >= LP_FD_MIN)
+        return fd;
+    int high = fcntl(fd, F_DUPFD_CLOEXEC, LP_FD_MIN);
+    int err = errno;
+    lp_fd_close(fd);
+    return high >= 0 ? high : -err;
+}
+
+int lp_fd_write_all(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            return -EIO;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+void lp_fd_close(int fd)
+{
+    int saved = errno;
+    if (fd >= 0)
+        close(fd);
+    errno = saved;
+}

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The library's own file descriptors. Every descriptor it keeps is close-on-exec and
+ * numbered 3 or above, so that it never becomes the application's stdin, stdout or stderr
+ * (even when the application started with those closed) and is never inherited by a
+ * program it executes.
+ */
+#ifndef PROF_LIBPROF_FD_H
+#define PROF_LIBPROF_FD_H
+
+#include <sys/types.h>
+
+/* Not async-signal-safe. open(2) with O_CLOEXEC added, moved to 3 or above. Returns the
+ * descriptor or -errno. */
+int lp_fd_open(const char *path, int flags, mode_t mode);
+
+/* Writes all of buf, retrying after EINTR and short writes. 0 or -errno. */
+int lp_fd_write_all(int fd, const void *buf, size_t len);
+
+/* close(2) that keeps errno. */
+void lp_fd_close(int fd);
+
+#endif

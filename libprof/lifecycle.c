@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The profiling session (see lifecycle.h), from constructor to destructor.
+ *
+ * Start, on the thread that runs the constructor (before main):
+ *   config from PROF_* -> profile opened, header/process/mappings/name records buffered ->
+ *   ring mapped -> this thread's stack bounds -> handler installed -> writer thread started
+ *   (all signals blocked) -> fork handler registered -> timer armed.
+ * Finish, at exit (the destructor runs after the application's atexit handlers) or before
+ * an exec, on whichever thread gets there first:
+ *   sampling off -> timer disarmed -> wait for handlers in flight -> writer thread joined ->
+ *   last drain -> thread names, mappings, stats, end record -> file closed.
+ * The signal handler stays installed for good: a profiling signal still pending after the
+ * timer is disarmed must never meet SIGPROF's default action, which kills the process.
+ */
+#include "libprof/lifecycle.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/prof_format.h"
+#include "libprof/config.h"
+#include "libprof/log.h"
+#include "libprof/maps.h"
+#include "libprof/record.h"
+#include "libprof/threads.h"
+#include "libprof/writer.h"
+#include "sampler/handler.h"
+#include "sampler/install.h"
+#include "sampler/ring.h"
+#include "sampler/timer_itimer.h"
+
+#define LP_SIGNAL SIGPROF
+#define LP_QUIESCE_MS 200u /* longest wait for handlers in flight and the writer thread */
+
+enum lp_state { LP_OFF, LP_LIVE, LP_FINISHING, LP_DONE };
+
+static struct {
+    _Atomic int state;        /* enum lp_state; CAS LIVE -> FINISHING picks one finisher */
+    pid_t pid;                /* the process that owns the session */
+    struct lp_config cfg;     /* from the constructor, read-only after */
+    struct lp_writer writer;  /* see writer.h for who owns it when */
+    struct smp_ring ring;     /* the handler's ring, in ring_mem */
+    void *ring_mem;           /* mmap'd; never unmapped while the handler is installed */
+    size_t ring_bytes;
+    uint64_t start_ns;        /* CLOCK_MONOTONIC at start */
+} lp;
+
+extern char **environ;
+
+static uint64_t clock_ns(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void write_process_record(void)
+{
+    struct prof_rec_process p = {
+        .pid = (uint32_t)getpid(),
+        .ppid = (uint32_t)getppid(),
+        .start_mono_ns = lp.start_ns,
+        .start_real_ns = clock_ns(CLOCK_REALTIME),
+        .requested_hz = lp.cfg.freq_hz,
+        .effective_hz = 0,
+        .timer_source = PROF_TIMER_ITIMER,
+        .unwinder = PROF_UNWIND_FP,
+        .max_depth = (uint16_t)lp.cfg.max_depth,
+    };
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    size_t need = lp_record_size_str(sizeof(p), strlen(exe));
+    void *dst = lp_writer_reserve(&lp.writer, need);
+    if (dst)
+        lp_writer_commit(&lp.writer, lp_record_process(dst, need, &p, exe));
+}
+
+static void write_stats_record(void)
+{
+    uint64_t c[PROF_STAT_N];
+    for (unsigned i = 0; i < PROF_STAT_N; i++)
+        c[i] = atomic_load_explicit(&smp_sampler.counters[i], memory_order_relaxed);
+    c[PROF_STAT_DURATION_NS] = clock_ns(CLOCK_MONOTONIC) - lp.start_ns;
+    c[PROF_STAT_CPU_NS] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    size_t need = sizeof(struct prof_rec_stats) + sizeof(c);
+    void *dst = lp_writer_reserve(&lp.writer, need);
+    if (dst)
+        lp_writer_commit(&lp.writer, lp_record_stats(dst, need, c, PROF_STAT_N));
+}
+
+static int map_ring(void)
+{
+    lp.ring_bytes = (size_t)lp.cfg.buffer_kb * 1024u;
+    lp.ring_mem = mmap(NULL, lp.ring_bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (lp.ring_mem == MAP_FAILED) {
+        lp.ring_mem = NULL;
+        return -errno;
+    }
+    int rc = smp_ring_init(&lp.ring, lp.ring_mem, lp.ring_bytes, lp.cfg.max_depth);
+    if (rc != 0) {
+        munmap(lp.ring_mem, lp.ring_bytes);
+        lp.ring_mem = NULL;
+    }
+    return rc;
+}
+
+/* Waits until no handler is between its entry and exit; bounded. */
+static void quiesce_handlers(void)
+{
+    for (unsigned i = 0; i < LP_QUIESCE_MS * 10; i++) {
+        if (atomic_load_explicit(&smp_sampler.in_flight, memory_order_acquire) == 0)
+            return;
+        struct timespec ts = { 0, 100000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void atfork_child(void)
+{
+    /* The child has none of our threads and no interval timer (neither is inherited by
+     * fork), and must never write into the parent's profile. */
+    int live = LP_LIVE;
+    if (!atomic_compare_exchange_strong(&lp.state, &live, LP_DONE))
+        return;
+    atomic_store(&smp_sampler.active, 0);
+    smp_self.tid = 0;
+    lp_writer_forget(&lp.writer);
+}
+
+static int start_session(void)
+{
+    char path[PATH_MAX], cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd)))
+        strcpy(cwd, "/");
+    int rc = lp_config_expand_path(lp.cfg.output, lp.pid, cwd, path, sizeof(path));
+    if (rc != 0) {
+        lp_log("PROF_OUTPUT='%.200s' is not a usable path template (%s); profiling disabled",
+               lp.cfg.output, rc == -EINVAL ? "unknown %-sequence" : "too long");
+        return rc;
+    }
+    rc = lp_writer_open(&lp.writer, path);
+    if (rc != 0) {
+        lp_log("cannot create %s: %s; profiling disabled", path, strerror(-rc));
+        return rc;
+    }
+    write_process_record();
+    lp_maps_write(&lp.writer, lp.start_ns);
+    lp_threads_write_names(&lp.writer, lp.start_ns);
+    lp_writer_flush(&lp.writer);
+
+    if ((rc = map_ring()) != 0) {
+        lp_log("cannot map a %u KiB sample buffer: %s; profiling disabled", lp.cfg.buffer_kb,
+               strerror(-rc));
+        return rc;
+    }
+    smp_sampler.ring = &lp.ring;
+    smp_sampler.max_frames = lp.cfg.max_depth;
+    lp_thread_enter();
+    if ((rc = smp_install_handler(LP_SIGNAL, NULL)) != 0 ||
+        (rc = lp_writer_start(&lp.writer, &lp.ring)) != 0) {
+        lp_log("cannot start: %s; profiling disabled", strerror(-rc));
+        return rc;
+    }
+    pthread_atfork(NULL, NULL, atfork_child);
+    atomic_store(&lp.state, LP_LIVE);
+    if (lp.cfg.start)
+        lp_session_set_active(1);
+    return 0;
+}
+
+__attribute__((constructor)) static void lp_constructor(void)
+{
+    struct lp_config_msgs msgs = { 0 };
+    lp.pid = getpid();
+    lp.start_ns = clock_ns(CLOCK_MONOTONIC);
+    lp_config_load(&lp.cfg, environ, &msgs);
+    lp_log_open(lp.cfg.log);
+    for (int i = 0; i < msgs.n; i++)
+        lp_log("%s", msgs.text[i]);
+    if (!lp.cfg.enabled)
+        return;
+    if (start_session() != 0) {
+        lp_writer_close(&lp.writer);
+        atomic_store(&lp.state, LP_DONE);
+    }
+}
+
+int lp_session_live(void)
+{
+    return atomic_load(&lp.state) == LP_LIVE && getpid() == lp.pid;
+}
+
+int lp_session_set_active(int on)
+{
+    if (!lp_session_live())
+        return -ESRCH;
+    int rc = 0;
+    if (on) {
+        atomic_store_explicit(&smp_sampler.active, 1, memory_order_release);
+        rc = smp_timer_itimer_arm(lp.cfg.freq_hz);
+        if (rc != 0)
+            lp_log("cannot arm the profiling timer: %s", strerror(-rc));
+    } else {
+        smp_timer_itimer_disarm();
+        atomic_store_explicit(&smp_sampler.active, 0, memory_order_release);
+    }
+    return rc;
+}
+
+int lp_session_flush(void)
+{
+    if (!lp_session_live())
+        return -ESRCH;
+    return lp_writer_sync(&lp.writer, 1000);
+}
+
+void lp_session_finish(void)
+{
+    int live = LP_LIVE;
+    if (getpid() != lp.pid || !atomic_compare_exchange_strong(&lp.state, &live, LP_FINISHING))
+        return;
+    smp_timer_itimer_disarm();
+    atomic_store_explicit(&smp_sampler.active, 0, memory_order_release);
+    quiesce_handlers();
+    if (lp_writer_stop(&lp.writer, LP_QUIESCE_MS) != 0) {
+        /* The writer thread is stuck (a blocking file?): leave its buffer alone. */
+        atomic_store(&lp.state, LP_DONE);
+        return;
+    }
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    lp_writer_drain(&lp.writer, &lp.ring);
+    lp_threads_write_names(&lp.writer, now);
+    lp_maps_write(&lp.writer, now);
+    write_stats_record();
+    void *dst = lp_writer_reserve(&lp.writer, sizeof(struct prof_rec_hdr));
+    if (dst)
+        lp_writer_commit(&lp.writer, lp_record_end(dst, sizeof(struct prof_rec_hdr)));
+    lp_writer_close(&lp.writer);
+    atomic_store(&lp.state, LP_DONE);
+}
+
+__attribute__((destructor)) static void lp_destructor(void)
+{
+    lp_session_finish();
+}

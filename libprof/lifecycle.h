@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The profiling session of this process: set up by the library's constructor, finished at
+ * normal exit by its destructor (or before an exec), forgotten in a fork child. These
+ * functions are what the interposers and the public API call. None is async-signal-safe.
+ */
+#ifndef PROF_LIBPROF_LIFECYCLE_H
+#define PROF_LIBPROF_LIFECYCLE_H
+
+/* 1 when this process has a live profile (set up, not finished, and not a fork child that
+ * inherited its parent's). */
+int lp_session_live(void);
+/* Stops sampling, writes the last records and closes the profile. Idempotent; a no-op in a
+ * process without a live session. */
+void lp_session_finish(void);
+/* Resumes (1) or pauses (0) sampling. 0, or -ESRCH without a live session. */
+int lp_session_set_active(int on);
+/* Writes everything sampled so far to the file; waits up to a second. 0 or -errno. */
+int lp_session_flush(void);
+
+#endif

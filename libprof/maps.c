@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Mapping records (see maps.h). /proc/self/maps lines look like
+ *   55d0c8a00000-55d0c8a21000 r-xp 00002000 fe:01 1234   /usr/bin/app
+ * Only executable mappings are recorded: only they hold sampled pcs.
+ */
+#include "libprof/maps.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "libprof/fd.h"
+#include "libprof/record.h"
+#include "libprof/writer.h"
+
+struct build_id_query {
+    uintptr_t addr;  /* an address inside the object's mapping */
+    uint8_t *id;     /* out */
+    uint8_t len;     /* out: 0 when not found */
+};
+
+/* The NT_GNU_BUILD_ID descriptor inside a PT_NOTE segment, or 0. */
+static uint8_t find_note(const unsigned char *p, size_t size, uint8_t *out)
+{
+    size_t off = 0;
+    while (off + sizeof(ElfW(Nhdr)) <= size) {
+        const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(p + off);
+        size_t name_sz = (nh->n_namesz + 3u) & ~3u;
+        size_t desc_sz = (nh->n_descsz + 3u) & ~3u;
+        const unsigned char *name = p + off + sizeof(*nh);
+        if (off + sizeof(*nh) + name_sz + desc_sz > size)
+            break;
+        if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
+            memcmp(name, "GNU", 4) == 0 && nh->n_descsz > 0 &&
+            nh->n_descsz <= PROF_BUILD_ID_MAX) {
+            memcpy(out, name + name_sz, nh->n_descsz);
+            return (uint8_t)nh->n_descsz;
+        }
+        off += sizeof(*nh) + name_sz + desc_sz;
+    }
+    return 0;
+}
+
+static int build_id_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    struct build_id_query *q = arg;
+    int inside = 0;
+    for (int i = 0; i < info->dlpi_phnum && !inside; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+        inside = ph->p_type == PT_LOAD && q->addr >= lo && q->addr < lo + ph->p_memsz;
+    }
+    if (!inside)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        if (ph->p_type != PT_NOTE)
+            continue;
+        q->len = find_note((const unsigned char *)(info->dlpi_addr + ph->p_vaddr),
+                           ph->p_memsz, q->id);
+        if (q->len)
+            break;
+    }
+    return 1;
+}
+
+/* Reads a whole /proc file into a malloc'd NUL-terminated buffer; free() it. */
+static char *slurp(const char *path)
+{
+    int fd = lp_fd_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return NULL;
+    size_t cap = 16384, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (cap - len < 4096) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    lp_fd_close(fd);
+    if (buf)
+        buf[len] = '\0';
+    return buf;
+}
+
+/* Parses one maps line into m and *path; 0 when it is an executable mapping. */
+static int parse_line(char *line, struct prof_rec_map *m, const char **path)
+{
+    unsigned long long start, end, off;
+    char perms[5];
+    int name_at = 0;
+    if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) < 4)
+        return -1;
+    if (perms[2] != 'x')
+        return -1;
+    memset(m, 0, sizeof(*m));
+    m->start = start;
+    m->end = end;
+    m->file_offset = off;
+    m->prot = (perms[0] == 'r' ? PROF_MAP_READ : 0) | (perms[1] == 'w' ? PROF_MAP_WRITE : 0) |
+              PROF_MAP_EXEC;
+    *path = name_at > 0 ? line + name_at : "";
+    return 0;
+}
+
+int lp_maps_write(struct lp_writer *w, uint64_t time_ns)
+{
+    char *text = slurp("/proc/self/maps");
+    if (!text)
+        return -errno ? -errno : -EIO;
+    int n = 0;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        struct prof_rec_map m;
+        const char *path;
+        if (parse_line(line, &m, &path) != 0)
+            continue;
+        m.time_ns = time_ns;
+        struct build_id_query q = { .addr = (uintptr_t)m.start, .id = m.build_id };
+        if (path[0] == '/')
+            dl_iterate_phdr(build_id_cb, &q);
+        m.build_id_len = q.len;
+        size_t need = lp_record_size_str(sizeof(m), strlen(path));
+        void *dst = lp_writer_reserve(w, need);
+        if (!dst)
+            continue;
+        lp_writer_commit(w, lp_record_map(dst, need, &m, path));
+        n++;
+    }
+    free(text);
+    return n;
+}

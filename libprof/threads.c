@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Thread stack bounds and names (see threads.h). */
+#include "libprof/threads.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "libprof/fd.h"
+#include "libprof/record.h"
+#include "libprof/writer.h"
+#include "sampler/handler.h"
+
+int lp_thread_enter(void)
+{
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    smp_self.tid = (uint32_t)syscall(SYS_gettid);
+    int rc = pthread_getattr_np(pthread_self(), &attr);
+    if (rc != 0)
+        return -rc;
+    rc = pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    if (rc != 0)
+        return -rc;
+    /* hi last: a handler that runs in between sees hi == 0 (unknown), never a torn pair. */
+    smp_self.stack_hi = 0;
+    atomic_signal_fence(memory_order_seq_cst);
+    smp_self.stack_lo = (uintptr_t)addr;
+    atomic_signal_fence(memory_order_seq_cst);
+    smp_self.stack_hi = (uintptr_t)addr + size;
+    return 0;
+}
+
+/* The name in /proc/self/task/<tid>/comm, without its newline; 0 or -1. */
+static int read_comm(const char *tid, char *name, size_t cap)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "/proc/self/task/%.255s/comm", tid);
+    int fd = lp_fd_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, name, cap - 1);
+    lp_fd_close(fd);
+    if (n <= 0)
+        return -1;
+    name[n] = '\0';
+    char *nl = strchr(name, '\n');
+    if (nl)
+        *nl = '\0';
+    return 0;
+}
+
+int lp_threads_write_names(struct lp_writer *w, uint64_t time_ns)
+{
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return -errno;
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        char name[PROF_THREAD_NAME_MAX + 1];
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || read_comm(e->d_name, name, sizeof(name)))
+            continue;
+        size_t need = lp_record_size_str(sizeof(struct prof_rec_thread), strlen(name));
+        void *dst = lp_writer_reserve(w, need);
+        if (!dst)
+            continue;
+        uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10);
+        lp_writer_commit(w, lp_record_thread(dst, need, time_ns, tid, name));
+        n++;
+    }
+    closedir(d);
+    return n;
+}

@@ -1,0 +1,254 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The profile writer (see writer.h). The thread's loop: wait LP_WRITER_PERIOD_MS (or until
+ * woken by a flush request or stop), drain the ring into the buffer, write the buffer out.
+ * A short period bounds what a killed process loses; the cost is one write(2) per period.
+ */
+#include "libprof/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "libprof/fd.h"
+#include "libprof/log.h"
+#include "libprof/record.h"
+#include "sampler/handler.h"
+#include "sampler/ring.h"
+
+int lp_writer_open(struct lp_writer *w, const char *path)
+{
+    memset(w, 0, sizeof(*w));
+    w->fd = -1;
+    if (strlen(path) >= sizeof(w->path))
+        return -ENAMETOOLONG;
+    strcpy(w->path, path);
+    w->buf = malloc(LP_WRITER_BUF_BYTES);
+    if (!w->buf)
+        return -ENOMEM;
+    int fd = lp_fd_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd < 0) {
+        free(w->buf);
+        w->buf = NULL;
+        return fd;
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = -errno;
+        lp_fd_close(fd);
+        free(w->buf);
+        w->buf = NULL;
+        return err;
+    }
+    w->fd = fd;
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    w->len = lp_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
+    return 0;
+}
+
+static void fail(struct lp_writer *w, int err, const char *what)
+{
+    atomic_fetch_add_explicit(&smp_sampler.counters[PROF_STAT_WRITE_ERRORS], 1,
+                              memory_order_relaxed);
+    if (!w->failed)
+        lp_log("cannot %s %s: %s; profile output stopped", what, w->path, strerror(-err));
+    w->failed = 1;
+}
+
+/* Makes sure fd is still our file; reopens the profile for appending if the application
+ * closed our descriptor (its number may now be one of the application's files). */
+static int check_fd(struct lp_writer *w)
+{
+    struct stat st;
+    if (w->fd >= 0 && fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino)
+        return 0;
+    int fd = lp_fd_open(w->path, O_WRONLY | O_APPEND, 0);
+    if (fd < 0)
+        return fd;
+    if (fstat(fd, &st) != 0 || st.st_dev != w->dev || st.st_ino != w->ino) {
+        lp_fd_close(fd); /* the profile was replaced or removed: do not write elsewhere */
+        return -ESTALE;
+    }
+    /* Our old number belongs to the application now (or is closed): leave it alone. */
+    w->fd = fd;
+    return 0;
+}
+
+int lp_writer_flush(struct lp_writer *w)
+{
+    if (w->len == 0 || !w->buf)
+        return 0;
+    if (w->failed) {
+        w->len = 0;
+        return -EIO;
+    }
+    int rc = check_fd(w);
+    if (rc != 0) {
+        fail(w, rc, "reopen");
+    } else {
+        rc = lp_fd_write_all(w->fd, w->buf, w->len);
+        if (rc != 0)
+            fail(w, rc, "write");
+        else
+            w->bytes_written += w->len;
+    }
+    w->len = 0;
+    return rc;
+}
+
+void *lp_writer_reserve(struct lp_writer *w, size_t need)
+{
+    if (!w->buf || need > LP_WRITER_BUF_BYTES)
+        return NULL;
+    if (LP_WRITER_BUF_BYTES - w->len < need)
+        lp_writer_flush(w);
+    return w->buf + w->len;
+}
+
+void lp_writer_commit(struct lp_writer *w, size_t n)
+{
+    w->len += n;
+}
+
+size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring)
+{
+    size_t moved = 0;
+    struct smp_slot *s;
+    while ((s = smp_ring_peek(ring)) != NULL) {
+        size_t need = sizeof(s->rec) + (size_t)s->rec.n_frames * sizeof(uint64_t);
+        void *dst = lp_writer_reserve(w, need);
+        if (dst)
+            lp_writer_commit(w, lp_record_sample(dst, need, &s->rec, s->frames));
+        smp_ring_release(ring, s);
+        moved++;
+    }
+    return moved;
+}
+
+static void *writer_main(void *arg)
+{
+    struct lp_writer *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        int stop = w->stop;
+        uint64_t req = w->flush_req;
+        if (!stop && req == w->flush_done) {
+            struct timespec until;
+            clock_gettime(CLOCK_MONOTONIC, &until);
+            until.tv_nsec += (long)LP_WRITER_PERIOD_MS * 1000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&w->cv, &w->mu, &until);
+            stop = w->stop;
+            req = w->flush_req;
+        }
+        pthread_mutex_unlock(&w->mu);
+        lp_writer_drain(w, w->ring);
+        lp_writer_flush(w);
+        pthread_mutex_lock(&w->mu);
+        if (req != w->flush_done) {
+            w->flush_done = req;
+            pthread_cond_broadcast(&w->cv);
+        }
+        if (stop)
+            break;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+int lp_writer_start(struct lp_writer *w, struct smp_ring *ring)
+{
+    sigset_t all, old;
+    sigfillset(&all);
+    w->ring = ring;
+    w->stop = 0;
+    /* The thread inherits this mask: every signal blocked for its whole life. */
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0)
+        return -rc;
+    pthread_setname_np(w->thread, "libprof-writer");
+    w->running = 1;
+    return 0;
+}
+
+static void deadline_in(struct timespec *ts, unsigned ms, clockid_t clk)
+{
+    clock_gettime(clk, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+    if (ts->tv_nsec >= 1000000000L) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000L;
+    }
+}
+
+int lp_writer_sync(struct lp_writer *w, unsigned timeout_ms)
+{
+    if (!w->running)
+        return -ESRCH;
+    struct timespec until;
+    deadline_in(&until, timeout_ms, CLOCK_MONOTONIC);
+    int rc = 0;
+    pthread_mutex_lock(&w->mu);
+    uint64_t ticket = ++w->flush_req;
+    pthread_cond_broadcast(&w->cv);
+    while (w->flush_done < ticket && rc == 0)
+        rc = pthread_cond_timedwait(&w->cv, &w->mu, &until);
+    pthread_mutex_unlock(&w->mu);
+    return rc == 0 ? 0 : -rc;
+}
+
+int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms)
+{
+    if (!w->running)
+        return 0;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_broadcast(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+    struct timespec until;
+    deadline_in(&until, timeout_ms, CLOCK_REALTIME);
+    int rc = pthread_timedjoin_np(w->thread, NULL, &until);
+    if (rc != 0)
+        return -rc;
+    w->running = 0;
+    return 0;
+}
+
+void lp_writer_close(struct lp_writer *w)
+{
+    if (w->buf)
+        lp_writer_flush(w);
+    if (w->fd >= 0)
+        lp_fd_close(w->fd);
+    w->fd = -1;
+    free(w->buf);
+    w->buf = NULL;
+}
+
+void lp_writer_forget(struct lp_writer *w)
+{
+    if (w->fd >= 0)
+        lp_fd_close(w->fd);
+    w->fd = -1;
+    w->running = 0;
+    w->len = 0;
+    w->failed = 1;
+}

@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The profile file and the writer thread. The file is written through one buffer that has
+ * exactly one owner at a time: the thread that opens the profile (the constructor) writes
+ * the first records, the writer thread then drains the sample ring into it every
+ * LP_WRITER_PERIOD_MS until stopped, and the thread that finishes the profile writes the
+ * last records. The writer thread blocks every signal for its whole life, so the
+ * profiling signal never lands on it.
+ *
+ * Before each write the descriptor is checked to still be our file (device and inode): an
+ * application that closed it and got the same number back for a file of its own is never
+ * written into; the profile is reopened for appending instead.
+ */
+#ifndef PROF_LIBPROF_WRITER_H
+#define PROF_LIBPROF_WRITER_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define LP_WRITER_BUF_BYTES (256u * 1024u)
+#define LP_WRITER_PERIOD_MS 50u
+
+struct smp_ring;
+
+struct lp_writer {
+    char path[PATH_MAX];   /* absolute path of the profile; set by open */
+    int fd;                /* the profile, >= 3, close-on-exec; -1 when closed */
+    dev_t dev;             /* identity of the file behind fd, from open */
+    ino_t ino;
+    int failed;            /* a write failed: output stopped, reported once */
+    unsigned char *buf;    /* pending bytes; owned by the current owner (see above) */
+    size_t len;            /* bytes pending in buf */
+    uint64_t bytes_written; /* to the file so far */
+    struct smp_ring *ring; /* drained by the thread; set by start */
+    pthread_t thread;      /* the writer thread, when running */
+    int running;           /* the thread was started and not joined; owner thread only */
+    pthread_mutex_t mu;    /* protects stop and flush_seq, with cv */
+    pthread_cond_t cv;
+    int stop;              /* asks the thread to exit */
+    uint64_t flush_req;    /* flush requests made (prof_flush) */
+    uint64_t flush_done;   /* flush requests served */
+};
+
+/* Not async-signal-safe; application or writer thread as described above. */
+
+/* Creates (truncating) the profile at path and buffers its file header. 0 or -errno. */
+int lp_writer_open(struct lp_writer *w, const char *path);
+/* Room for at least `need` bytes at the end of the buffer, flushing first if needed; NULL
+ * when need exceeds the buffer. Follow with lp_writer_commit(). */
+void *lp_writer_reserve(struct lp_writer *w, size_t need);
+void lp_writer_commit(struct lp_writer *w, size_t n);
+/* Moves every published sample out of the ring into the buffer. Returns samples moved. */
+size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring);
+/* Writes the buffer to the file. 0 or -errno (also counted and reported once). */
+int lp_writer_flush(struct lp_writer *w);
+/* Starts the writer thread draining ring. 0 or -errno. */
+int lp_writer_start(struct lp_writer *w, struct smp_ring *ring);
+/* Asks the writer thread for a drain and flush, and waits up to timeout_ms for it. */
+int lp_writer_sync(struct lp_writer *w, unsigned timeout_ms);
+/* Stops and joins the writer thread (waiting at most timeout_ms; -ETIMEDOUT then, and the
+ * caller must not touch the buffer). 0 when no thread runs. */
+int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms);
+/* Flushes and closes the file and frees the buffer. Accepts a writer never opened. */
+void lp_writer_close(struct lp_writer *w);
+/* After fork, in the child: forgets the parent's file and thread without touching them. */
+void lp_writer_forget(struct lp_writer *w);
+
+#endif

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The profiling signal handler and the state it reads. The handler takes one sample of the
+ * interrupted thread: registers from the ucontext, a frame-pointer walk bounded by the
+ * thread's stack, written straight into a ring slot. It never blocks, allocates or locks;
+ * when the ring is full it counts the drop.
+ *
+ * State, and who writes it:
+ *  - smp_sampler (global): libprof/ sets ring and max_frames before the first arm and
+ *    changes them only while no handler can run (timer disarmed, in_flight == 0); it flips
+ *    `active` to start and stop sampling. Counters are bumped by handlers, read by libprof/.
+ *  - smp_self (per thread, initial-exec TLS so the handler reaches it without a call):
+ *    libprof/ fills it in on the thread itself before the thread runs application code.
+ *    stack_hi == 0 means "bounds unknown": the handler then records the leaf only.
+ */
+#ifndef PROF_SAMPLER_HANDLER_H
+#define PROF_SAMPLER_HANDLER_H
+
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "include/prof_format.h"
+
+struct smp_ring;
+
+struct smp_sampler {
+    _Atomic int active;                        /* 1 while samples are taken; libprof/ */
+    _Atomic int in_flight;                     /* handlers running now; handlers */
+    struct smp_ring *ring;                     /* where samples go; libprof/, see above */
+    unsigned max_frames;                       /* walk depth limit, <= the ring's */
+    _Atomic uint64_t counters[PROF_STAT_N];    /* PROF_STAT_*; handlers add, libprof reads */
+};
+
+struct smp_thread {
+    uintptr_t stack_lo; /* lowest address of this thread's stack */
+    uintptr_t stack_hi; /* one past its highest address; 0 = unknown */
+    uintptr_t root_fp;  /* frame of libprof's entry trampoline on this stack, 0 = none */
+    uint32_t tid;       /* kernel thread id, 0 = not known yet */
+};
+
+extern struct smp_sampler smp_sampler;
+extern __thread struct smp_thread smp_self __attribute__((tls_model("initial-exec")));
+
+/* Async-signal-safe: the handler itself, for sigaction with SA_SIGINFO. Saves and
+ * restores errno. */
+void smp_handler(int sig, siginfo_t *info, void *ucontext);
+
+#endif

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Installing the profiling signal handler. Called by libprof/ on an application thread
+ * before the first timer is armed; never from a handler.
+ */
+#ifndef PROF_SAMPLER_INSTALL_H
+#define PROF_SAMPLER_INSTALL_H
+
+#include <signal.h>
+
+/* Not async-signal-safe. Installs smp_handler() for signo with SA_SIGINFO | SA_RESTART
+ * (not SA_ONSTACK: the handler must never run on an application's small alternate
+ * stack). The previous action goes to *old when old is not NULL. 0 or -errno. */
+int smp_install_handler(int signo, struct sigaction *old);
+
+#endif

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * A bounded multi-producer, single-consumer ring of fixed-size sample slots. Producers are
+ * signal handlers on any thread: they reserve a slot with one compare-and-swap, fill it in
+ * place (the stack walk writes straight into it) and publish it. The consumer is the writer
+ * thread: it takes published slots in order and releases them for reuse. A full ring makes
+ * smp_ring_reserve() fail at once, so a handler never waits; the caller counts the drop.
+ *
+ * Each slot carries a sequence number (the classic bounded-queue scheme): seq == pos means
+ * free for the producer reserving position pos, seq == pos + 1 means published for the
+ * consumer at pos, and releasing sets seq = pos + n_slots for the next lap.
+ *
+ *   mem: | slot 0 | slot 1 | ... | slot n-1 |     n a power of two
+ *   slot: | seq | pos | prof_rec_sample | frames[max_frames] |
+ *
+ * The memory is the caller's (mapped by libprof/ before any signal can arrive, never
+ * unmapped while a handler may run); the ring only lays slots out in it.
+ */
+#ifndef PROF_SAMPLER_RING_H
+#define PROF_SAMPLER_RING_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "include/prof_format.h"
+
+#define SMP_RING_MIN_SLOTS 2u
+
+struct smp_slot {
+    _Atomic uint64_t seq;       /* see the file comment; producers and consumer */
+    uint64_t pos;               /* ring position this slot was reserved at; its producer */
+    struct prof_rec_sample rec; /* sample header; filled by the producer */
+    uint64_t frames[];          /* rec.n_frames used, the ring's max_frames available */
+};
+
+struct smp_ring {
+    _Atomic uint64_t head;   /* next position to reserve; producers, by CAS */
+    char pad_head[56];       /* keeps head alone on its cache line */
+    uint64_t tail;           /* next position to consume; the consumer only */
+    uint64_t mask;           /* n_slots - 1; set by init, read-only after */
+    size_t slot_bytes;       /* bytes per slot; set by init, read-only after */
+    unsigned max_frames;     /* frames a slot holds; set by init, read-only after */
+    unsigned char *slots;    /* the caller's memory; set by init, read-only after */
+};
+
+/* Async-signal-safe, re-entrant: any thread, any signal handler. */
+/* A free slot with *pos set, or NULL when the ring is full. */
+struct smp_slot *smp_ring_reserve(struct smp_ring *r);
+/* Makes a reserved slot visible to the consumer. */
+void smp_ring_publish(struct smp_ring *r, struct smp_slot *s);
+
+/* Async-signal-safe but not re-entrant: the single consumer only. */
+/* The oldest published slot, or NULL when the ring is empty or that slot is still being
+ * filled. The slot stays valid until smp_ring_release(). */
+struct smp_slot *smp_ring_peek(struct smp_ring *r);
+void smp_ring_release(struct smp_ring *r, struct smp_slot *s);
+/* Slots reserved and not yet consumed (published or not). */
+uint64_t smp_ring_used(const struct smp_ring *r);
+
+/* Not async-signal-safe with respect to the ring: call before any producer can run. */
+/* Bytes one slot takes for max_frames frames. */
+size_t smp_ring_slot_bytes(unsigned max_frames);
+/* Lays out the largest power-of-two number of slots that fits in size_bytes of mem (which
+ * must be 8-aligned). 0, or -EINVAL when fewer than SMP_RING_MIN_SLOTS fit. */
+int smp_ring_init(struct smp_ring *r, void *mem, size_t size_bytes, unsigned max_frames);
+/* Number of slots, after init. */
+uint64_t smp_ring_capacity(const struct smp_ring *r);
+
+#endif

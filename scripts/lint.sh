@@ -1,0 +1,65 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-3.0-or-later
+# Mechanical checks of the design's rules (make lint; part of make test):
+#  1. the objects on the signal handler's path call only async-signal-safe functions
+#     (from their undefined symbols) and reach TLS without __tls_get_addr (initial-exec);
+#  2. each folder includes only the layers it may (STYLE.md section 1);
+#  3. libprof.so exports only the public API and the libc calls it interposes;
+#  4. the prof command contains no library (smp_/lp_) code.
+# Prints one line per violation and exits 1 if there is any.
+set -u
+build=${1:-build}
+obj=$build/obj
+fail=0
+err() { echo "lint: $*" >&2; fail=1; }
+
+# 1. Handler path. The allowlist: functions POSIX lists as async-signal-safe that these
+# files use, plus the compiler's and glibc's safe helpers.
+handler_objs="$obj/sampler/handler.o $obj/sampler/walk_fp.o $obj/sampler/ring.o"
+allow="_GLOBAL_OFFSET_TABLE_ __errno_location clock_gettime syscall memset memcpy
+       __stack_chk_fail __aarch64_cas8_acq_rel __aarch64_ldadd8_relax __aarch64_ldadd4_acq
+       __aarch64_ldadd4_rel __aarch64_cas8_relax __aarch64_ldadd8_acq_rel"
+defined=$(nm --defined-only $handler_objs 2>/dev/null | awk 'NF == 3 { print $3 }')
+for sym in $(nm -u $handler_objs | awk 'NF == 2 { print $2 }' | sort -u); do
+    case " $(echo $allow $defined) " in
+    *" $sym "*) ;;
+    *) err "handler path calls $sym, which is not on the async-signal-safe allowlist" ;;
+    esac
+    [ "$sym" = __tls_get_addr ] && err "handler path uses __tls_get_addr (TLS must be initial-exec)"
+done
+for o in $handler_objs; do
+    [ -f "$o" ] || err "missing handler object $o (build first)"
+done
+
+# 2. Layering: includes are written from the root, so the layer is in the line.
+check_includes() { # folder, allowed-prefix regex
+    grep -n '#include "' "$1"/*.[ch] 2>/dev/null | grep -vE "#include \"($2)" |
+        while IFS= read -r line; do echo "lint: layering: $line" >&2; echo x; done | grep -q x &&
+        fail=1
+}
+check_includes arch 'arch/'
+check_includes sampler 'arch/|sampler/|include/prof_format\.h'
+check_includes libprof 'arch/|sampler/|libprof/|include/'
+check_includes reporter 'reporter/|include/prof_format\.h'
+check_includes include 'include/'
+if grep -n '#include "' include/*.h | grep -v '#include "include/' >/dev/null; then
+    err "include/ headers may include only libc headers"
+fi
+
+# 3. Exported symbols of the library.
+exports="prof_start prof_stop prof_flush pthread_create __libc_start_main execve execv execvp
+         execvpe execl execlp execle fexecve execveat"
+for sym in $(nm -D --defined-only "$build/libprof.so" | awk '$2 ~ /[TWDBVR]/ { print $3 }'); do
+    case " $(echo $exports) " in
+    *" $sym "*) ;;
+    *) err "libprof.so exports $sym (only the API and interposed calls may be exported)" ;;
+    esac
+done
+
+# 4. The reporter links none of the library's code.
+if [ -f "$build/prof" ] && nm "$build/prof" | grep -E ' (smp|lp)_' >/dev/null; then
+    err "build/prof contains library symbols: $(nm "$build/prof" | grep -E ' (smp|lp)_' | head -3)"
+fi
+
+[ $fail = 0 ] && echo "lint: ok"
+exit $fail

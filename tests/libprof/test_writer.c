@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Unit tests of the profile writer (libprof/writer.c) and the records it is fed
+ * (libprof/maps.c, libprof/threads.c): the bytes that reach the file, draining the ring,
+ * descriptors kept away from 0-2, and never writing into a file that took our descriptor's
+ * number after the application closed it. */
+#include <criterion/criterion.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "libprof/maps.h"
+#include "libprof/record.h"
+#include "libprof/threads.h"
+#include "libprof/writer.h"
+#include "sampler/ring.h"
+
+static char dir[64];
+
+static void make_dir(void)
+{
+    strcpy(dir, "/tmp/libprof-test-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static char *path_in_dir(const char *name)
+{
+    static char p[128];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    return p;
+}
+
+static size_t file_size(const char *p)
+{
+    struct stat st;
+    cr_assert_eq(stat(p, &st), 0);
+    return (size_t)st.st_size;
+}
+
+/* Walks the records of a file; returns the number of records of type `type`. */
+static int count_records(const char *p, uint32_t type)
+{
+    int fd = open(p, O_RDONLY);
+    static unsigned char buf[1 << 20];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    close(fd);
+    cr_assert_geq(n, (ssize_t)sizeof(struct prof_file_header));
+    cr_assert_eq(memcmp(buf, PROF_FILE_MAGIC, 8), 0);
+    int count = 0;
+    for (size_t off = sizeof(struct prof_file_header); off + 8 <= (size_t)n;) {
+        struct prof_rec_hdr h;
+        memcpy(&h, buf + off, sizeof(h));
+        cr_assert(h.size_bytes >= 8 && h.size_bytes % 8 == 0 && off + h.size_bytes <= (size_t)n);
+        count += h.type == type;
+        off += h.size_bytes;
+    }
+    return count;
+}
+
+Test(writer, writes_header_and_records_on_flush, .init = make_dir)
+{
+    struct lp_writer w;
+    char *p = path_in_dir("a.prof");
+    cr_assert_eq(lp_writer_open(&w, p), 0);
+    cr_assert_geq(w.fd, 3);
+    cr_assert(fcntl(w.fd, F_GETFD) & FD_CLOEXEC);
+    cr_assert_eq(file_size(p), 0, "nothing is written before a flush");
+    void *dst = lp_writer_reserve(&w, 64);
+    lp_writer_commit(&w, lp_record_thread(dst, 64, 1, 2, "name"));
+    cr_assert_eq(lp_writer_flush(&w), 0);
+    cr_assert_eq(file_size(p), sizeof(struct prof_file_header) + 32);
+    cr_assert_eq(count_records(p, PROF_REC_THREAD), 1);
+    lp_writer_close(&w);
+}
+
+Test(writer, takes_no_standard_descriptor_even_when_they_are_closed, .init = make_dir)
+{
+    close(0);
+    close(1);
+    struct lp_writer w;
+    cr_assert_eq(lp_writer_open(&w, path_in_dir("b.prof")), 0);
+    cr_assert_geq(w.fd, 3);
+    cr_assert_eq(fcntl(0, F_GETFD), -1, "fd 0 stays closed");
+    lp_writer_close(&w);
+}
+
+Test(writer, drains_the_ring_into_sample_records, .init = make_dir)
+{
+    static uint64_t mem[4096];
+    struct smp_ring r;
+    cr_assert_eq(smp_ring_init(&r, mem, sizeof(mem), 8), 0);
+    for (int i = 0; i < 10; i++) {
+        struct smp_slot *s = smp_ring_reserve(&r);
+        memset(&s->rec, 0, sizeof(s->rec));
+        s->rec.n_frames = (uint16_t)(1 + i % 8);
+        for (int f = 0; f < s->rec.n_frames; f++)
+            s->frames[f] = 0x1000u + (unsigned)f;
+        smp_ring_publish(&r, s);
+    }
+    struct lp_writer w;
+    char *p = path_in_dir("c.prof");
+    cr_assert_eq(lp_writer_open(&w, p), 0);
+    cr_assert_eq(lp_writer_drain(&w, &r), 10);
+    cr_assert_null(smp_ring_peek(&r));
+    lp_writer_close(&w);
+    cr_assert_eq(count_records(p, PROF_REC_SAMPLE), 10);
+}
+
+Test(writer, never_writes_into_a_file_that_took_its_descriptor, .init = make_dir)
+{
+    struct lp_writer w;
+    char prof[128], other[128];
+    strcpy(prof, path_in_dir("d.prof"));
+    strcpy(other, path_in_dir("app.txt"));
+    cr_assert_eq(lp_writer_open(&w, prof), 0);
+    cr_assert_eq(lp_writer_flush(&w), 0);
+    /* The application closes every descriptor and opens its own file, which gets ours. */
+    int ours = w.fd;
+    close(ours);
+    int fd = open(other, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert_eq(dup2(fd, ours), ours);
+    void *dst = lp_writer_reserve(&w, 64);
+    lp_writer_commit(&w, lp_record_thread(dst, 64, 1, 2, "after"));
+    cr_assert_eq(lp_writer_flush(&w), 0);
+    cr_assert_eq(file_size(other), 0, "the application's file is untouched");
+    cr_assert_eq(count_records(prof, PROF_REC_THREAD), 1, "the record went to the profile");
+    cr_assert_neq(w.fd, ours);
+    lp_writer_close(&w);
+    cr_assert_neq(fcntl(ours, F_GETFD), -1, "the application's descriptor is left open");
+}
+
+Test(writer, stops_output_when_the_profile_was_replaced, .init = make_dir)
+{
+    struct lp_writer w;
+    char prof[128];
+    strcpy(prof, path_in_dir("e.prof"));
+    cr_assert_eq(lp_writer_open(&w, prof), 0);
+    close(w.fd);
+    unlink(prof);
+    cr_assert_neq(lp_writer_flush(&w), 0);
+    cr_assert_eq(w.failed, 1);
+    cr_assert_eq(access(prof, F_OK), -1, "no new file is created in its place");
+    lp_writer_close(&w);
+}
+
+Test(writer, thread_sync_and_stop, .init = make_dir)
+{
+    static uint64_t mem[4096];
+    struct smp_ring r;
+    cr_assert_eq(smp_ring_init(&r, mem, sizeof(mem), 8), 0);
+    struct lp_writer w;
+    char *p = path_in_dir("f.prof");
+    cr_assert_eq(lp_writer_open(&w, p), 0);
+    cr_assert_eq(lp_writer_start(&w, &r), 0);
+    struct smp_slot *s = smp_ring_reserve(&r);
+    memset(&s->rec, 0, sizeof(s->rec));
+    s->rec.n_frames = 1;
+    smp_ring_publish(&r, s);
+    cr_assert_eq(lp_writer_sync(&w, 2000), 0);
+    cr_assert_eq(count_records(p, PROF_REC_SAMPLE), 1, "sync writes what was sampled");
+    cr_assert_eq(lp_writer_stop(&w, 2000), 0);
+    lp_writer_close(&w);
+}
+
+Test(maps, records_this_executable_with_its_build_id, .init = make_dir)
+{
+    struct lp_writer w;
+    char *p = path_in_dir("g.prof");
+    cr_assert_eq(lp_writer_open(&w, p), 0);
+    cr_assert_gt(lp_maps_write(&w, 1), 0);
+    cr_assert_gt(lp_threads_write_names(&w, 1), 0);
+    char exe[256] = { 0 };
+    cr_assert_gt(readlink("/proc/self/exe", exe, sizeof(exe) - 1), 0);
+    /* Find our own executable's map record in the buffer and check its build-id. */
+    int found = 0;
+    for (size_t off = sizeof(struct prof_file_header); off < w.len;) {
+        struct prof_rec_map m;
+        memcpy(&m, w.buf + off, sizeof(m.hdr));
+        if (m.hdr.type == PROF_REC_MAP) {
+            memcpy(&m, w.buf + off, sizeof(m));
+            const char *path = (const char *)w.buf + off + sizeof(m);
+            if (strcmp(path, exe) == 0 && m.build_id_len == 20)
+                found = 1;
+            cr_assert(m.prot & PROF_MAP_EXEC);
+        }
+        off += m.hdr.size_bytes;
+    }
+    cr_assert(found, "the test binary's executable mapping carries its build-id");
+    lp_writer_close(&w);
+}
