@@ -19,6 +19,14 @@
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the profile format is little-endian; this host is not"
+/* The sizes docs/FORMAT.md documents; a change here is a format change. */
+_Static_assert(sizeof(struct prof_file_header) == 16, "header size");
+_Static_assert(sizeof(struct prof_rec_process) == 48, "process record size");
+_Static_assert(sizeof(struct prof_rec_map) == 80, "map record size");
+_Static_assert(sizeof(struct prof_rec_thread) == 24, "thread record size");
+_Static_assert(sizeof(struct prof_rec_sample) == 40, "sample record size");
+_Static_assert(sizeof(struct prof_rec_stats) == 16, "stats record size");
+
 #endif
 
 #define PROF_FILE_MAGIC "LIBPROF\0" /* 8 bytes, the NUL included */
@@ -142,5 +150,13 @@ struct prof_rec_stats {
     uint32_t n_counters;
     uint32_t reserved; /* 0 */
 };
+
+/* The sizes docs/FORMAT.md documents; a change here is a format change. */
+_Static_assert(sizeof(struct prof_file_header) == 16, "header size");
+_Static_assert(sizeof(struct prof_rec_process) == 48, "process record size");
+_Static_assert(sizeof(struct prof_rec_map) == 80, "map record size");
+_Static_assert(sizeof(struct prof_rec_thread) == 24, "thread record size");
+_Static_assert(sizeof(struct prof_rec_sample) == 40, "sample record size");
+_Static_assert(sizeof(struct prof_rec_stats) == 16, "stats record size");
 
 #endif

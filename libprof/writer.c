@@ -178,9 +178,13 @@ int lp_writer_start(struct lp_writer *w, struct smp_ring *ring)
     w->ring = ring;
     w->stop = 0;
     /* The thread inherits this mask: every signal blocked for its whole life. */
+    pthread_attr_t attr;
+    pthread_attr_init(&attr);
+    pthread_attr_setstacksize(&attr, LP_WRITER_STACK_BYTES);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&w->thread, NULL, writer_main, w);
+    int rc = pthread_create(&w->thread, &attr, writer_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    pthread_attr_destroy(&attr);
     if (rc != 0)
         return -rc;
     pthread_setname_np(w->thread, "libprof-writer");

@@ -22,6 +22,7 @@
 
 #define LP_WRITER_BUF_BYTES (256u * 1024u)
 #define LP_WRITER_PERIOD_MS 50u
+#define LP_WRITER_STACK_BYTES (128u * 1024u) /* the thread calls little: no 8 MiB stack */
 
 struct smp_ring;
 

@@ -15,12 +15,24 @@ static struct smp_slot *slot_at(const struct smp_ring *r, uint64_t pos)
     return (struct smp_slot *)(r->slots + (pos & r->mask) * r->slot_bytes);
 }
 
+/* The slot's sequence number: what it stores plus its index. */
+static uint64_t load_seq(const struct smp_ring *r, struct smp_slot *s, uint64_t pos)
+{
+    return atomic_load_explicit(&s->seq, memory_order_acquire) + (pos & r->mask);
+}
+
+static void store_seq(const struct smp_ring *r, struct smp_slot *s, uint64_t pos,
+                      uint64_t seq)
+{
+    atomic_store_explicit(&s->seq, seq - (pos & r->mask), memory_order_release);
+}
+
 struct smp_slot *smp_ring_reserve(struct smp_ring *r)
 {
     uint64_t pos = atomic_load_explicit(&r->head, memory_order_relaxed);
     for (;;) {
         struct smp_slot *s = slot_at(r, pos);
-        uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
+        uint64_t seq = load_seq(r, s, pos);
         int64_t dif = (int64_t)(seq - pos);
         if (dif == 0) {
             if (atomic_compare_exchange_weak_explicit(&r->head, &pos, pos + 1,
@@ -40,20 +52,18 @@ struct smp_slot *smp_ring_reserve(struct smp_ring *r)
 
 void smp_ring_publish(struct smp_ring *r, struct smp_slot *s)
 {
-    (void)r;
-    atomic_store_explicit(&s->seq, s->pos + 1, memory_order_release);
+    store_seq(r, s, s->pos, s->pos + 1);
 }
 
 struct smp_slot *smp_ring_peek(struct smp_ring *r)
 {
     struct smp_slot *s = slot_at(r, r->tail);
-    uint64_t seq = atomic_load_explicit(&s->seq, memory_order_acquire);
-    return seq == r->tail + 1 ? s : NULL;
+    return load_seq(r, s, r->tail) == r->tail + 1 ? s : NULL;
 }
 
 void smp_ring_release(struct smp_ring *r, struct smp_slot *s)
 {
-    atomic_store_explicit(&s->seq, r->tail + r->mask + 1, memory_order_release);
+    store_seq(r, s, r->tail, r->tail + r->mask + 1);
     r->tail++;
 }
 
@@ -81,8 +91,6 @@ int smp_ring_init(struct smp_ring *r, void *mem, size_t size_bytes, unsigned max
     r->slot_bytes = slot_bytes;
     r->max_frames = max_frames;
     r->slots = mem;
-    for (uint64_t i = 0; i < n; i++)
-        atomic_store_explicit(&slot_at(r, i)->seq, i, memory_order_relaxed);
     atomic_store_explicit(&r->head, 0, memory_order_release);
     return 0;
 }

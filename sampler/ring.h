@@ -8,7 +8,9 @@
  *
  * Each slot carries a sequence number (the classic bounded-queue scheme): seq == pos means
  * free for the producer reserving position pos, seq == pos + 1 means published for the
- * consumer at pos, and releasing sets seq = pos + n_slots for the next lap.
+ * consumer at pos, and releasing sets seq = pos + n_slots for the next lap. A slot stores
+ * seq minus its own index, so that zeroed memory is an empty ring: init touches no slot,
+ * and a short-lived process never faults in the pages it does not use.
  *
  *   mem: | slot 0 | slot 1 | ... | slot n-1 |     n a power of two
  *   slot: | seq | pos | prof_rec_sample | frames[max_frames] |
@@ -28,7 +30,7 @@
 #define SMP_RING_MIN_SLOTS 2u
 
 struct smp_slot {
-    _Atomic uint64_t seq;       /* see the file comment; producers and consumer */
+    _Atomic uint64_t seq;       /* sequence minus slot index (file comment); all sides */
     uint64_t pos;               /* ring position this slot was reserved at; its producer */
     struct prof_rec_sample rec; /* sample header; filled by the producer */
     uint64_t frames[];          /* rec.n_frames used, the ring's max_frames available */
@@ -61,8 +63,9 @@ uint64_t smp_ring_used(const struct smp_ring *r);
 /* Not async-signal-safe with respect to the ring: call before any producer can run. */
 /* Bytes one slot takes for max_frames frames. */
 size_t smp_ring_slot_bytes(unsigned max_frames);
-/* Lays out the largest power-of-two number of slots that fits in size_bytes of mem (which
- * must be 8-aligned). 0, or -EINVAL when fewer than SMP_RING_MIN_SLOTS fit. */
+/* Lays out the largest power-of-two number of slots that fits in size_bytes of mem, which
+ * must be 8-aligned and zeroed (fresh anonymous memory is). 0, or -EINVAL when fewer than
+ * SMP_RING_MIN_SLOTS fit. */
 int smp_ring_init(struct smp_ring *r, void *mem, size_t size_bytes, unsigned max_frames);
 /* Number of slots, after init. */
 uint64_t smp_ring_capacity(const struct smp_ring *r);

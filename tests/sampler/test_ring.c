@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "sampler/ring.h"
 
@@ -17,6 +18,7 @@ static struct smp_ring make_ring(size_t n_slots)
     struct smp_ring r;
     size_t bytes = n_slots * smp_ring_slot_bytes(FRAMES);
     cr_assert(bytes <= sizeof(mem));
+    memset(mem, 0, sizeof(mem));
     cr_assert_eq(smp_ring_init(&r, mem, bytes, FRAMES), 0);
     return r;
 }
