@@ -10,6 +10,7 @@ ARCH    := $(shell $(CC) -dumpmachine | cut -d- -f1)
 BUILD   ?= build
 OBJ     := $(BUILD)/obj
 PREFIX  ?= /usr/local
+TEST_FUZZ_SECONDS ?= 15
 
 WARN        := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT         := -O2 -g
@@ -38,7 +39,7 @@ UNIT_OBJS    := $(SMP_OBJS) $(filter-out $(LP_LIVE_OBJS),$(LP_OBJS)) \
                 $(filter-out $(OBJ)/reporter/main.o,$(REP_OBJS))
 UNIT_SRCS    := $(wildcard tests/sampler/test_*.c tests/libprof/test_*.c tests/reporter/test_*.c)
 UNIT_TOBJS   := $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRCS))
-E2E_SRCS     := $(wildcard tests/e2e/test_*.c)
+E2E_SRCS     := $(wildcard tests/e2e/*.c)
 E2E_TOBJS    := $(patsubst %.c,$(OBJ)/%.o,$(E2E_SRCS))
 WORKLOADS    := $(patsubst tests/workloads/%.c,$(BUILD)/workloads/%,$(wildcard tests/workloads/*.c))
 EXAMPLES     := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/*.c))
@@ -97,6 +98,9 @@ e2e: all $(BUILD)/tests/e2e $(WORKLOADS)
 test: deps
 	@$(MAKE) --no-print-directory all unit e2e
 	@$(MAKE) --no-print-directory lint
+	@scripts/fuzz.sh $(TEST_FUZZ_SECONDS) >$(BUILD)/fuzz.log 2>&1 || \
+	    { tail -n 20 $(BUILD)/fuzz.log; echo "fuzz: the profile reader crashed"; exit 1; }
+	@echo "fuzz: $(TEST_FUZZ_SECONDS) s on the profile reader, no crash"
 	@scripts/run-tests.sh $(BUILD)
 
 lint: $(LIB) $(HANDLER_OBJS)
@@ -110,10 +114,12 @@ asan: deps
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" unit build/asan/prof
 	@scripts/run-tests.sh build/asan unit
 
-fuzz: deps
+fuzz:
+	@scripts/setup.sh fuzz
 	@scripts/fuzz.sh $(FUZZ_SECONDS)
 
-bench: deps
+bench:
+	@scripts/setup.sh bench
 	@$(MAKE) --no-print-directory all $(WORKLOADS)
 	@bench/run.sh $(BUILD)
 

@@ -25,6 +25,9 @@
 typedef int main_fn(int, char **, char **);
 typedef int libc_start_main_fn(main_fn *, int, char **, void (*)(void), void (*)(void),
                                void (*)(void), void *);
+typedef void *dlopen_fn(const char *, int);
+typedef int dlclose_fn(void *);
+typedef int pthread_setname_np_fn(pthread_t, const char *);
 typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int execve_fn(const char *, char *const[], char *const[]);
 typedef int execvpe_fn(const char *, char *const[], char *const[]);
@@ -35,6 +38,9 @@ static struct {
     libc_start_main_fn *libc_start_main;
     main_fn *main;
     pthread_create_fn *pthread_create;
+    pthread_setname_np_fn *pthread_setname_np;
+    dlopen_fn *dlopen;
+    dlclose_fn *dlclose;
     execve_fn *execve;
     execvpe_fn *execvpe;
     fexecve_fn *fexecve;
@@ -42,6 +48,17 @@ static struct {
 } real;
 
 extern char **environ;
+
+static pthread_key_t thread_exit_key;
+
+/* Runs when a thread started through our pthread_create exits (returning or calling
+ * pthread_exit): its final name goes into the profile, which covers names set by prctl or
+ * after the thread started, and threads that end before the profile does. */
+static void thread_exit(void *unused)
+{
+    (void)unused;
+    lp_session_post_thread_name();
+}
 
 void lp_interpose_init(void)
 {
@@ -52,6 +69,10 @@ void lp_interpose_init(void)
     real.fexecve = (fexecve_fn *)dlsym(RTLD_NEXT, "fexecve");
     real.execveat = (execveat_fn *)dlsym(RTLD_NEXT, "execveat");
     real.libc_start_main = (libc_start_main_fn *)dlsym(RTLD_NEXT, "__libc_start_main");
+    real.pthread_setname_np = (pthread_setname_np_fn *)dlsym(RTLD_NEXT, "pthread_setname_np");
+    real.dlopen = (dlopen_fn *)dlsym(RTLD_NEXT, "dlopen");
+    real.dlclose = (dlclose_fn *)dlsym(RTLD_NEXT, "dlclose");
+    pthread_key_create(&thread_exit_key, thread_exit);
     real.pthread_create = (pthread_create_fn *)dlsym(RTLD_NEXT, "pthread_create");
 }
 
@@ -95,6 +116,7 @@ static void *thread_trampoline(void *p)
     struct thread_start st = *(struct thread_start *)p;
     free(p);
     lp_thread_enter();
+    pthread_setspecific(thread_exit_key, (void *)1);
     smp_self.root_fp = (uintptr_t)__builtin_frame_address(0);
     void *ret = st.fn(st.arg);
     __asm__ volatile("" ::: "memory");
@@ -116,6 +138,33 @@ LP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
     if (rc != 0)
         free(st);
     return rc;
+}
+
+LP_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
+{
+    lp_interpose_init();
+    int rc = real.pthread_setname_np ? real.pthread_setname_np(thread, name) : ENOSYS;
+    if (rc == 0 && pthread_equal(thread, pthread_self()))
+        lp_session_post_thread_name();
+    return rc;
+}
+
+/* A library loaded during the run is recorded at once (with the time), so that samples in
+ * it are symbolized even if it is closed before the profile ends. */
+LP_EXPORT void *dlopen(const char *file, int mode)
+{
+    lp_interpose_init();
+    void *handle = real.dlopen(file, mode);
+    if (handle && file)
+        lp_session_post_maps();
+    return handle;
+}
+
+LP_EXPORT int dlclose(void *handle)
+{
+    lp_interpose_init();
+    lp_session_post_maps();
+    return real.dlclose(handle);
 }
 
 /* The profile is finished before any exec attempt: if the exec fails the process goes on

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
@@ -218,6 +220,35 @@ int lp_session_set_active(int on)
     return rc;
 }
 
+void lp_session_post(const void *records, size_t len)
+{
+    if (lp_session_live())
+        lp_writer_post(&lp.writer, records, len);
+}
+
+void lp_session_post_maps(void)
+{
+    if (!lp_session_live())
+        return;
+    unsigned char *recs;
+    size_t len;
+    if (lp_maps_collect(clock_ns(CLOCK_MONOTONIC), &recs, &len) > 0)
+        lp_writer_post(&lp.writer, recs, len);
+    free(recs);
+}
+
+void lp_session_post_thread_name(void)
+{
+    char name[PROF_THREAD_NAME_MAX + 1] = { 0 };
+    unsigned char rec[64];
+    if (!lp_session_live() || prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+        return;
+    size_t n = lp_record_thread(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC),
+                                (uint32_t)syscall(SYS_gettid), name);
+    if (n)
+        lp_writer_post(&lp.writer, rec, n);
+}
+
 int lp_session_flush(void)
 {
     if (!lp_session_live())
@@ -239,6 +270,7 @@ void lp_session_finish(void)
         return;
     }
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    lp_writer_take_posts(&lp.writer);
     lp_writer_drain(&lp.writer, &lp.ring);
     lp_threads_write_names(&lp.writer, now);
     lp_maps_write(&lp.writer, now);

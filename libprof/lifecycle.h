@@ -7,6 +7,8 @@
 #ifndef PROF_LIBPROF_LIFECYCLE_H
 #define PROF_LIBPROF_LIFECYCLE_H
 
+#include <stddef.h>
+
 /* 1 when this process has a live profile (set up, not finished, and not a fork child that
  * inherited its parent's). */
 int lp_session_live(void);
@@ -15,6 +17,13 @@ int lp_session_live(void);
 void lp_session_finish(void);
 /* Resumes (1) or pauses (0) sampling. 0, or -ESRCH without a live session. */
 int lp_session_set_active(int on);
+/* Queues records for the profile (any application thread); dropped without a live
+ * session. */
+void lp_session_post(const void *records, size_t len);
+/* Records the current executable mappings (after dlopen, before dlclose). */
+void lp_session_post_maps(void);
+/* Records the calling thread's current name. */
+void lp_session_post_thread_name(void);
 /* Writes everything sampled so far to the file; waits up to a second. 0 or -errno. */
 int lp_session_flush(void);
 

@@ -123,11 +123,33 @@ static int parse_line(char *line, struct prof_rec_map *m, const char **path)
     return 0;
 }
 
-int lp_maps_write(struct lp_writer *w, uint64_t time_ns)
+/* Appends a record to a growing buffer; 0 or -ENOMEM. */
+static int append_map(unsigned char **buf, size_t *len, size_t *cap,
+                      const struct prof_rec_map *m, const char *path)
 {
+    size_t need = lp_record_size_str(sizeof(*m), strlen(path));
+    if (*len + need > *cap) {
+        size_t bigger_cap = *cap ? *cap * 2 : 8192;
+        while (bigger_cap < *len + need)
+            bigger_cap *= 2;
+        unsigned char *bigger = realloc(*buf, bigger_cap);
+        if (!bigger)
+            return -ENOMEM;
+        *buf = bigger;
+        *cap = bigger_cap;
+    }
+    *len += lp_record_map(*buf + *len, need, m, path);
+    return 0;
+}
+
+int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len)
+{
+    *out = NULL;
+    *out_len = 0;
     char *text = slurp("/proc/self/maps");
     if (!text)
-        return -errno ? -errno : -EIO;
+        return errno ? -errno : -EIO;
+    size_t cap = 0;
     int n = 0;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
@@ -140,13 +162,28 @@ int lp_maps_write(struct lp_writer *w, uint64_t time_ns)
         if (path[0] == '/')
             dl_iterate_phdr(build_id_cb, &q);
         m.build_id_len = q.len;
-        size_t need = lp_record_size_str(sizeof(m), strlen(path));
-        void *dst = lp_writer_reserve(w, need);
-        if (!dst)
-            continue;
-        lp_writer_commit(w, lp_record_map(dst, need, &m, path));
-        n++;
+        if (append_map(out, out_len, &cap, &m, path) == 0)
+            n++;
     }
     free(text);
+    return n;
+}
+
+int lp_maps_write(struct lp_writer *w, uint64_t time_ns)
+{
+    unsigned char *recs;
+    size_t len;
+    int n = lp_maps_collect(time_ns, &recs, &len);
+    for (size_t off = 0; n > 0 && off < len;) {
+        struct prof_rec_hdr h;
+        memcpy(&h, recs + off, sizeof(h));
+        void *dst = lp_writer_reserve(w, h.size_bytes);
+        if (dst) {
+            memcpy(dst, recs + off, h.size_bytes);
+            lp_writer_commit(w, h.size_bytes);
+        }
+        off += h.size_bytes;
+    }
+    free(recs);
     return n;
 }

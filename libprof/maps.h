@@ -9,12 +9,16 @@
 #ifndef PROF_LIBPROF_MAPS_H
 #define PROF_LIBPROF_MAPS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct lp_writer;
 
-/* Not async-signal-safe. Appends one record per executable mapping. Returns the number of
- * records written, or -errno when /proc/self/maps cannot be read. */
+/* Not async-signal-safe. One record per executable mapping, in a malloc'd buffer that the
+ * caller frees. Returns the number of records, or -errno when /proc/self/maps cannot be
+ * read (then *out is NULL). */
+int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len);
+/* Not async-signal-safe; the writer's owner only. lp_maps_collect() into w's buffer. */
 int lp_maps_write(struct lp_writer *w, uint64_t time_ns);
 
 #endif

@@ -49,6 +49,7 @@ int lp_writer_open(struct lp_writer *w, const char *path)
     w->dev = st.st_dev;
     w->ino = st.st_ino;
     pthread_mutex_init(&w->mu, NULL);
+    pthread_mutex_init(&w->post_mu, NULL);
     pthread_condattr_t ca;
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -122,6 +123,49 @@ void lp_writer_commit(struct lp_writer *w, size_t n)
     w->len += n;
 }
 
+int lp_writer_post(struct lp_writer *w, const void *records, size_t len)
+{
+    int rc = 0;
+    pthread_mutex_lock(&w->post_mu);
+    if (w->posted_len + len > w->posted_cap) {
+        size_t cap = w->posted_cap ? w->posted_cap : 16384;
+        while (cap < w->posted_len + len)
+            cap *= 2;
+        unsigned char *bigger = cap <= LP_WRITER_POST_MAX ? realloc(w->posted, cap) : NULL;
+        if (bigger) {
+            w->posted = bigger;
+            w->posted_cap = cap;
+        }
+    }
+    if (w->posted_len + len <= w->posted_cap) {
+        memcpy(w->posted + w->posted_len, records, len);
+        w->posted_len += len;
+    } else {
+        w->posts_dropped++;
+        rc = -ENOSPC;
+    }
+    pthread_mutex_unlock(&w->post_mu);
+    return rc;
+}
+
+void lp_writer_take_posts(struct lp_writer *w)
+{
+    pthread_mutex_lock(&w->post_mu);
+    size_t off = 0;
+    while (off < w->posted_len) {
+        struct prof_rec_hdr h;
+        memcpy(&h, w->posted + off, sizeof(h));
+        void *dst = lp_writer_reserve(w, h.size_bytes);
+        if (dst) {
+            memcpy(dst, w->posted + off, h.size_bytes);
+            lp_writer_commit(w, h.size_bytes);
+        }
+        off += h.size_bytes;
+    }
+    w->posted_len = 0;
+    pthread_mutex_unlock(&w->post_mu);
+}
+
 size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring)
 {
     size_t moved = 0;
@@ -157,6 +201,7 @@ static void *writer_main(void *arg)
             req = w->flush_req;
         }
         pthread_mutex_unlock(&w->mu);
+        lp_writer_take_posts(w);
         lp_writer_drain(w, w->ring);
         lp_writer_flush(w);
         pthread_mutex_lock(&w->mu);
@@ -245,6 +290,11 @@ void lp_writer_close(struct lp_writer *w)
     w->fd = -1;
     free(w->buf);
     w->buf = NULL;
+    pthread_mutex_lock(&w->post_mu);
+    free(w->posted);
+    w->posted = NULL;
+    w->posted_len = w->posted_cap = 0;
+    pthread_mutex_unlock(&w->post_mu);
 }
 
 void lp_writer_forget(struct lp_writer *w)

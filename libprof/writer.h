@@ -22,6 +22,7 @@
 
 #define LP_WRITER_BUF_BYTES (256u * 1024u)
 #define LP_WRITER_PERIOD_MS 50u
+#define LP_WRITER_POST_MAX (4u * 1024u * 1024u)
 #define LP_WRITER_STACK_BYTES (128u * 1024u) /* the thread calls little: no 8 MiB stack */
 
 struct smp_ring;
@@ -43,6 +44,11 @@ struct lp_writer {
     int stop;              /* asks the thread to exit */
     uint64_t flush_req;    /* flush requests made (prof_flush) */
     uint64_t flush_done;   /* flush requests served */
+    pthread_mutex_t post_mu; /* protects the post queue below */
+    unsigned char *posted; /* records posted by application threads, not yet buffered */
+    size_t posted_len;     /* bytes in posted */
+    size_t posted_cap;     /* bytes allocated for posted */
+    uint64_t posts_dropped; /* records refused because the queue was full */
 };
 
 /* Not async-signal-safe; application or writer thread as described above. */
@@ -53,6 +59,12 @@ int lp_writer_open(struct lp_writer *w, const char *path);
  * when need exceeds the buffer. Follow with lp_writer_commit(). */
 void *lp_writer_reserve(struct lp_writer *w, size_t need);
 void lp_writer_commit(struct lp_writer *w, size_t n);
+/* Any thread but the owner (see above): queues whole records (mappings after dlopen, a
+ * thread's name at its exit) for the owner to write. Up to LP_WRITER_POST_MAX bytes wait;
+ * beyond that a record is dropped and counted. 0 or -ENOSPC. */
+int lp_writer_post(struct lp_writer *w, const void *records, size_t len);
+/* Owner only: moves posted records into the buffer. */
+void lp_writer_take_posts(struct lp_writer *w);
 /* Moves every published sample out of the ring into the buffer. Returns samples moved. */
 size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring);
 /* Writes the buffer to the file. 0 or -errno (also counted and reported once). */

@@ -47,8 +47,8 @@ if grep -n '#include "' include/*.h | grep -v '#include "include/' >/dev/null; t
 fi
 
 # 3. Exported symbols of the library.
-exports="prof_start prof_stop prof_flush pthread_create __libc_start_main execve execv execvp
-         execvpe execl execlp execle fexecve execveat"
+exports="prof_start prof_stop prof_flush pthread_create pthread_setname_np dlopen dlclose
+         __libc_start_main execve execv execvp execvpe execl execlp execle fexecve execveat"
 for sym in $(nm -D --defined-only "$build/libprof.so" | awk '$2 ~ /[TWDBVR]/ { print $3 }'); do
     case " $(echo $exports) " in
     *" $sym "*) ;;

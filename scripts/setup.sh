@@ -6,12 +6,11 @@
 # Exits 1 with one line on stderr when a package is missing and cannot be installed.
 set -eu
 
-PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config python3"
+# clang and its runtime build the profile reader's fuzz target, which `make test` runs.
+PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config python3
+      clang libclang-rt-dev"
 if [ "${1:-}" = bench ]; then
     PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf"
-fi
-if [ "${1:-}" = fuzz ]; then
-    PKGS="$PKGS clang libclang-rt-dev"
 fi
 
 missing=""

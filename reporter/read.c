@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The profile reader: loads the whole file into memory, checks the file header, then walks
+ * the records one by one. Each record is checked before any of its fields is used (size,
+ * fixed part, variable tail, NUL-terminated strings), so a corrupt or hostile file can
+ * cause an error but never a read out of bounds; the fuzz target (tests/fuzz/fuzz_read.c)
+ * holds it to that. Strings and frame arrays are not copied: the profile keeps the file's
+ * bytes and points into them. Reporter thread only.
+ *
+ *   offset 0                header_bytes
+ *   | prof_file_header ... | type size | fixed | tail | pad | type size | ... (EOF)
+ *                           `------- size_bytes -----------'
+ */
+#include "reporter/read.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "include/prof_format.h"
+#include "reporter/err.h"
+#include "reporter/profile.h"
+
+#define READ_CHUNK_BYTES (1u << 20)
+
+/* One record being decoded: where it starts and how long it says it is. */
+struct record {
+    const unsigned char *at; /* the record's first byte */
+    uint64_t offset;         /* its offset in the file, for messages */
+    uint32_t type;
+    uint32_t size_bytes;
+};
+
+static int corrupt(const struct rep_profile *p, const struct record *r, struct rep_err *err,
+                   const char *what)
+{
+    return rep_err_set(err, REP_E_INPUT, "%s: corrupt record at byte %" PRIu64 " (type %u): %s",
+                       p->name, r->offset, r->type, what);
+}
+
+/* Checks that the record holds its fixed part and, when has_string, that the bytes after
+ * it contain a NUL; *str is set to those bytes. */
+static int check_fixed(const struct rep_profile *p, const struct record *r, size_t fixed_bytes,
+                       const char **str, struct rep_err *err)
+{
+    if (r->size_bytes < fixed_bytes)
+        return corrupt(p, r, err, "smaller than its fixed fields");
+    if (str == NULL)
+        return REP_OK;
+    const unsigned char *tail = r->at + fixed_bytes;
+    if (memchr(tail, '\0', r->size_bytes - fixed_bytes) == NULL)
+        return corrupt(p, r, err, "string without its terminating NUL");
+    *str = (const char *)tail;
+    return REP_OK;
+}
+
+static int read_process(struct rep_profile *p, const struct record *r, struct rep_err *err)
+{
+    struct prof_rec_process rec;
+    const char *exe;
+    int rc = check_fixed(p, r, sizeof(rec), &exe, err);
+    if (rc != REP_OK)
+        return rc;
+    memcpy(&rec, r->at, sizeof(rec));
+    p->has_process = true;
+    p->process = (struct rep_process){
+        .pid = rec.pid,
+        .ppid = rec.ppid,
+        .start_mono_ns = rec.start_mono_ns,
+        .start_real_ns = rec.start_real_ns,
+        .requested_hz = rec.requested_hz,
+        .effective_hz = rec.effective_hz,
+        .timer_source = rec.timer_source,
+        .unwinder = rec.unwinder,
+        .max_depth = rec.max_depth,
+        .exe = exe,
+    };
+    return REP_OK;
+}
+
+static int read_map(struct rep_profile *p, const struct record *r, struct rep_err *err)
+{
+    struct prof_rec_map rec;
+    const char *path;
+    int rc = check_fixed(p, r, sizeof(rec), &path, err);
+    if (rc != REP_OK)
+        return rc;
+    memcpy(&rec, r->at, sizeof(rec));
+    if (rec.build_id_len > PROF_BUILD_ID_MAX)
+        return corrupt(p, r, err, "build-id longer than PROF_BUILD_ID_MAX");
+    if (rec.end < rec.start)
+        return corrupt(p, r, err, "mapping ends before it starts");
+    struct rep_map m = {
+        .time_ns = rec.time_ns,
+        .start = rec.start,
+        .end = rec.end,
+        .file_offset = rec.file_offset,
+        .prot = rec.prot,
+        .build_id_len = rec.build_id_len,
+        .path = path,
+    };
+    memcpy(m.build_id, rec.build_id, rec.build_id_len);
+    return rep_profile_add_map(p, &m) == REP_OK ? REP_OK : rep_err_nomem(err);
+}
+
+static int read_thread(struct rep_profile *p, const struct record *r, struct rep_err *err)
+{
+    struct prof_rec_thread rec;
+    const char *name;
+    int rc = check_fixed(p, r, sizeof(rec), &name, err);
+    if (rc != REP_OK)
+        return rc;
+    memcpy(&rec, r->at, sizeof(rec));
+    struct rep_thread t = {.time_ns = rec.time_ns, .tid = rec.tid, .name = name};
+    return rep_profile_add_thread(p, &t) == REP_OK ? REP_OK : rep_err_nomem(err);
+}
+
+static int read_sample(struct rep_profile *p, const struct record *r, struct rep_err *err)
+{
+    struct prof_rec_sample rec;
+    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
+    if (rc != REP_OK)
+        return rc;
+    memcpy(&rec, r->at, sizeof(rec));
+    if ((size_t)rec.n_frames * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
+        return corrupt(p, r, err, "more frames than the record holds");
+    struct rep_sample s = {
+        .time_ns = rec.time_ns,
+        .tid = rec.tid,
+        .weight = rec.weight,
+        .n_frames = rec.n_frames,
+        .stop_reason = rec.stop_reason,
+        .flags = rec.flags,
+        .sp_word = rec.sp_word,
+        .frames = r->at + sizeof(rec),
+    };
+    return rep_profile_add_sample(p, &s) == REP_OK ? REP_OK : rep_err_nomem(err);
+}
+
+static int read_stats(struct rep_profile *p, const struct record *r, struct rep_err *err)
+{
+    struct prof_rec_stats rec;
+    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
+    if (rc != REP_OK)
+        return rc;
+    memcpy(&rec, r->at, sizeof(rec));
+    if ((uint64_t)rec.n_counters * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
+        return corrupt(p, r, err, "more counters than the record holds");
+    /* Counters this reader does not know are ignored; ones the writer did not know are 0. */
+    size_t n = rec.n_counters < PROF_STAT_N ? rec.n_counters : PROF_STAT_N;
+    memset(p->stats, 0, sizeof(p->stats));
+    memcpy(p->stats, r->at + sizeof(rec), n * sizeof(uint64_t));
+    p->has_stats = true;
+    return REP_OK;
+}
+
+static int read_record(struct rep_profile *p, const struct record *r, struct rep_err *err)
+{
+    p->has_end = false;
+    switch (r->type) {
+    case PROF_REC_PROCESS:
+        return read_process(p, r, err);
+    case PROF_REC_MAP:
+        return read_map(p, r, err);
+    case PROF_REC_THREAD:
+        return read_thread(p, r, err);
+    case PROF_REC_SAMPLE:
+        return read_sample(p, r, err);
+    case PROF_REC_STATS:
+        return read_stats(p, r, err);
+    case PROF_REC_END:
+        p->has_end = true;
+        return REP_OK;
+    default:
+        p->n_unknown_records++;
+        return REP_OK;
+    }
+}
+
+static bool all_zero(const unsigned char *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (b[i] != 0)
+            return false;
+    return true;
+}
+
+static int check_header(const struct rep_profile *p, uint32_t *header_bytes /* out */,
+                        struct rep_err *err)
+{
+    struct prof_file_header h;
+    const size_t magic_bytes = sizeof(h.magic);
+    if (p->n_bytes == 0)
+        return rep_err_set(err, REP_E_INPUT, "%s: empty file, not a libprof profile", p->name);
+    size_t n = p->n_bytes < magic_bytes ? p->n_bytes : magic_bytes;
+    if (memcmp(p->bytes, PROF_FILE_MAGIC, n) != 0)
+        return rep_err_set(err, REP_E_INPUT, "%s: not a libprof profile (bad magic)", p->name);
+    if (p->n_bytes < sizeof(h))
+        return rep_err_set(err, REP_E_INPUT, "%s: file header cut short (%zu of %zu bytes)",
+                           p->name, p->n_bytes, sizeof(h));
+    memcpy(&h, p->bytes, sizeof(h));
+    if (h.version == 0)
+        return rep_err_set(err, REP_E_INPUT, "%s: bad format version 0", p->name);
+    if (h.version > PROF_FILE_VERSION)
+        return rep_err_set(err, REP_E_INPUT,
+                           "%s: format version %u is newer than this prof reads (%u); "
+                           "use a newer prof",
+                           p->name, h.version, PROF_FILE_VERSION);
+    if (h.header_bytes < sizeof(h) || h.header_bytes > p->n_bytes)
+        return rep_err_set(err, REP_E_INPUT, "%s: corrupt file header (header_bytes %u)", p->name,
+                           h.header_bytes);
+    *header_bytes = h.header_bytes;
+    return REP_OK;
+}
+
+/* Walks the records of p->bytes. A record header cut short (or a tail of zeros) and a
+ * record body cut short both mean that the file was cut: is_torn, and the records before
+ * it stand. */
+static int parse(struct rep_profile *p, struct rep_err *err)
+{
+    uint32_t header_bytes = 0;
+    int rc = check_header(p, &header_bytes, err);
+    if (rc != REP_OK)
+        return rc;
+    size_t off = header_bytes;
+    while (off < p->n_bytes) {
+        size_t left = p->n_bytes - off;
+        struct prof_rec_hdr hdr;
+        if (left < sizeof(hdr) || all_zero(p->bytes + off, left)) {
+            p->is_torn = true;
+            p->torn_offset = off;
+            break;
+        }
+        memcpy(&hdr, p->bytes + off, sizeof(hdr));
+        struct record r = {
+            .at = p->bytes + off, .offset = off, .type = hdr.type, .size_bytes = hdr.size_bytes};
+        if (hdr.size_bytes < sizeof(hdr))
+            return corrupt(p, &r, err, "size_bytes smaller than a record header");
+        if (hdr.size_bytes % PROF_REC_ALIGN != 0)
+            return corrupt(p, &r, err, "size_bytes not a multiple of 8");
+        if (hdr.size_bytes > PROF_REC_MAX_BYTES)
+            return corrupt(p, &r, err, "size_bytes above PROF_REC_MAX_BYTES");
+        if (hdr.size_bytes > left) {
+            p->is_torn = true;
+            p->torn_offset = off;
+            break;
+        }
+        rc = read_record(p, &r, err);
+        if (rc != REP_OK)
+            return rc;
+        off += hdr.size_bytes;
+    }
+    rep_profile_finish(p);
+    return REP_OK;
+}
+
+/* Reads all of fd into a malloc'd buffer; the size is a hint (0 for pipes). */
+static int slurp(int fd, size_t size_hint, unsigned char **buf /* out */, size_t *n /* out */)
+{
+    size_t cap = size_hint + 1, len = 0;
+    unsigned char *b = malloc(cap);
+    if (b == NULL)
+        return REP_E_NOMEM;
+    for (;;) {
+        if (len == cap) {
+            size_t new_cap = cap + (cap > READ_CHUNK_BYTES ? cap : READ_CHUNK_BYTES);
+            unsigned char *nb = realloc(b, new_cap);
+            if (nb == NULL) {
+                free(b);
+                return REP_E_NOMEM;
+            }
+            b = nb;
+            cap = new_cap;
+        }
+        ssize_t got = read(fd, b + len, cap - len);
+        if (got == 0)
+            break;
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            int saved_errno = errno;
+            free(b);
+            errno = saved_errno;
+            return REP_E_INPUT;
+        }
+        len += (size_t)got;
+    }
+    *buf = b;
+    *n = len;
+    return REP_OK;
+}
+
+int rep_read_file(const char *path, struct rep_profile *p /* out */, struct rep_err *err)
+{
+    rep_profile_init(p, path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return rep_err_set(err, REP_E_INPUT, "%s: %s", path, strerror(errno));
+    struct stat st;
+    int rc;
+    if (fstat(fd, &st) != 0) {
+        rc = rep_err_set(err, REP_E_INPUT, "%s: %s", path, strerror(errno));
+    } else if (S_ISDIR(st.st_mode)) {
+        rc = rep_err_set(err, REP_E_INPUT, "%s: is a directory, not a libprof profile", path);
+    } else {
+        size_t hint = S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
+        rc = slurp(fd, hint, &p->bytes, &p->n_bytes);
+        if (rc == REP_E_NOMEM)
+            rep_err_nomem(err);
+        else if (rc != REP_OK)
+            rep_err_set(err, rc, "%s: %s", path, strerror(errno));
+    }
+    close(fd);
+    if (rc == REP_OK)
+        rc = parse(p, err);
+    if (rc != REP_OK)
+        rep_profile_fini(p);
+    return rc;
+}
+
+int rep_read_buffer(const void *buf, size_t n, const char *name, struct rep_profile *p /* out */,
+                    struct rep_err *err)
+{
+    rep_profile_init(p, name);
+    p->bytes = malloc(n ? n : 1);
+    if (p->bytes == NULL)
+        return rep_err_nomem(err);
+    if (n)
+        memcpy(p->bytes, buf, n);
+    p->n_bytes = n;
+    int rc = parse(p, err);
+    if (rc != REP_OK)
+        rep_profile_fini(p);
+    return rc;
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Reading a profile file (include/prof_format.h) into a struct rep_profile. Called by
+ * main() once per input file and by the fuzz target on memory buffers; reporter thread
+ * only.
+ *
+ * What counts as what:
+ *   - missing, unreadable, empty, bad magic, unknown version, bad header: an error;
+ *   - a record whose header or fixed part is inconsistent (size not a multiple of 8,
+ *     smaller than 8 or than its fixed part, above PROF_REC_MAX_BYTES, frames or counters
+ *     that do not fit, a string without its NUL): an error naming the byte offset;
+ *   - a record that runs past the end of the file: the file was cut short; what came
+ *     before is kept and p->is_torn is set (so are trailing bytes that are all zero, as a
+ *     crash can leave a file-system block);
+ *   - a record type this reader does not know: skipped and counted.
+ * Whether a clean end was seen is p->has_end; main() turns these flags into warnings.
+ */
+#ifndef PROF_REPORTER_READ_H
+#define PROF_REPORTER_READ_H
+
+#include <stddef.h>
+
+struct rep_err;
+struct rep_profile;
+
+/* Not async-signal-safe. */
+/* Reads the file at path into p, which this initializes (named path). Returns REP_OK, or
+ * REP_E_INPUT / REP_E_NOMEM with the message in err and p empty. The caller frees p with
+ * rep_profile_fini() either way. */
+int rep_read_file(const char *path, struct rep_profile *p /* out */, struct rep_err *err);
+/* The same over n bytes at buf, which are copied; name is used in messages and kept. */
+int rep_read_buffer(const void *buf, size_t n, const char *name, struct rep_profile *p /* out */,
+                    struct rep_err *err);
+
+#endif

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * `prof record`: runs a command with libprof.so preloaded and the PROF_* variables set
+ * from the options, waits for it, and hands back its exit status, like a shell would (a
+ * command killed by signal N gives 128 + N). While it waits, prof ignores SIGINT and
+ * SIGQUIT, as system() does, so that Ctrl-C stops the command (whose profile is then
+ * written by the library) rather than prof. main() parses the options; reporter thread.
+ *
+ * The library is found at $PROF_LIBRARY, else next to the prof executable (a build tree),
+ * else in ../lib relative to it (an installed tree).
+ */
+#ifndef PROF_REPORTER_RECORD_CMD_H
+#define PROF_REPORTER_RECORD_CMD_H
+
+struct rep_err;
+
+struct rep_record_opts {
+    const char *output; /* PROF_OUTPUT for the command (%p is its pid), NULL: unchanged */
+    const char *freq;   /* PROF_FREQ, NULL: unchanged */
+    const char *depth;  /* PROF_DEPTH, NULL: unchanged */
+    char *const *argv;  /* the command and its arguments, NULL-terminated, argv[0] set */
+};
+
+/* Not async-signal-safe. */
+/* Finds libprof.so; *path is malloc'd (free it). REP_OK, REP_E_INPUT (message in err) or
+ * REP_E_NOMEM. */
+int rep_record_find_library(char **path /* out */, struct rep_err *err);
+/* Runs the command and waits. REP_OK with *status its exit status as a shell reports it;
+ * REP_E_NOCMD or REP_E_NOEXEC when it could not be started; REP_E_INPUT when the library
+ * cannot be found; REP_E_NOMEM. Changes prof's own environment (it is about to exit). */
+int rep_record_run(const struct rep_record_opts *o, int *status /* out */, struct rep_err *err);
+
+#endif

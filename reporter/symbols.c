@@ -1,0 +1,379 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Frame addresses to names: mapping search, module cache, address cache and the fallback
+ * names. Reporter thread only.
+ *
+ * The mappings of the current profile are sorted by start (reporter/profile.c); max_end[i]
+ * is the greatest end among mappings 0..i, so the search for an address walks back from
+ * the last mapping starting at or below it only while an earlier mapping could still
+ * reach it. Without overlaps that is one step.
+ */
+#include "reporter/symbols.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reporter/demangle.h"
+#include "reporter/err.h"
+#include "reporter/hash.h"
+#include "reporter/module.h"
+#include "reporter/names.h"
+#include "reporter/profile.h"
+
+#define MAP_MODULE_NONE (-1)
+#define MAP_MODULE_UNKNOWN (-2)
+
+struct rep_sym_module {
+    char *path;              /* as recorded in the mappings; owned */
+    struct rep_module *mod;  /* NULL when the file could not be used */
+    bool is_build_id_warned; /* a build-id mismatch was reported already */
+};
+
+/* What a cache slot answers about its address. */
+#define SLOT_LEAF 0u     /* the name of a leaf frame */
+#define SLOT_CALLER 1u   /* the name of a caller's frame (a return address) */
+#define SLOT_RA_AT_SP 2u /* whether the return address of a leaf there is at its sp */
+
+struct rep_sym_slot {
+    uint64_t addr; /* the frame address as recorded */
+    uint32_t tag;  /* (mapping index + 2) << 2 | SLOT_*; 0 marks an empty slot */
+    uint32_t id;   /* its name id, or for SLOT_RA_AT_SP 0 or 1 */
+};
+
+int rep_sym_init(struct rep_sym *s, struct rep_names *names)
+{
+    memset(s, 0, sizeof(*s));
+    s->names = names;
+    return REP_OK;
+}
+
+void rep_sym_fini(struct rep_sym *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->n_modules; i++) {
+        free(s->modules[i].path);
+        rep_module_close(s->modules[i].mod);
+    }
+    for (size_t i = 0; i < s->n_warnings; i++)
+        free(s->warnings[i]);
+    free(s->modules);
+    free(s->max_end);
+    free(s->map_module);
+    free(s->cache);
+    free(s->warnings);
+    memset(s, 0, sizeof(*s));
+}
+
+int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p)
+{
+    free(s->max_end);
+    free(s->map_module);
+    free(s->cache);
+    s->max_end = NULL;
+    s->map_module = NULL;
+    s->cache = NULL;
+    s->cache_cap = 0;
+    s->n_cached = 0;
+    s->prof = p;
+    size_t n = p->n_maps ? p->n_maps : 1;
+    s->max_end = malloc(n * sizeof(*s->max_end));
+    s->map_module = malloc(n * sizeof(*s->map_module));
+    if (s->max_end == NULL || s->map_module == NULL)
+        return REP_E_NOMEM;
+    uint64_t max_end = 0;
+    for (size_t i = 0; i < p->n_maps; i++) {
+        if (p->maps[i].end > max_end)
+            max_end = p->maps[i].end;
+        s->max_end[i] = max_end;
+        s->map_module[i] = MAP_MODULE_UNKNOWN;
+    }
+    return REP_OK;
+}
+
+static int add_warning(struct rep_sym *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static int add_warning(struct rep_sym *s, const char *fmt, ...)
+{
+    if (s->n_warnings == s->cap_warnings) {
+        size_t cap = s->cap_warnings ? s->cap_warnings * 2 : 8;
+        char **w = realloc(s->warnings, cap * sizeof(*w));
+        if (w == NULL)
+            return REP_E_NOMEM;
+        s->warnings = w;
+        s->cap_warnings = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    int rc = vasprintf(&s->warnings[s->n_warnings], fmt, ap);
+    va_end(ap);
+    if (rc < 0)
+        return REP_E_NOMEM;
+    s->n_warnings++;
+    return REP_OK;
+}
+
+/* Whether mapping c should name an address rather than b, both holding it, for a sample
+ * at time_ns: the latest one seen at or before the sample, else the earliest one. */
+static bool is_better_map(const struct rep_map *c, const struct rep_map *b, uint64_t time_ns)
+{
+    bool c_before = c->time_ns <= time_ns, b_before = b->time_ns <= time_ns;
+    if (c_before != b_before)
+        return c_before;
+    return c_before ? c->time_ns > b->time_ns : c->time_ns < b->time_ns;
+}
+
+/* The index of the mapping holding a, or -1. */
+static long find_map(const struct rep_sym *s, uint64_t a, uint64_t time_ns)
+{
+    const struct rep_map *maps = s->prof->maps;
+    size_t lo = 0, hi = s->prof->n_maps;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (maps[mid].start <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    long best = -1;
+    for (size_t j = lo; j-- > 0 && s->max_end[j] > a;) {
+        if (a < maps[j].end && (best < 0 || is_better_map(&maps[j], &maps[best], time_ns)))
+            best = (long)j;
+    }
+    return best;
+}
+
+/* Paths the kernel shows for memory that is no file: "[vdso]", "[stack]", "". */
+static bool is_pseudo_path(const char *path)
+{
+    return path[0] == '\0' || path[0] == '[';
+}
+
+static bool same_build_id(const struct rep_map *map, const uint8_t *id, size_t n)
+{
+    /* A recorded id fills at most PROF_BUILD_ID_MAX bytes; a longer one was cut there. */
+    if (map->build_id_len == PROF_BUILD_ID_MAX && n > PROF_BUILD_ID_MAX)
+        n = PROF_BUILD_ID_MAX;
+    return n == map->build_id_len && memcmp(id, map->build_id, n) == 0;
+}
+
+/* Opens (once) the module at path; REP_OK with *index, or REP_E_NOMEM. A file that cannot
+ * be used still gets an entry, without a module, and a warning. */
+static int open_module(struct rep_sym *s, const char *path, int32_t *index)
+{
+    for (size_t i = 0; i < s->n_modules; i++) {
+        if (strcmp(s->modules[i].path, path) == 0) {
+            *index = (int32_t)i;
+            return REP_OK;
+        }
+    }
+    if (s->n_modules == s->cap_modules) {
+        size_t cap = s->cap_modules ? s->cap_modules * 2 : 16;
+        struct rep_sym_module *m = realloc(s->modules, cap * sizeof(*m));
+        if (m == NULL)
+            return REP_E_NOMEM;
+        s->modules = m;
+        s->cap_modules = cap;
+    }
+    struct rep_sym_module *sm = &s->modules[s->n_modules];
+    memset(sm, 0, sizeof(*sm));
+    sm->path = strdup(path);
+    if (sm->path == NULL)
+        return REP_E_NOMEM;
+    /* The kernel marks a file replaced or removed since it was mapped; what is at the path
+     * now may be a newer build, which the build-id check catches. */
+    char *file = strdup(path);
+    if (file == NULL) {
+        free(sm->path);
+        return REP_E_NOMEM;
+    }
+    size_t len = strlen(file), tail = strlen(" (deleted)");
+    if (len > tail && strcmp(file + len - tail, " (deleted)") == 0)
+        file[len - tail] = '\0';
+    struct rep_err err = {0};
+    int rc = rep_module_open(file, &sm->mod, &err);
+    free(file);
+    if (rc == REP_E_NOMEM) {
+        free(sm->path);
+        return rc;
+    }
+    *index = (int32_t)s->n_modules++;
+    if (rc != REP_OK)
+        return add_warning(s, "cannot symbolize %s", err.msg);
+    return REP_OK;
+}
+
+/* The module of mapping i, or NULL; resolves it on first use. */
+static int module_of_map(struct rep_sym *s, long i, struct rep_module **mod /* out */)
+{
+    *mod = NULL;
+    const struct rep_map *map = &s->prof->maps[i];
+    if (s->map_module[i] == MAP_MODULE_UNKNOWN) {
+        s->map_module[i] = MAP_MODULE_NONE;
+        if (!s->is_offline && !is_pseudo_path(map->path)) {
+            int32_t index;
+            int rc = open_module(s, map->path, &index);
+            if (rc != REP_OK)
+                return rc;
+            s->map_module[i] = index;
+        }
+        struct rep_sym_module *sm = s->map_module[i] >= 0 ? &s->modules[s->map_module[i]] : NULL;
+        const uint8_t *id;
+        size_t n;
+        if (sm != NULL && sm->mod != NULL && map->build_id_len > 0 && !sm->is_build_id_warned &&
+            rep_module_build_id(sm->mod, &id, &n) == REP_OK && !same_build_id(map, id, n)) {
+            sm->is_build_id_warned = true;
+            int rc = add_warning(s,
+                                 "%s has changed since the profile was taken (its build-id "
+                                 "differs); names in it may be wrong",
+                                 sm->path);
+            if (rc != REP_OK)
+                return rc;
+        }
+    }
+    if (s->map_module[i] >= 0)
+        *mod = s->modules[s->map_module[i]].mod;
+    return REP_OK;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash != NULL ? slash + 1 : path;
+}
+
+/* Names frame address addr (looked up at la) found in mapping map_index (-1 for none). */
+static int resolve(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index,
+                   uint32_t *id /* out */)
+{
+    char buf[256];
+    if (map_index < 0) {
+        snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+        return rep_names_intern(s->names, buf, strlen(buf), id);
+    }
+    const struct rep_map *map = &s->prof->maps[map_index];
+    struct rep_module *mod;
+    int rc = module_of_map(s, map_index, &mod);
+    if (rc != REP_OK)
+        return rc;
+    const char *raw;
+    if (mod != NULL && rep_module_lookup(mod, la - map->start + map->file_offset, &raw) == REP_OK) {
+        char *name;
+        if (rep_demangle_name(raw, &name) != REP_OK)
+            return REP_E_NOMEM;
+        rc = rep_names_intern(s->names, name, strlen(name), id);
+        free(name);
+        return rc;
+    }
+    if (map->path[0] == '\0')
+        snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+    else
+        snprintf(buf, sizeof(buf), "%.200s+0x%" PRIx64, base_name(map->path),
+                 addr - map->start + map->file_offset);
+    return rep_names_intern(s->names, buf, strlen(buf), id);
+}
+
+static int grow_cache(struct rep_sym *s)
+{
+    size_t cap = s->cache_cap ? s->cache_cap * 2 : 4096;
+    struct rep_sym_slot *c = calloc(cap, sizeof(*c));
+    if (c == NULL)
+        return REP_E_NOMEM;
+    for (size_t i = 0; i < s->cache_cap; i++) {
+        const struct rep_sym_slot *old = &s->cache[i];
+        if (old->tag == 0)
+            continue;
+        size_t j = rep_hash_word(old->addr ^ ((uint64_t)old->tag << 48)) & (cap - 1);
+        while (c[j].tag != 0)
+            j = (j + 1) & (cap - 1);
+        c[j] = *old;
+    }
+    free(s->cache);
+    s->cache = c;
+    s->cache_cap = cap;
+    return REP_OK;
+}
+
+/* The slot for (addr, tag): the one holding it (*is_found) or the empty one to fill. */
+static int find_slot(struct rep_sym *s, uint64_t addr, uint32_t tag, struct rep_sym_slot **slot,
+                     bool *is_found)
+{
+    if ((s->n_cached + 1) * 2 > s->cache_cap && grow_cache(s) != REP_OK)
+        return REP_E_NOMEM;
+    size_t mask = s->cache_cap - 1;
+    size_t j = rep_hash_word(addr ^ ((uint64_t)tag << 48)) & mask;
+    for (; s->cache[j].tag != 0; j = (j + 1) & mask) {
+        if (s->cache[j].addr == addr && s->cache[j].tag == tag)
+            break;
+    }
+    *slot = &s->cache[j];
+    *is_found = s->cache[j].tag != 0;
+    return REP_OK;
+}
+
+static void fill_slot(struct rep_sym *s, struct rep_sym_slot *slot, uint64_t addr, uint32_t tag,
+                      uint32_t id)
+{
+    *slot = (struct rep_sym_slot){.addr = addr, .tag = tag, .id = id};
+    s->n_cached++;
+}
+
+static uint32_t tag_of(long map_index, unsigned kind)
+{
+    return (uint32_t)((map_index + 2) << 2) | kind;
+}
+
+int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
+                  uint32_t *id /* out */)
+{
+    /* A return address follows the call; the byte before it is still in the caller's
+     * function even when the call was the function's last instruction. */
+    uint64_t la = is_caller && addr > 0 ? addr - 1 : addr;
+    long map_index = find_map(s, la, time_ns);
+    uint32_t tag = tag_of(map_index, is_caller ? SLOT_CALLER : SLOT_LEAF);
+    struct rep_sym_slot *slot;
+    bool is_found;
+    if (find_slot(s, addr, tag, &slot, &is_found) != REP_OK)
+        return REP_E_NOMEM;
+    if (is_found) {
+        *id = slot->id;
+        return REP_OK;
+    }
+    int rc = resolve(s, addr, la, map_index, id);
+    if (rc == REP_OK)
+        fill_slot(s, slot, addr, tag, *id);
+    return rc;
+}
+
+int rep_sym_ra_at_sp(struct rep_sym *s, uint64_t pc, uint64_t time_ns, bool *yes /* out */)
+{
+    *yes = false;
+    long map_index = find_map(s, pc, time_ns);
+    if (map_index < 0)
+        return REP_OK;
+    uint32_t tag = tag_of(map_index, SLOT_RA_AT_SP);
+    struct rep_sym_slot *slot;
+    bool is_found;
+    if (find_slot(s, pc, tag, &slot, &is_found) != REP_OK)
+        return REP_E_NOMEM;
+    if (is_found) {
+        *yes = slot->id != 0;
+        return REP_OK;
+    }
+    /* Opening the module does not touch the cache, so the slot stays valid. */
+    struct rep_module *mod;
+    int rc = module_of_map(s, map_index, &mod);
+    if (rc != REP_OK)
+        return rc;
+    const struct rep_map *map = &s->prof->maps[map_index];
+    bool at_sp;
+    if (mod != NULL &&
+        rep_module_ra_at_sp(mod, pc - map->start + map->file_offset, &at_sp) == REP_OK)
+        *yes = at_sp;
+    fill_slot(s, slot, pc, tag, *yes ? 1u : 0u);
+    return REP_OK;
+}

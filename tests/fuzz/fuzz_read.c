@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * libFuzzer target for the reporter's input side: arbitrary bytes go to the profile
+ * reader from memory, and whatever it accepts goes on through symbolization (offline, so
+ * that paths inside the input open no file), aggregation and both outputs, written to
+ * /dev/null. AddressSanitizer and UBSan turn any out-of-bounds read, overflow or leak into
+ * a crash. Built and run by scripts/fuzz.sh; single-threaded.
+ *
+ * With PROF_FUZZ_SEEDS=DIR in the environment the binary writes a few valid profiles,
+ * made with the library's own encoders, into DIR and exits: the script's seed corpus.
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/prof_format.h"
+#include "libprof/record.h"
+#include "reporter/aggregate.h"
+#include "reporter/err.h"
+#include "reporter/names.h"
+#include "reporter/out_folded.h"
+#include "reporter/out_top.h"
+#include "reporter/profile.h"
+#include "reporter/read.h"
+#include "reporter/symbols.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static FILE *sink;
+
+struct seed {
+    unsigned char data[8192];
+    size_t n;
+};
+
+static void seed_common(struct seed *s, uint64_t base)
+{
+    s->n = lp_record_file_header(s->data, sizeof(s->data));
+    struct prof_rec_process proc = {.pid = 100, .requested_hz = 250, .effective_hz = 250};
+    s->n += lp_record_process(s->data + s->n, sizeof(s->data) - s->n, &proc, "/bin/app");
+    struct prof_rec_map m = {.start = base,
+                             .end = base + 0x10000,
+                             .file_offset = 0x1000,
+                             .build_id_len = 4,
+                             .build_id = {1, 2, 3, 4}};
+    s->n += lp_record_map(s->data + s->n, sizeof(s->data) - s->n, &m, "/bin/app");
+    m.start = base + 0x100000;
+    m.end = m.start + 0x2000;
+    s->n += lp_record_map(s->data + s->n, sizeof(s->data) - s->n, &m, "[vdso]");
+    s->n += lp_record_thread(s->data + s->n, sizeof(s->data) - s->n, 5, 100, "main");
+    for (uint16_t i = 0; i < 8; i++) {
+        uint64_t frames[4] = {base + 0x10 * i, base + 0x205, base + 0x305, base + 0x100010};
+        struct prof_rec_sample smp = {.time_ns = i,
+                                      .tid = 100,
+                                      .weight = 1,
+                                      .n_frames = i % 5,
+                                      .stop_reason = (uint8_t)(i % PROF_STOP_N)};
+        s->n += lp_record_sample(s->data + s->n, sizeof(s->data) - s->n, &smp, frames);
+    }
+}
+
+static void write_seed(const char *dir, const char *name, const struct seed *s, size_t n)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    FILE *f = fopen(path, "wb");
+    if (f == NULL || fwrite(s->data, 1, n, f) != n || fclose(f) != 0) {
+        fprintf(stderr, "fuzz_read: cannot write %s\n", path);
+        exit(1);
+    }
+}
+
+static void write_seeds(const char *dir)
+{
+    static struct seed s;
+    seed_common(&s, 0x400000);
+    uint64_t counters[PROF_STAT_N] = {[PROF_STAT_SAMPLES] = 8, [PROF_STAT_TRUNCATED] = 6};
+    s.n += lp_record_stats(s.data + s.n, sizeof(s.data) - s.n, counters, PROF_STAT_N);
+    s.n += lp_record_end(s.data + s.n, sizeof(s.data) - s.n);
+    write_seed(dir, "clean.prof", &s, s.n);
+    write_seed(dir, "cut.prof", &s, s.n - 13);
+
+    seed_common(&s, 0x7f0000000000);
+    struct prof_rec_hdr future = {.type = 77, .size_bytes = 16};
+    memcpy(s.data + s.n, &future, sizeof(future));
+    memset(s.data + s.n + 8, 0xee, 8);
+    s.n += 16;
+    write_seed(dir, "unknown_record.prof", &s, s.n);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    const char *dir = getenv("PROF_FUZZ_SEEDS");
+    if (dir != NULL) {
+        write_seeds(dir);
+        exit(0);
+    }
+    sink = fopen("/dev/null", "w");
+    if (sink == NULL)
+        abort();
+    return 0;
+}
+
+/* Symbolizes, aggregates and prints an accepted profile, as `prof report` would. */
+static void report(const struct rep_profile *p)
+{
+    struct rep_names names;
+    struct rep_sym sym;
+    struct rep_agg agg;
+    rep_names_init(&names);
+    rep_sym_init(&sym, &names);
+    rep_agg_init(&agg);
+    sym.is_offline = true;
+    if (rep_sym_use_profile(&sym, p) == REP_OK && rep_agg_add_profile(&agg, &sym, p) == REP_OK) {
+        struct rep_top_opts opts = {.limit = 5};
+        rep_out_folded(sink, &agg, &names);
+        rep_out_top(sink, &agg, &names, &opts);
+    }
+    for (size_t i = 0; i < p->n_threads; i++)
+        (void)rep_profile_thread_name(p, p->threads[i].tid);
+    rep_agg_fini(&agg);
+    rep_sym_fini(&sym);
+    rep_names_fini(&names);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    struct rep_profile p;
+    struct rep_err err = {0};
+    if (rep_read_buffer(data, size, "fuzz", &p, &err) == REP_OK)
+        report(&p);
+    else if (strchr(err.msg, '\n') != NULL || strncmp(err.msg, "fuzz: ", 6) != 0)
+        abort(); /* an error is one line that names the input */
+    rep_profile_fini(&p);
+    return 0;
+}
