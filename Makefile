@@ -17,12 +17,28 @@ OPT         := -O2 -g
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -I. $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
 LIB_CFLAGS  := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec
 LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs -Wl,--exclude-libs,ALL
-REP_LDLIBS  := -lbfd -lz
-WORK_CFLAGS := -std=gnu11 -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+REP_LDLIBS  := -lbfd -lz -lm
+WORK_CFLAGS := -std=gnu11 -I. -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
                -fno-inline-functions -fno-optimize-sibling-calls $(WARN)
 
 SMP_SRCS := $(wildcard sampler/*.c)
 LP_SRCS  := $(wildcard libprof/*.c)
+
+# The libunwind stepper (PROF_UNWIND=libunwind) is one switch: UNWIND=1 when libunwind's
+# header is found, UNWIND=0 builds without it (PROF_UNWIND=libunwind then falls back to fp).
+HASH     := \#
+ifeq ($(origin UNWIND),undefined)
+UNWIND   := $(shell echo '$(HASH)include <libunwind.h>' | $(CC) -E -x c - >/dev/null 2>&1 \
+              && echo 1 || echo 0)
+endif
+UNW_SRCS := sampler/walk_unw.c
+ifeq ($(UNWIND),1)
+BASE_CFLAGS += -DPROF_HAVE_LIBUNWIND
+UNW_LDLIBS  := -lunwind
+else
+SMP_SRCS := $(filter-out $(UNW_SRCS),$(SMP_SRCS))
+UNW_LDLIBS  :=
+endif
 REP_SRCS := $(wildcard reporter/*.c)
 SMP_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(SMP_SRCS))
 LP_OBJS  := $(patsubst %.c,$(OBJ)/%.o,$(LP_SRCS))
@@ -30,14 +46,17 @@ REP_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(REP_SRCS))
 LIB_OBJS := $(SMP_OBJS) $(LP_OBJS)
 
 # The objects on the signal handler's path; `make lint` checks what they call.
-HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/ring.o
+HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/ring.o \
+                $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o \
+                $(filter $(OBJ)/sampler/walk_unw.o,$(SMP_OBJS))
 
 # Unit tests link the library's objects minus the ones that arm profiling from a
 # constructor or interpose libc, and the reporter's objects minus main().
 LP_LIVE_OBJS := $(OBJ)/libprof/lifecycle.o $(OBJ)/libprof/interpose.o $(OBJ)/libprof/api.o
 UNIT_OBJS    := $(SMP_OBJS) $(filter-out $(LP_LIVE_OBJS),$(LP_OBJS)) \
                 $(filter-out $(OBJ)/reporter/main.o,$(REP_OBJS))
-UNIT_SRCS    := $(wildcard tests/sampler/test_*.c tests/libprof/test_*.c tests/reporter/test_*.c)
+UNIT_SRCS    := $(wildcard tests/arch/test_*.c tests/sampler/test_*.c tests/libprof/test_*.c \
+                          tests/reporter/test_*.c)
 UNIT_TOBJS   := $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRCS))
 E2E_SRCS     := $(wildcard tests/e2e/*.c)
 E2E_TOBJS    := $(patsubst %.c,$(OBJ)/%.o,$(E2E_SRCS))
@@ -47,7 +66,7 @@ EXAMPLES     := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/
 LIB  := $(BUILD)/libprof.so
 PROF := $(BUILD)/prof
 
-.PHONY: all deps test unit e2e lint asan fuzz bench demo install clean
+.PHONY: all deps test unit e2e lint asan fuzz bench demo install clean test-aarch64
 all: $(LIB) $(PROF)
 
 deps:
@@ -68,10 +87,10 @@ $(OBJ)/reporter/%.o: reporter/%.c
 $(OBJ)/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -Wno-missing-prototypes -DBUILD_DIR='"$(abspath $(BUILD))"' \
-	    -c $< -o $@
+	    -DSRC_DIR='"$(CURDIR)"' -c $< -o $@
 
 $(LIB): $(LIB_OBJS)
-	$(CC) $(LIB_LDFLAGS) $(EXTRA_LDFLAGS) -o $@ $^ -lpthread -ldl
+	$(CC) $(LIB_LDFLAGS) $(EXTRA_LDFLAGS) -o $@ $^ $(UNW_LDLIBS) -lpthread -ldl
 
 $(PROF): $(REP_OBJS)
 	$(CC) $(EXTRA_LDFLAGS) -o $@ $^ $(REP_LDLIBS)
@@ -84,9 +103,17 @@ $(BUILD)/examples/%: examples/%.c
 	@mkdir -p $(@D)
 	$(CC) $(WORK_CFLAGS) -o $@ $< -lpthread -lm
 
+# The stack-walk benchmark links the steppers' objects directly (bench/walk.sh runs it).
+WALK_BENCH_OBJS := $(filter $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/walk_unw.o \
+                   $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o,$(SMP_OBJS))
+$(BUILD)/bench/walk: bench/walk.c $(WALK_BENCH_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -fno-omit-frame-pointer -o $@ $< $(WALK_BENCH_OBJS) $(UNW_LDLIBS) \
+	    -lpthread
+
 $(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(EXTRA_LDFLAGS) -o $@ $^ -lcriterion $(REP_LDLIBS) -lpthread -ldl
+	$(CC) $(EXTRA_LDFLAGS) -o $@ $^ -lcriterion $(REP_LDLIBS) $(UNW_LDLIBS) -lpthread -ldl
 
 $(BUILD)/tests/e2e: $(E2E_TOBJS)
 	@mkdir -p $(@D)
@@ -96,12 +123,33 @@ unit: $(BUILD)/tests/unit
 e2e: all $(BUILD)/tests/e2e $(WORKLOADS)
 
 test: deps
+	@scripts/setup-browser.sh
 	@$(MAKE) --no-print-directory all unit e2e
 	@$(MAKE) --no-print-directory lint
 	@scripts/fuzz.sh $(TEST_FUZZ_SECONDS) >$(BUILD)/fuzz.log 2>&1 || \
 	    { tail -n 20 $(BUILD)/fuzz.log; echo "fuzz: the profile reader crashed"; exit 1; }
 	@echo "fuzz: $(TEST_FUZZ_SECONDS) s on the profile reader, no crash"
 	@scripts/run-tests.sh $(BUILD)
+
+# The steppers' unit tests for aarch64: cross-built with a Criterion stand-in
+# (tests/arch/mini) and run under qemu-user; skipped with a message without the tools.
+AARCH64_CC    ?= aarch64-linux-gnu-gcc
+QEMU_AARCH64  ?= qemu-aarch64
+AARCH64_SRCS  := sampler/walk_fp.c sampler/probe.c sampler/codemap.c tests/arch/mini/main.c \
+                 tests/arch/test_leaf.c tests/sampler/test_walk_fp.c \
+                 tests/sampler/test_probe.c tests/sampler/test_codemap.c
+test-aarch64:
+	@if ! command -v $(AARCH64_CC) >/dev/null 2>&1 || \
+	    ! command -v $(QEMU_AARCH64) >/dev/null 2>&1; then \
+	    echo "test-aarch64: skipped: $(AARCH64_CC) or $(QEMU_AARCH64) is missing" \
+	         "(apt-get install gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user)"; \
+	else \
+	    mkdir -p $(BUILD)/aarch64 && \
+	    $(AARCH64_CC) -std=gnu11 -D_GNU_SOURCE -I. -Itests/arch/mini $(WARN) \
+	        -Wno-missing-prototypes -O2 -g -static -o $(BUILD)/aarch64/unit $(AARCH64_SRCS) \
+	        -lpthread && \
+	    $(QEMU_AARCH64) $(BUILD)/aarch64/unit; \
+	fi
 
 lint: $(LIB) $(HANDLER_OBJS)
 	@scripts/lint.sh $(BUILD)
@@ -120,8 +168,11 @@ fuzz:
 
 bench:
 	@scripts/setup.sh bench
-	@$(MAKE) --no-print-directory all $(WORKLOADS)
+	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk
+	@bench/walk.sh $(BUILD)
 	@bench/run.sh $(BUILD)
+	@bench/reporter.sh $(BUILD)
+	@bench/ci_false_alarms.sh $(BUILD)
 
 demo: deps
 	@$(MAKE) --no-print-directory all $(EXAMPLES)

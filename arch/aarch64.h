@@ -13,6 +13,7 @@
 #ifndef PROF_ARCH_AARCH64_H
 #define PROF_ARCH_AARCH64_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
 
@@ -20,6 +21,7 @@
 #define ARCH_FP_ALIGN 8u
 #define ARCH_FRAME_FP_OFF 0u
 #define ARCH_FRAME_RET_OFF 8u
+#define ARCH_HAS_LR 1 /* bl leaves the return address in x30 */
 
 static inline uintptr_t arch_pc(const ucontext_t *uc)
 {
@@ -46,6 +48,73 @@ static inline uintptr_t arch_lr(const ucontext_t *uc)
 static inline uintptr_t arch_strip_pac(uintptr_t pc)
 {
     return pc & ((UINT64_C(1) << 48) - 1);
+}
+
+/*
+ * The interrupted leaf. Until `stp x29, x30, [sp, #-N]!; mov x29, sp` has completed, and
+ * again after `ldp x29, x30, [sp], #N` at `ret`, x29 holds the caller's frame; the return
+ * address into the caller is then in x30 (lr), which stp does not change:
+ *
+ *   at stp x29, x30, [sp, #-N]!   ARCH_LEAF_RA_IN_LR
+ *   at mov x29, sp                ARCH_LEAF_RA_IN_LR (also saved at sp + 8)
+ *   at ret (x30)                  ARCH_LEAF_RA_IN_LR
+ *   anything else                 ARCH_LEAF_UNKNOWN
+ *
+ * Instructions are 4 bytes, little-endian, at 4-byte aligned addresses.
+ */
+#define ARCH_CODE_PEEK 4u
+#define ARCH_CALL_PEEK 8u
+#define ARCH_LEAF_UNKNOWN 0u
+#define ARCH_LEAF_RA_AT_SP 1u
+#define ARCH_LEAF_RA_AT_SP1 2u
+#define ARCH_LEAF_RA_IN_LR 3u
+
+static inline uint32_t arch_insn_at(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline unsigned arch_leaf_state(const uint8_t *code, unsigned n)
+{
+    if (n < 4)
+        return ARCH_LEAF_UNKNOWN;
+    uint32_t insn = arch_insn_at(code);
+    if ((insn & 0xffc07fffu) == 0xa9807bfdu) /* stp x29, x30, [sp, #imm]! */
+        return ARCH_LEAF_RA_IN_LR;
+    if (insn == 0x910003fdu) /* mov x29, sp */
+        return ARCH_LEAF_RA_IN_LR;
+    if (insn == 0xd65f03c0u) /* ret */
+        return ARCH_LEAF_RA_IN_LR;
+    return ARCH_LEAF_UNKNOWN;
+}
+
+/* 1 when the instruction before a return address (before[4..7]) is bl or blr. */
+static inline int arch_is_call_site(const uint8_t *before)
+{
+    uint32_t insn = arch_insn_at(before + 4);
+    return (insn & 0xfc000000u) == 0x94000000u || (insn & 0xfffffc1fu) == 0xd63f0000u;
+}
+
+/*
+ * Signal frames. A handler returns into the vDSO's __kernel_rt_sigreturn
+ * (`mov x8, #139; svc #0`). The kernel's frame record for it sits after a variable-size
+ * signal frame, so the interrupted context is not located from it here: a walk goes on
+ * through the frame record (the interrupted x29, x30) instead.
+ */
+#define ARCH_SIGRETURN_LEN 8u
+#define ARCH_UC_PC_OFF offsetof(ucontext_t, uc_mcontext.pc)
+#define ARCH_UC_SP_OFF offsetof(ucontext_t, uc_mcontext.sp)
+#define ARCH_UC_FP_OFF (offsetof(ucontext_t, uc_mcontext.regs) + 29 * sizeof(uint64_t))
+
+static inline int arch_is_sigreturn(const uint8_t *code)
+{
+    return arch_insn_at(code) == 0xd2801168u && arch_insn_at(code + 4) == 0xd4000001u;
+}
+
+static inline uintptr_t arch_sigframe_uc(uintptr_t fp)
+{
+    (void)fp;
+    return 0;
 }
 
 #endif

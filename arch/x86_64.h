@@ -15,6 +15,7 @@
 #ifndef PROF_ARCH_X86_64_H
 #define PROF_ARCH_X86_64_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
 
@@ -22,6 +23,7 @@
 #define ARCH_FP_ALIGN 8u      /* a saved frame pointer is at least word-aligned */
 #define ARCH_FRAME_FP_OFF 0u  /* caller's frame pointer, from the frame pointer */
 #define ARCH_FRAME_RET_OFF 8u /* return address, from the frame pointer */
+#define ARCH_HAS_LR 0         /* the return address of a call is pushed, not in a register */
 
 static inline uintptr_t arch_pc(const ucontext_t *uc)
 {
@@ -49,6 +51,105 @@ static inline uintptr_t arch_lr(const ucontext_t *uc)
 static inline uintptr_t arch_strip_pac(uintptr_t pc)
 {
     return pc;
+}
+
+/*
+ * The interrupted leaf. While a function is between its entry and the end of
+ * `push %rbp; mov %rsp,%rbp`, or past `pop %rbp`/`leave` at its `ret`, %rbp still holds
+ * the caller's frame and a frame-pointer walk skips the caller. arch_leaf_state() reads
+ * the instruction bytes at the pc (the caller fetched them with a fault-proof read) and
+ * says where the return address is then:
+ *
+ *   at endbr64; push %rbp  or  push %rbp; mov %rsp,%rbp   ARCH_LEAF_RA_AT_SP  [sp]
+ *   at mov %rsp,%rbp (rbp pushed, not yet moved)          ARCH_LEAF_RA_AT_SP1 [sp + 8]
+ *   at ret / rep ret                                       ARCH_LEAF_RA_AT_SP  [sp]
+ *   anything else                                          ARCH_LEAF_UNKNOWN
+ */
+#define ARCH_CODE_PEEK 8u      /* bytes at the pc that arch_leaf_state() looks at */
+#define ARCH_CALL_PEEK 8u      /* bytes before a return address arch_is_call_site() needs */
+#define ARCH_LEAF_UNKNOWN 0u   /* the bytes do not say: assume the frame is set up */
+#define ARCH_LEAF_RA_AT_SP 1u  /* nothing pushed: the return address is the word at sp */
+#define ARCH_LEAF_RA_AT_SP1 2u /* the frame pointer is saved at sp, the return address above */
+#define ARCH_LEAF_RA_IN_LR 3u  /* the return address is in the link register (aarch64) */
+
+static inline unsigned arch_leaf_state(const uint8_t *code, unsigned n)
+{
+    if (n >= 5 && code[0] == 0xf3 && code[1] == 0x0f && code[2] == 0x1e && code[3] == 0xfa &&
+        code[4] == 0x55)
+        return ARCH_LEAF_RA_AT_SP; /* endbr64; push %rbp */
+    if (n >= 4 && code[0] == 0x55 && code[1] == 0x48 && code[2] == 0x89 && code[3] == 0xe5)
+        return ARCH_LEAF_RA_AT_SP; /* push %rbp; mov %rsp,%rbp */
+    if (n >= 3 && code[0] == 0x48 && code[1] == 0x89 && code[2] == 0xe5)
+        return ARCH_LEAF_RA_AT_SP1; /* mov %rsp,%rbp */
+    if (n >= 1 && code[0] == 0xc3)
+        return ARCH_LEAF_RA_AT_SP; /* ret */
+    if (n >= 2 && code[0] == 0xf3 && code[1] == 0xc3)
+        return ARCH_LEAF_RA_AT_SP; /* rep ret */
+    return ARCH_LEAF_UNKNOWN;
+}
+
+/* The length of an `ff /2` (call near, indirect) instruction whose ModRM byte is m and
+ * SIB byte (when there is one) s, opcode included. */
+static inline unsigned arch_ff2_len(uint8_t m, uint8_t s)
+{
+    unsigned mod = m >> 6, rm = m & 7u, len = 2;
+    if (mod == 3)
+        return len;
+    if (rm == 4) {
+        len++;
+        if (mod == 0 && (s & 7u) == 5)
+            len += 4;
+    }
+    if (mod == 1)
+        len += 1;
+    else if (mod == 2 || (mod == 0 && rm == 5))
+        len += 4;
+    return len;
+}
+
+/* 1 when the ARCH_CALL_PEEK bytes before a candidate return address (before[7] is the byte
+ * just before it) end with a call instruction: `call rel32` (e8), or `call *r/m` (ff /2,
+ * with its length matching the ModRM form). A word on the stack that passes is a return
+ * address but for a very unlikely coincidence. */
+static inline int arch_is_call_site(const uint8_t *before)
+{
+    if (before[3] == 0xe8)
+        return 1;
+    for (unsigned k = 2; k <= 7; k++) {
+        const uint8_t *op = before + 8 - k;
+        if (op[0] == 0xff && ((op[1] >> 3) & 7u) == 2 &&
+            arch_ff2_len(op[1], k >= 3 ? op[2] : 0) == k)
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Signal frames. A handler returns into the sigreturn trampoline (glibc's __restore_rt:
+ * `mov $15,%rax; syscall`), and the kernel put the interrupted context right above that
+ * return address: a frame whose return address (at fp + 8) is the trampoline has the
+ * ucontext_t at fp + 16. ARCH_UC_*_OFF locate the registers inside it.
+ */
+#define ARCH_SIGRETURN_LEN 9u
+#define ARCH_UC_PC_OFF (offsetof(ucontext_t, uc_mcontext.gregs) + REG_RIP * sizeof(greg_t))
+#define ARCH_UC_SP_OFF (offsetof(ucontext_t, uc_mcontext.gregs) + REG_RSP * sizeof(greg_t))
+#define ARCH_UC_FP_OFF (offsetof(ucontext_t, uc_mcontext.gregs) + REG_RBP * sizeof(greg_t))
+
+static inline int arch_is_sigreturn(const uint8_t *code)
+{
+    static const uint8_t tramp[ARCH_SIGRETURN_LEN] = {0x48, 0xc7, 0xc0, 0x0f, 0x00,
+                                                      0x00, 0x00, 0x0f, 0x05};
+    for (unsigned i = 0; i < ARCH_SIGRETURN_LEN; i++)
+        if (code[i] != tramp[i])
+            return 0;
+    return 1;
+}
+
+/* The interrupted context's address, from the frame pointer of the frame that returns into
+ * the trampoline; 0 when the architecture cannot tell. */
+static inline uintptr_t arch_sigframe_uc(uintptr_t fp)
+{
+    return fp + 16;
 }
 
 #endif

@@ -1,11 +1,16 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The benchmark behind `make bench`: libprof against gperftools' libprofiler and `perf
-# record` on the shares workload, plus the start-up cost of each on /bin/true. The work is
-# in bench/bench.py; this checks the prerequisites and starts it. About 2 minutes.
+# record` on the shares workload, plus the start-up cost of each on /bin/true
+# (bench/bench.py, about 2 minutes); then each timer source's delivered rate at 100 to
+# 10000 Hz (bench/rates.py, about 1 minute) and the overhead matrix on the deep workload:
+# 16 and 64 frames, 1 and 2 threads, cost per sample, memory, bytes per sample
+# (bench/overhead.py, about 5 minutes on an idle machine). docs/BENCH.md has the results.
 #   bench/run.sh BUILD_DIR
-# Settings (environment): BENCH_ROUNDS (7), BENCH_HZ (1000), BENCH_SECONDS (2),
-# BENCH_STARTUP (100 runs), BENCH_GPERF_LIB (the path of gperftools' libprofiler.so).
+# Settings (environment): BENCH_ROUNDS (7 for bench.py; overhead.py uses BENCH_OVH_ROUNDS,
+# 5), BENCH_HZ (1000), BENCH_SECONDS (2), BENCH_STARTUP (100 runs), BENCH_GPERF_LIB (the
+# path of gperftools' libprofiler.so), BENCH_OVH_SECONDS (1), BENCH_HIGH_HZ (10000),
+# BENCH_LONG=1 (adds a 60-second bytes-per-sample run).
 # Exit status: 0, or 1 with one line on stderr.
 set -eu
 
@@ -13,11 +18,13 @@ build=${1:?usage: bench/run.sh BUILD_DIR}
 here=$(dirname "$0")
 
 command -v python3 >/dev/null 2>&1 || { echo "bench: python3 is missing" >&2; exit 1; }
-for f in "$build/libprof.so" "$build/workloads/shares"; do
+for f in "$build/libprof.so" "$build/workloads/shares" "$build/workloads/deep"; do
     [ -e "$f" ] || { echo "bench: $f is missing (make all $build/workloads/shares)" >&2; exit 1; }
 done
 if [ ! -e "${BENCH_GPERF_LIB:-/usr/lib/x86_64-linux-gnu/libprofiler.so}" ]; then
     echo "bench: gperftools is missing (scripts/setup.sh bench)" >&2
     exit 1
 fi
-exec python3 "$here/bench.py" "$build"
+python3 "$here/bench.py" "$build"
+python3 "$here/rates.py" "$build"
+exec python3 "$here/overhead.py" "$build"

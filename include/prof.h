@@ -34,6 +34,28 @@ PROF_API int prof_stop(void);
  * Returns 0, or -1 with no profile or on timeout. Any thread; not async-signal-safe. */
 PROF_API int prof_flush(void);
 
+/* Writes the calling thread's stack into pcs: at most max addresses, innermost first,
+ * after skipping the first `skip` frames of its callers (0 keeps the caller of
+ * prof_backtrace() as pcs[0]). Each is a return address, except where the walk crossed a
+ * signal frame: there the entry is the interrupted instruction itself (x86_64). Returns
+ * the number written (0 when max <= 0). Async-signal-safe and re-entrant: meant for
+ * signal handlers, crash handlers included, on the thread's stack or an alternate signal
+ * stack. It follows frame pointers (the code must keep them) and reads every word through
+ * a fault-proof kernel probe, so a corrupt stack ends the walk instead of faulting. Works
+ * with or without an active profile. */
+PROF_API int prof_backtrace(void **pcs, int max, int skip);
+
+/* Writes the calling thread's stack to fd as text, one frame per line, innermost first,
+ * after skipping `skip` frames as prof_backtrace():
+ *     /usr/lib/x86_64-linux-gnu/libc.so.6+0x2724a
+ * the file holding the code and the offset in that file of the call instruction (of the
+ * interrupted instruction, across a signal frame), or "0x7f...": a bare address, when
+ * the code is in no mapping libprof knows (it reads them when profiling starts and at
+ * each dlopen). `prof symbolize` turns the lines into function, file and line. Allocates
+ * nothing; async-signal-safe and re-entrant. Returns the number of frames written, or -1
+ * when a write fails. */
+PROF_API int prof_backtrace_fd(int fd, int skip);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,18 +19,11 @@
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "the profile format is little-endian; this host is not"
-/* The sizes docs/FORMAT.md documents; a change here is a format change. */
-_Static_assert(sizeof(struct prof_file_header) == 16, "header size");
-_Static_assert(sizeof(struct prof_rec_process) == 48, "process record size");
-_Static_assert(sizeof(struct prof_rec_map) == 80, "map record size");
-_Static_assert(sizeof(struct prof_rec_thread) == 24, "thread record size");
-_Static_assert(sizeof(struct prof_rec_sample) == 40, "sample record size");
-_Static_assert(sizeof(struct prof_rec_stats) == 16, "stats record size");
-
 #endif
 
 #define PROF_FILE_MAGIC "LIBPROF\0" /* 8 bytes, the NUL included */
-#define PROF_FILE_VERSION 1u
+#define PROF_FILE_VERSION 2u /* 2 added PROF_REC_STACK and PROF_REC_SAMPLES; readers of 2
+                              * read 1 too */
 #define PROF_REC_ALIGN 8u
 #define PROF_REC_MAX_BYTES (1u << 20) /* a larger size_bytes marks a corrupt record */
 #define PROF_BUILD_ID_MAX 32u
@@ -43,12 +36,17 @@ _Static_assert(sizeof(struct prof_rec_stats) == 16, "stats record size");
 #define PROF_REC_SAMPLE 4u  /* one stack */
 #define PROF_REC_STATS 5u   /* end-of-run counters */
 #define PROF_REC_END 6u     /* last record of a file that was closed cleanly */
+#define PROF_REC_STACK 7u   /* a distinct stack, with the id that samples name it by */
+#define PROF_REC_SAMPLES 8u /* a batch of compact samples naming their stacks by id */
 
 /* Timer sources (prof_rec_process.timer_source). */
 #define PROF_TIMER_ITIMER 1u /* setitimer(ITIMER_PROF): process CPU time */
+#define PROF_TIMER_THREAD 2u /* timer_create() per thread on its CPU clock */
+#define PROF_TIMER_PERF 3u   /* perf_event_open() per thread (task clock or a PMU event) */
 
 /* Stack steppers (prof_rec_process.unwinder). */
-#define PROF_UNWIND_FP 1u /* frame-pointer chain */
+#define PROF_UNWIND_FP 1u        /* frame-pointer chain */
+#define PROF_UNWIND_LIBUNWIND 2u /* libunwind with .eh_frame unwind tables */
 
 /* Why a stack walk ended (prof_rec_sample.stop_reason). Only PROF_STOP_END is complete. */
 #define PROF_STOP_END 0u      /* reached a null frame pointer or return address: the root */
@@ -60,7 +58,9 @@ _Static_assert(sizeof(struct prof_rec_stats) == 16, "stats record size");
 #define PROF_STOP_N 6u
 
 /* Sample flags (prof_rec_sample.flags). */
-#define PROF_SAMPLE_TRUNCATED 1u /* stop_reason != PROF_STOP_END */
+#define PROF_SAMPLE_TRUNCATED 1u   /* stop_reason != PROF_STOP_END */
+#define PROF_SAMPLE_LEAF_CALLER 2u /* frames[1] is the leaf's caller, recovered in the handler
+                                    * (prologue, epilogue or frameless leaf); sp_word is 0 */
 
 /* Mapping protections (prof_rec_map.prot). */
 #define PROF_MAP_READ 1u
@@ -151,6 +151,27 @@ struct prof_rec_stats {
     uint32_t reserved; /* 0 */
 };
 
+/* Followed by n_frames uint64_t addresses, as in prof_rec_sample. Ids count from 0 in
+ * the order stacks first appear; a stack is defined before any batch that names it. */
+struct prof_rec_stack {
+    struct prof_rec_hdr hdr;
+    uint32_t id;         /* the stack's id */
+    uint16_t n_frames;   /* frames that follow */
+    uint8_t stop_reason; /* PROF_STOP_* */
+    uint8_t flags;       /* PROF_SAMPLE_* */
+    uint64_t sp_word;    /* as prof_rec_sample.sp_word; 0 unless it points into code */
+};
+
+/* Followed by n_samples entries, each four unsigned LEB128 numbers: the signed step in ns
+ * from the previous entry's time (the first: from base_time_ns), zigzag-encoded (0, -1, 1,
+ * -2 as 0, 1, 2, 3); the tid; the stack id; the weight minus 1. */
+struct prof_rec_samples {
+    struct prof_rec_hdr hdr;
+    uint64_t base_time_ns; /* CLOCK_MONOTONIC */
+    uint32_t n_samples;    /* entries that follow */
+    uint32_t reserved;     /* 0 */
+};
+
 /* The sizes docs/FORMAT.md documents; a change here is a format change. */
 _Static_assert(sizeof(struct prof_file_header) == 16, "header size");
 _Static_assert(sizeof(struct prof_rec_process) == 48, "process record size");
@@ -158,5 +179,7 @@ _Static_assert(sizeof(struct prof_rec_map) == 80, "map record size");
 _Static_assert(sizeof(struct prof_rec_thread) == 24, "thread record size");
 _Static_assert(sizeof(struct prof_rec_sample) == 40, "sample record size");
 _Static_assert(sizeof(struct prof_rec_stats) == 16, "stats record size");
+_Static_assert(sizeof(struct prof_rec_stack) == 24, "stack record size");
+_Static_assert(sizeof(struct prof_rec_samples) == 24, "samples record size");
 
 #endif

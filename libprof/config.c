@@ -7,15 +7,42 @@
 #include "libprof/config.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "include/prof_format.h"
+#include "sampler/timer_perf.h"
+
 /* Variables that belong to the `prof` command or to the test suite, not to us. */
 static const char *const foreign_vars[] = { "PROF_LIBRARY", NULL };
 static const char *const known_vars[] = { "PROF_OUTPUT", "PROF_FREQ",   "PROF_DEPTH",
-                                          "PROF_BUFFER_KB", "PROF_LOG", "PROF_START", NULL };
+                                          "PROF_BUFFER_KB", "PROF_LOG", "PROF_START",
+                                          "PROF_TIMER", "PROF_SIGNAL", "PROF_FOLLOW",
+                                          "PROF_EVENT", "PROF_UNWIND", NULL };
+
+struct keyword {
+    const char *name;
+    unsigned value;
+};
+
+static const struct keyword timer_names[] = {
+    { "auto", LP_TIMER_AUTO },      { "itimer", PROF_TIMER_ITIMER },
+    { "thread", PROF_TIMER_THREAD }, { "perf", PROF_TIMER_PERF },
+    { NULL, 0 },
+};
+
+static const struct keyword unwind_names[] = {
+    { "fp", PROF_UNWIND_FP }, { "libunwind", PROF_UNWIND_LIBUNWIND }, { NULL, 0 },
+};
+
+static const struct keyword event_names[] = {
+    { "task-clock", SMP_PERF_TASK_CLOCK }, { "cpu-clock", SMP_PERF_CPU_CLOCK },
+    { "cycles", SMP_PERF_CYCLES },         { "instructions", SMP_PERF_INSTRUCTIONS },
+    { NULL, 0 },
+};
 
 static void add_msg(struct lp_config_msgs *m, const char *fmt, ...)
 {
@@ -86,6 +113,70 @@ static void load_path(char *const *env, const char *name, const char *dflt, char
     strcpy(out, v);
 }
 
+static void load_keyword(char *const *env, const char *name, const struct keyword *k,
+                         unsigned dflt, unsigned *out, struct lp_config_msgs *msgs)
+{
+    const char *v = env_get(env, name);
+    *out = dflt;
+    if (!v)
+        return;
+    for (const struct keyword *i = k; i->name; i++) {
+        if (strcmp(v, i->name) == 0) {
+            *out = i->value;
+            return;
+        }
+    }
+    char list[128] = "";
+    for (const struct keyword *i = k; i->name; i++)
+        snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+                 i == k ? "" : ", ", i->name);
+    add_msg(msgs, "%s='%.40s' is not one of %s; using %s", name, v, list, k->name);
+}
+
+/* Parses a signal: a number, or a name with or without "SIG": PROF, RTMIN+3, RTMAX-2. */
+static int parse_signal(const char *s)
+{
+    static const struct keyword plain[] = {
+        { "PROF", SIGPROF }, { "VTALRM", SIGVTALRM }, { "ALRM", SIGALRM },
+        { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },     { NULL, 0 },
+    };
+    unsigned n;
+    if (parse_uint(s, 1, (unsigned)SIGRTMAX, &n) == 0)
+        return (int)n;
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (const struct keyword *k = plain; k->name; k++)
+        if (strcmp(s, k->name) == 0)
+            return (int)k->value;
+    int base = strncmp(s, "RTMIN", 5) == 0 ? SIGRTMIN : strncmp(s, "RTMAX", 5) == 0 ? SIGRTMAX : 0;
+    if (!base)
+        return 0;
+    if (s[5] == '\0')
+        return base;
+    if ((s[5] != '+' && s[5] != '-') || parse_uint(s + 6, 0, 64, &n) != 0)
+        return 0;
+    int sig = s[5] == '+' ? base + (int)n : base - (int)n;
+    return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : 0;
+}
+
+static void load_signal(char *const *env, int *out, struct lp_config_msgs *msgs)
+{
+    const char *v = env_get(env, "PROF_SIGNAL");
+    *out = 0;
+    if (!v)
+        return;
+    int sig = parse_signal(v);
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+        sig == SIGFPE || sig == SIGABRT || sig == SIGCHLD || sig == SIGPIPE)
+        sig = 0;
+    if (sig == 0)
+        add_msg(msgs,
+                "PROF_SIGNAL='%.40s' is not a usable signal (a number, PROF, USR1, RTMIN+N, "
+                "RTMAX-N); using the timer's default",
+                v);
+    *out = sig;
+}
+
 static void check_unknown(char *const *env, struct lp_config_msgs *msgs)
 {
     for (; env && *env; env++) {
@@ -116,9 +207,15 @@ int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs 
               msgs);
     load_uint(env, "PROF_BUFFER_KB", LP_MIN_BUFFER_KB, LP_MAX_BUFFER_KB, LP_DEFAULT_BUFFER_KB,
               " KiB", &c->buffer_kb, msgs);
-    unsigned start;
+    unsigned start, follow;
     load_uint(env, "PROF_START", 0, 1, 1, "", &start, msgs);
     c->start = (int)start;
+    load_uint(env, "PROF_FOLLOW", 0, 1, 1, "", &follow, msgs);
+    c->follow = (int)follow;
+    load_keyword(env, "PROF_TIMER", timer_names, LP_TIMER_AUTO, &c->timer, msgs);
+    load_keyword(env, "PROF_EVENT", event_names, SMP_PERF_TASK_CLOCK, &c->event, msgs);
+    load_keyword(env, "PROF_UNWIND", unwind_names, PROF_UNWIND_FP, &c->unwinder, msgs);
+    load_signal(env, &c->signo, msgs);
     check_unknown(env, msgs);
     return msgs->n - before;
 }

@@ -19,6 +19,7 @@
 #define LP_DEFAULT_BUFFER_KB 1024u
 #define LP_MIN_BUFFER_KB 64u
 #define LP_MAX_BUFFER_KB (1024u * 1024u)
+#define LP_TIMER_AUTO 0u /* perf where permitted, else per-thread timers */
 #define LP_MSG_MAX 256
 #define LP_MSGS_MAX 8
 
@@ -29,6 +30,11 @@ struct lp_config {
     unsigned max_depth;    /* PROF_DEPTH: frames per sample at most */
     unsigned buffer_kb;    /* PROF_BUFFER_KB: sample ring size */
     int start;             /* PROF_START: 1 = sample from the start, 0 = wait for prof_start() */
+    unsigned timer;        /* PROF_TIMER: LP_TIMER_AUTO or a PROF_TIMER_* source */
+    int signo;             /* PROF_SIGNAL: 0 = the source's default */
+    int follow;            /* PROF_FOLLOW: 1 = profile forked children and exec'd programs */
+    unsigned event;        /* PROF_EVENT: SMP_PERF_* event of the perf source */
+    unsigned unwinder;     /* PROF_UNWIND: PROF_UNWIND_FP (default) or PROF_UNWIND_LIBUNWIND */
     int enabled;           /* 0 when a value makes profiling impossible */
 };
 

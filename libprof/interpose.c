@@ -13,18 +13,25 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "libprof/lifecycle.h"
 #include "libprof/threads.h"
+#include "libprof/timers.h"
+#include "libprof/unwind.h"
 #include "sampler/handler.h"
 
 #define LP_EXPORT __attribute__((visibility("default")))
 #define LP_EXEC_MAX_ARGS 65536
+#define LP_LIBRARY_NAME "libprof.so"
 
 typedef int main_fn(int, char **, char **);
 typedef int libc_start_main_fn(main_fn *, int, char **, void (*)(void), void (*)(void),
                                void (*)(void), void *);
+typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
+typedef int setitimer_fn(__itimer_which_t, const struct itimerval *, struct itimerval *);
 typedef void *dlopen_fn(const char *, int);
 typedef int dlclose_fn(void *);
 typedef int pthread_setname_np_fn(pthread_t, const char *);
@@ -39,6 +46,8 @@ static struct {
     main_fn *main;
     pthread_create_fn *pthread_create;
     pthread_setname_np_fn *pthread_setname_np;
+    sigaction_fn *sigaction;
+    setitimer_fn *setitimer;
     dlopen_fn *dlopen;
     dlclose_fn *dlclose;
     execve_fn *execve;
@@ -52,11 +61,13 @@ extern char **environ;
 static pthread_key_t thread_exit_key;
 
 /* Runs when a thread started through our pthread_create exits (returning or calling
- * pthread_exit): its final name goes into the profile, which covers names set by prctl or
- * after the thread started, and threads that end before the profile does. */
+ * pthread_exit): its timer is released, and its final name goes into the profile, which
+ * covers names set by prctl or after the thread started, and threads that end before the
+ * profile does. */
 static void thread_exit(void *unused)
 {
     (void)unused;
+    lp_timers_disarm_self();
     lp_session_post_thread_name();
 }
 
@@ -70,6 +81,8 @@ void lp_interpose_init(void)
     real.execveat = (execveat_fn *)dlsym(RTLD_NEXT, "execveat");
     real.libc_start_main = (libc_start_main_fn *)dlsym(RTLD_NEXT, "__libc_start_main");
     real.pthread_setname_np = (pthread_setname_np_fn *)dlsym(RTLD_NEXT, "pthread_setname_np");
+    real.sigaction = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
+    real.setitimer = (setitimer_fn *)dlsym(RTLD_NEXT, "setitimer");
     real.dlopen = (dlopen_fn *)dlsym(RTLD_NEXT, "dlopen");
     real.dlclose = (dlclose_fn *)dlsym(RTLD_NEXT, "dlclose");
     pthread_key_create(&thread_exit_key, thread_exit);
@@ -117,6 +130,8 @@ static void *thread_trampoline(void *p)
     free(p);
     lp_thread_enter();
     pthread_setspecific(thread_exit_key, (void *)1);
+    if (lp_session_sampling())
+        lp_timers_arm_self();
     smp_self.root_fp = (uintptr_t)__builtin_frame_address(0);
     void *ret = st.fn(st.arg);
     __asm__ volatile("" ::: "memory");
@@ -140,6 +155,45 @@ LP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
     return rc;
 }
 
+smp_sigaction_fn *lp_interpose_real_sigaction(void)
+{
+    lp_interpose_init();
+    return real.sigaction;
+}
+
+/* The application's view of the signal we sample with is virtual: its action is kept
+ * aside and receives the signals our timer did not send (sampler/handler.c). */
+LP_EXPORT int sigaction(int signo, const struct sigaction *act, struct sigaction *old)
+{
+    lp_interpose_init();
+    if (lp_session_app_sigaction(signo, act, old))
+        return 0;
+    return real.sigaction(signo, act, old);
+}
+
+/* glibc's signal() calls its internal sigaction directly, so it is wrapped by itself; BSD
+ * semantics, as glibc's: the handler stays installed and system calls restart. */
+LP_EXPORT sighandler_t signal(int signo, sighandler_t handler)
+{
+    struct sigaction act, old;
+    memset(&act, 0, sizeof(act));
+    act.sa_handler = handler;
+    act.sa_flags = SA_RESTART;
+    sigemptyset(&act.sa_mask);
+    sigaddset(&act.sa_mask, signo);
+    if (sigaction(signo, &act, &old) != 0)
+        return SIG_ERR;
+    return old.sa_handler;
+}
+
+LP_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *value,
+                        struct itimerval *old)
+{
+    lp_interpose_init();
+    lp_session_app_setitimer((int)which);
+    return real.setitimer(which, value, old);
+}
+
 LP_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
     lp_interpose_init();
@@ -155,8 +209,10 @@ LP_EXPORT void *dlopen(const char *file, int mode)
 {
     lp_interpose_init();
     void *handle = real.dlopen(file, mode);
-    if (handle && file)
+    if (handle && file) {
         lp_session_post_maps();
+        lp_unwind_refresh(); /* the steppers' code map and loaded-object snapshot */
+    }
     return handle;
 }
 
@@ -164,7 +220,10 @@ LP_EXPORT int dlclose(void *handle)
 {
     lp_interpose_init();
     lp_session_post_maps();
-    return real.dlclose(handle);
+    lp_unwind_unload_begin();
+    int rc = real.dlclose(handle);
+    lp_unwind_unload_end();
+    return rc;
 }
 
 /* The profile is finished before any exec attempt: if the exec fails the process goes on
@@ -175,34 +234,107 @@ static void before_exec(void)
     lp_session_finish();
 }
 
+/* With PROF_FOLLOW=0 the program an exec starts must not load us: the environment it gets
+ * has our library taken out of LD_PRELOAD. It is built on the caller's stack (a vfork child
+ * may call exec, so no malloc): EXEC_ENV declares the arrays and names the result. */
+static size_t env_count(char *const *envp)
+{
+    size_t n = 0;
+    while (envp && envp[n])
+        n++;
+    return n;
+}
+
+static const char *env_preload(char *const *envp)
+{
+    for (size_t i = 0; envp && envp[i]; i++)
+        if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0)
+            return envp[i];
+    return NULL;
+}
+
+/* Whether an LD_PRELOAD entry of len bytes at tok names this library. */
+static int is_us(const char *tok, size_t len)
+{
+    const char *base = tok;
+    for (size_t i = 0; i < len; i++)
+        if (tok[i] == '/')
+            base = tok + i + 1;
+    size_t base_len = len - (size_t)(base - tok);
+    return base_len == strlen(LP_LIBRARY_NAME) && memcmp(base, LP_LIBRARY_NAME, base_len) == 0;
+}
+
+static char *const *env_without_us(char *const *envp, char **arr, char *buf)
+{
+    size_t n = 0;
+    for (size_t i = 0; envp[i]; i++) {
+        if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0) {
+            arr[n++] = envp[i];
+            continue;
+        }
+        /* Keep the other entries, separated as ld.so allows: by spaces or colons. */
+        char *out = buf + 11;
+        memcpy(buf, "LD_PRELOAD=", 11);
+        for (const char *p = envp[i] + 11; *p;) {
+            size_t len = strcspn(p, ": ");
+            if (len && !is_us(p, len)) {
+                if (out > buf + 11)
+                    *out++ = ':';
+                memcpy(out, p, len);
+                out += len;
+            }
+            p += len;
+            if (*p)
+                p++;
+        }
+        *out = '\0';
+        if (out > buf + 11)
+            arr[n++] = buf;
+    }
+    arr[n] = NULL;
+    return arr;
+}
+
+#define EXEC_ENV(name, envp)                                                               \
+    int follow_ = lp_session_follow();                                                     \
+    const char *preload_ = follow_ ? NULL : env_preload(envp);                             \
+    char *name##_arr[preload_ ? env_count(envp) + 1 : 1];                                  \
+    char name##_buf[preload_ ? strlen(preload_) + 1 : 1];                                  \
+    char *const *name = preload_ ? env_without_us(envp, name##_arr, name##_buf) : (envp)
+
 LP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     before_exec();
-    return real.execve(path, argv, envp);
+    EXEC_ENV(env, envp);
+    return real.execve(path, argv, env);
 }
 
 LP_EXPORT int execv(const char *path, char *const argv[])
 {
     before_exec();
-    return real.execve(path, argv, environ);
+    EXEC_ENV(env, environ);
+    return real.execve(path, argv, env);
 }
 
 LP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     before_exec();
-    return real.execvpe(file, argv, envp);
+    EXEC_ENV(env, envp);
+    return real.execvpe(file, argv, env);
 }
 
 LP_EXPORT int execvp(const char *file, char *const argv[])
 {
     before_exec();
-    return real.execvpe(file, argv, environ);
+    EXEC_ENV(env, environ);
+    return real.execvpe(file, argv, env);
 }
 
 LP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     before_exec();
-    return real.fexecve(fd, argv, envp);
+    EXEC_ENV(env, envp);
+    return real.fexecve(fd, argv, env);
 }
 
 LP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
@@ -213,7 +345,8 @@ LP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
         errno = ENOSYS;
         return -1;
     }
-    return real.execveat(dirfd, path, argv, envp, flags);
+    EXEC_ENV(env, envp);
+    return real.execveat(dirfd, path, argv, env, flags);
 }
 
 /* The execl family builds argv on the stack, as a vfork child may call it: no malloc. */

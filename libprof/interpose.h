@@ -13,6 +13,11 @@
 #ifndef PROF_LIBPROF_INTERPOSE_H
 #define PROF_LIBPROF_INTERPOSE_H
 
+#include "sampler/install.h"
+
+/* libc's sigaction, for installing our own handler past the interposer. */
+smp_sigaction_fn *lp_interpose_real_sigaction(void);
+
 /* Not async-signal-safe. Resolves the real functions; called from the constructor, and
  * lazily by a wrapper that runs earlier (another library's constructor). */
 void lp_interpose_init(void);

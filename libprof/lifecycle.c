@@ -19,28 +19,30 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/time.h>
 #include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "include/prof_format.h"
 #include "libprof/config.h"
+#include "libprof/interpose.h"
 #include "libprof/log.h"
 #include "libprof/maps.h"
 #include "libprof/record.h"
 #include "libprof/threads.h"
+#include "libprof/timers.h"
+#include "libprof/unwind.h"
 #include "libprof/writer.h"
 #include "sampler/handler.h"
 #include "sampler/install.h"
 #include "sampler/ring.h"
-#include "sampler/timer_itimer.h"
-
-#define LP_SIGNAL SIGPROF
 #define LP_QUIESCE_MS 200u /* longest wait for handlers in flight and the writer thread */
 
 enum lp_state { LP_OFF, LP_LIVE, LP_FINISHING, LP_DONE };
@@ -54,6 +56,8 @@ static struct {
     void *ring_mem;           /* mmap'd; never unmapped while the handler is installed */
     size_t ring_bytes;
     uint64_t start_ns;        /* CLOCK_MONOTONIC at start */
+    struct lp_timer_choice timer; /* the source, its signal and rate; from start */
+    int installed_signo;      /* the signal our handler is installed for, 0 = none yet */
 } lp;
 
 extern char **environ;
@@ -73,9 +77,9 @@ static void write_process_record(void)
         .start_mono_ns = lp.start_ns,
         .start_real_ns = clock_ns(CLOCK_REALTIME),
         .requested_hz = lp.cfg.freq_hz,
-        .effective_hz = 0,
-        .timer_source = PROF_TIMER_ITIMER,
-        .unwinder = PROF_UNWIND_FP,
+        .effective_hz = lp.timer.effective_hz,
+        .timer_source = (uint16_t)lp.timer.source,
+        .unwinder = (uint16_t)lp.cfg.unwinder,
         .max_depth = (uint16_t)lp.cfg.max_depth,
     };
     char exe[PATH_MAX];
@@ -102,6 +106,11 @@ static void write_stats_record(void)
 
 static int map_ring(void)
 {
+    if (lp.ring_mem) {
+        /* A fork child's copy: empty it (zeroed memory is an empty ring). */
+        memset(lp.ring_mem, 0, lp.ring_bytes);
+        return smp_ring_init(&lp.ring, lp.ring_mem, lp.ring_bytes, lp.cfg.max_depth);
+    }
     lp.ring_bytes = (size_t)lp.cfg.buffer_kb * 1024u;
     lp.ring_mem = mmap(NULL, lp.ring_bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -128,28 +137,94 @@ static void quiesce_handlers(void)
     }
 }
 
+static int start_session(int is_child, int sample_now);
+
+/* The writer thread's periodic chores: keep per-thread counters alive. */
+static void on_writer_period(void)
+{
+    if (atomic_load_explicit(&smp_sampler.active, memory_order_relaxed))
+        lp_timers_check();
+}
+
+/* Puts the application's view of our signal's action in the handler's spare slot and
+ * makes it current (see smp_sampler.app_actions). */
+static void set_app_action(const struct sigaction *a)
+{
+    int at = atomic_load(&smp_sampler.app_action_at);
+    int next = at == 0 ? 1 : 0;
+    smp_sampler.app_actions[next] = *a;
+    atomic_store_explicit(&smp_sampler.app_action_at, next, memory_order_release);
+}
+
+/* Installs our handler for signo (once); the action it replaces becomes the application's
+ * action, which the application keeps seeing and which gets its own signals. */
+static int install_handler(int signo)
+{
+    if (lp.installed_signo == signo)
+        return 0;
+    struct sigaction old;
+    int rc = smp_install_handler(signo, &old, lp_interpose_real_sigaction());
+    if (rc != 0)
+        return rc;
+    set_app_action(&old);
+    lp.installed_signo = signo;
+    return 0;
+}
+
+/* After fork, in the child. It has none of our threads and no timers (neither is inherited
+ * by fork), and must never write into the parent's profile: it forgets the parent's
+ * session and, with PROF_FOLLOW=1, starts its own, in its own file. The ring may hold the
+ * parent's samples and is emptied. */
 static void atfork_child(void)
 {
-    /* The child has none of our threads and no interval timer (neither is inherited by
-     * fork), and must never write into the parent's profile. */
     int live = LP_LIVE;
     if (!atomic_compare_exchange_strong(&lp.state, &live, LP_DONE))
         return;
-    atomic_store(&smp_sampler.active, 0);
+    int was_sampling = atomic_exchange(&smp_sampler.active, 0);
     smp_self.tid = 0;
+    lp_timers_forget();
     lp_writer_forget(&lp.writer);
+    if (!lp.cfg.follow)
+        return;
+    lp.pid = getpid();
+    lp.start_ns = clock_ns(CLOCK_MONOTONIC);
+    for (unsigned i = 0; i < PROF_STAT_N; i++)
+        atomic_store_explicit(&smp_sampler.counters[i], 0, memory_order_relaxed);
+    if (start_session(1, was_sampling) != 0) {
+        lp_writer_close(&lp.writer);
+        atomic_store(&lp.state, LP_DONE);
+    }
 }
 
-static int start_session(void)
+/* The profile's path: the template expanded; a fork child whose template has no %p gets
+ * ".PID" appended, so that it never writes over its parent's profile. */
+static int output_path(int is_child, char *path, size_t cap)
 {
-    char path[PATH_MAX], cwd[PATH_MAX];
+    char cwd[PATH_MAX], tmpl[PATH_MAX + 4];
     if (!getcwd(cwd, sizeof(cwd)))
         strcpy(cwd, "/");
-    int rc = lp_config_expand_path(lp.cfg.output, lp.pid, cwd, path, sizeof(path));
+    snprintf(tmpl, sizeof(tmpl), "%s%s", lp.cfg.output,
+             is_child && !strstr(lp.cfg.output, "%p") ? ".%p" : "");
+    return lp_config_expand_path(tmpl, lp.pid, cwd, path, cap);
+}
+
+static int start_session(int is_child, int sample_now)
+{
+    char path[PATH_MAX];
+    int rc = output_path(is_child, path, sizeof(path));
     if (rc != 0) {
         lp_log("PROF_OUTPUT='%.200s' is not a usable path template (%s); profiling disabled",
                lp.cfg.output, rc == -EINVAL ? "unknown %-sequence" : "too long");
         return rc;
+    }
+    if ((rc = lp_timers_choose(&lp.cfg, &lp.timer)) != 0) {
+        lp_log("no timer source works here (%s); profiling disabled", strerror(-rc));
+        return rc;
+    }
+    /* The stepper is ready before the handler exists (libprof/unwind.h). */
+    if (lp_unwind_init(lp.cfg.unwinder) != 0) {
+        lp_log("PROF_UNWIND=libunwind: built without libunwind; using frame pointers");
+        lp.cfg.unwinder = PROF_UNWIND_FP;
     }
     rc = lp_writer_open(&lp.writer, path);
     if (rc != 0) {
@@ -168,15 +243,20 @@ static int start_session(void)
     }
     smp_sampler.ring = &lp.ring;
     smp_sampler.max_frames = lp.cfg.max_depth;
+    smp_sampler.source = lp.timer.source;
     lp_thread_enter();
-    if ((rc = smp_install_handler(LP_SIGNAL, NULL)) != 0 ||
-        (rc = lp_writer_start(&lp.writer, &lp.ring)) != 0) {
+    if ((rc = install_handler(lp.timer.signo)) != 0) {
+        lp_log("cannot install a handler for signal %d: %s; profiling disabled",
+               lp.timer.signo, strerror(-rc));
+        return rc;
+    }
+    lp.writer.on_period = on_writer_period;
+    if ((rc = lp_writer_start(&lp.writer, &lp.ring)) != 0) {
         lp_log("cannot start: %s; profiling disabled", strerror(-rc));
         return rc;
     }
-    pthread_atfork(NULL, NULL, atfork_child);
     atomic_store(&lp.state, LP_LIVE);
-    if (lp.cfg.start)
+    if (sample_now)
         lp_session_set_active(1);
     return 0;
 }
@@ -192,10 +272,77 @@ __attribute__((constructor)) static void lp_constructor(void)
         lp_log("%s", msgs.text[i]);
     if (!lp.cfg.enabled)
         return;
-    if (start_session() != 0) {
+    pthread_atfork(NULL, NULL, atfork_child);
+    if (start_session(0, lp.cfg.start) != 0) {
         lp_writer_close(&lp.writer);
         atomic_store(&lp.state, LP_DONE);
     }
+}
+
+int lp_session_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
+{
+    if (signo <= 0 || signo != lp.installed_signo)
+        return 0;
+    static _Atomic int said;
+    int at = atomic_load_explicit(&smp_sampler.app_action_at, memory_order_acquire);
+    if (old)
+        *old = smp_sampler.app_actions[at == 1 ? 1 : 0];
+    if (act) {
+        set_app_action(act);
+        if (act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN &&
+            !atomic_exchange(&said, 1))
+            lp_log("the application sets a handler for signal %d, which libprof samples with; "
+                   "libprof keeps it and passes it the signals libprof did not send%s",
+                   signo, signo == SIGPROF ? "" : " (PROF_SIGNAL picks another signal)");
+    }
+    return 1;
+}
+
+int lp_session_app_setitimer(int which)
+{
+    if (which != ITIMER_PROF || lp.timer.source != PROF_TIMER_ITIMER || !lp_session_live())
+        return 0;
+    /* The process has one ITIMER_PROF: the application's. Ours moves to per-thread
+     * timers on a real-time signal; SIGPROF stays routed to the application. */
+    int sampling = atomic_load(&smp_sampler.active);
+    lp_timers_disarm_all();
+    /* SIGPROF goes back to the application's own action, for real; a tick of our old
+     * timer still pending reaches it too (one extra tick at most). */
+    int at = atomic_load(&smp_sampler.app_action_at);
+    struct sigaction app = smp_sampler.app_actions[at == 1 ? 1 : 0];
+    lp_interpose_real_sigaction()(SIGPROF, &app, NULL);
+    lp.installed_signo = 0;
+    struct lp_config cfg = lp.cfg;
+    cfg.timer = PROF_TIMER_THREAD;
+    cfg.signo = 0;
+    struct lp_timer_choice choice;
+    int rc = lp_timers_choose(&cfg, &choice);
+    if (rc == 0)
+        rc = install_handler(choice.signo);
+    if (rc != 0) {
+        atomic_store(&smp_sampler.active, 0);
+        lp_log("the application arms ITIMER_PROF, which libprof was using, and no other timer "
+               "works here (%s): profiling stops", strerror(-rc));
+        return 1;
+    }
+    lp.timer = choice;
+    smp_sampler.source = choice.source;
+    lp_log("the application arms ITIMER_PROF, which libprof was using: libprof goes on with "
+           "per-thread timers on signal %d",
+           choice.signo);
+    if (sampling)
+        lp_timers_arm_all(lp.writer.tid);
+    return 1;
+}
+
+int lp_session_follow(void)
+{
+    return lp.cfg.follow;
+}
+
+int lp_session_sampling(void)
+{
+    return lp_session_live() && atomic_load_explicit(&smp_sampler.active, memory_order_acquire);
 }
 
 int lp_session_live(void)
@@ -210,11 +357,12 @@ int lp_session_set_active(int on)
     int rc = 0;
     if (on) {
         atomic_store_explicit(&smp_sampler.active, 1, memory_order_release);
-        rc = smp_timer_itimer_arm(lp.cfg.freq_hz);
-        if (rc != 0)
-            lp_log("cannot arm the profiling timer: %s", strerror(-rc));
+        if (lp_timers_arm_all(lp.writer.tid) == 0) {
+            rc = -EAGAIN;
+            lp_log("cannot arm the profiling timer");
+        }
     } else {
-        smp_timer_itimer_disarm();
+        lp_timers_disarm_all();
         atomic_store_explicit(&smp_sampler.active, 0, memory_order_release);
     }
     return rc;
@@ -261,7 +409,7 @@ void lp_session_finish(void)
     int live = LP_LIVE;
     if (getpid() != lp.pid || !atomic_compare_exchange_strong(&lp.state, &live, LP_FINISHING))
         return;
-    smp_timer_itimer_disarm();
+    lp_timers_disarm_all();
     atomic_store_explicit(&smp_sampler.active, 0, memory_order_release);
     quiesce_handlers();
     if (lp_writer_stop(&lp.writer, LP_QUIESCE_MS) != 0) {

@@ -7,11 +7,23 @@
 #ifndef PROF_LIBPROF_LIFECYCLE_H
 #define PROF_LIBPROF_LIFECYCLE_H
 
+#include <signal.h>
 #include <stddef.h>
 
 /* 1 when this process has a live profile (set up, not finished, and not a fork child that
  * inherited its parent's). */
 int lp_session_live(void);
+/* The application's sigaction() for signo: when signo is the signal our handler owns, its
+ * action is kept aside (and old filled from it) and 1 is returned; else 0, and the caller
+ * calls libc. */
+int lp_session_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old);
+/* Before the application's setitimer(which): when it arms the timer our source uses, our
+ * sampling moves to another source. Returns 1 when it did that. */
+int lp_session_app_setitimer(int which);
+/* PROF_FOLLOW: 1 when children and exec'd programs are profiled too. */
+int lp_session_follow(void);
+/* 1 when the session is live and sampling (not paused). */
+int lp_session_sampling(void);
 /* Stops sampling, writes the last records and closes the profile. Idempotent; a no-op in a
  * process without a live session. */
 void lp_session_finish(void);

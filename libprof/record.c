@@ -74,6 +74,44 @@ size_t lp_record_sample(void *buf, size_t cap, const struct prof_rec_sample *s,
                       (size_t)s->n_frames * sizeof(uint64_t));
 }
 
+size_t lp_record_stack(void *buf, size_t cap, const struct prof_rec_stack *st,
+                       const uint64_t *frames)
+{
+    return put_record(buf, cap, PROF_REC_STACK, st, sizeof(*st), frames,
+                      (size_t)st->n_frames * sizeof(uint64_t));
+}
+
+size_t lp_record_samples(void *buf, size_t cap, uint64_t base_time_ns, uint32_t n_samples,
+                         const void *entries, size_t entries_len)
+{
+    struct prof_rec_samples b = { .base_time_ns = base_time_ns, .n_samples = n_samples };
+    return put_record(buf, cap, PROF_REC_SAMPLES, &b, sizeof(b), entries, entries_len);
+}
+
+/* Unsigned LEB128: 7 bits a byte, low first, the top bit set on all but the last. */
+static size_t put_uleb(unsigned char *out, uint64_t v)
+{
+    size_t n = 0;
+    do {
+        unsigned char byte = v & 0x7f;
+        v >>= 7;
+        out[n++] = byte | (v ? 0x80 : 0);
+    } while (v);
+    return n;
+}
+
+size_t lp_record_samples_entry(unsigned char *out, int64_t time_delta_ns, uint32_t tid,
+                               uint32_t stack_id, uint32_t weight)
+{
+    /* Zigzag: 0, -1, 1, -2, ... as 0, 1, 2, 3, ... so small steps of either sign are short. */
+    uint64_t zz = ((uint64_t)time_delta_ns << 1) ^ (uint64_t)(time_delta_ns >> 63);
+    size_t n = put_uleb(out, zz);
+    n += put_uleb(out + n, tid);
+    n += put_uleb(out + n, stack_id);
+    n += put_uleb(out + n, weight ? weight - 1 : 0);
+    return n;
+}
+
 size_t lp_record_stats(void *buf, size_t cap, const uint64_t *counters, uint32_t n_counters)
 {
     struct prof_rec_stats st = { .n_counters = n_counters };

@@ -29,6 +29,18 @@ size_t lp_record_thread(void *buf, size_t cap, uint64_t time_ns, uint32_t tid,
 /* s's hdr is filled in here; frames holds s->n_frames addresses. */
 size_t lp_record_sample(void *buf, size_t cap, const struct prof_rec_sample *s,
                         const uint64_t *frames);
+/* st's hdr is filled in here; frames holds st->n_frames addresses. */
+size_t lp_record_stack(void *buf, size_t cap, const struct prof_rec_stack *st,
+                       const uint64_t *frames);
+/* A batch: base_time_ns, n_samples entries already encoded in entries (entries_len bytes,
+ * see lp_record_samples_entry()). */
+size_t lp_record_samples(void *buf, size_t cap, uint64_t base_time_ns, uint32_t n_samples,
+                         const void *entries, size_t entries_len);
+/* Encodes one batch entry into out (at least LP_RECORD_ENTRY_MAX bytes); returns its
+ * length. */
+#define LP_RECORD_ENTRY_MAX 40u
+size_t lp_record_samples_entry(unsigned char *out, int64_t time_delta_ns, uint32_t tid,
+                               uint32_t stack_id, uint32_t weight);
 size_t lp_record_stats(void *buf, size_t cap, const uint64_t *counters, uint32_t n_counters);
 size_t lp_record_end(void *buf, size_t cap);
 

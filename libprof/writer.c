@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -31,6 +32,8 @@ int lp_writer_open(struct lp_writer *w, const char *path)
     w->buf = malloc(LP_WRITER_BUF_BYTES);
     if (!w->buf)
         return -ENOMEM;
+    w->batch = malloc(LP_WRITER_BATCH_BYTES); /* without it, samples are written in full */
+    lp_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
     int fd = lp_fd_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         free(w->buf);
@@ -120,7 +123,64 @@ void *lp_writer_reserve(struct lp_writer *w, size_t need)
 
 void lp_writer_commit(struct lp_writer *w, size_t n)
 {
+    struct prof_rec_map m;
+    if (n >= sizeof(m)) {
+        memcpy(&m, w->buf + w->len, sizeof(m));
+        if (m.hdr.type == PROF_REC_MAP && (m.prot & PROF_MAP_EXEC))
+            lp_intern_add_range(&w->intern, m.start, m.end);
+    }
     w->len += n;
+}
+
+/* Writes the batch being built as one PROF_REC_SAMPLES. */
+static void flush_batch(struct lp_writer *w)
+{
+    if (w->batch_n == 0)
+        return;
+    size_t need = sizeof(struct prof_rec_samples) + w->batch_len + PROF_REC_ALIGN;
+    void *dst = lp_writer_reserve(w, need);
+    if (dst)
+        lp_writer_commit(w, lp_record_samples(dst, need, w->batch_base_ns, w->batch_n,
+                                              w->batch, w->batch_len));
+    w->batch_n = 0;
+    w->batch_len = 0;
+}
+
+/* One sample: its stack interned (a PROF_REC_STACK the first time) and an entry in the
+ * batch; or, when the stack cannot be interned, a full PROF_REC_SAMPLE. */
+static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
+                       const uint64_t *frames)
+{
+    uint64_t sp = lp_intern_filter_sp(&w->intern, rec->sp_word);
+    uint32_t id;
+    int is_new;
+    if (!w->batch || lp_intern_stack(&w->intern, frames, rec->n_frames, rec->stop_reason,
+                                     rec->flags, sp, &id, &is_new) != 0) {
+        size_t need = sizeof(*rec) + (size_t)rec->n_frames * sizeof(uint64_t);
+        void *dst = lp_writer_reserve(w, need);
+        if (dst)
+            lp_writer_commit(w, lp_record_sample(dst, need, rec, frames));
+        return;
+    }
+    if (is_new) {
+        struct prof_rec_stack st = { .id = id, .n_frames = rec->n_frames,
+                                     .stop_reason = rec->stop_reason, .flags = rec->flags,
+                                     .sp_word = sp };
+        size_t need = sizeof(st) + (size_t)rec->n_frames * sizeof(uint64_t);
+        void *dst = lp_writer_reserve(w, need);
+        if (dst)
+            lp_writer_commit(w, lp_record_stack(dst, need, &st, frames));
+    }
+    if (w->batch_len + LP_RECORD_ENTRY_MAX > LP_WRITER_BATCH_BYTES)
+        flush_batch(w);
+    if (w->batch_n == 0)
+        w->batch_base_ns = w->batch_prev_ns = rec->time_ns;
+    /* Samples of several threads need not come in time order: steps are signed. */
+    int64_t delta = (int64_t)(rec->time_ns - w->batch_prev_ns);
+    w->batch_prev_ns = rec->time_ns;
+    w->batch_len += lp_record_samples_entry(w->batch + w->batch_len, delta, rec->tid, id,
+                                            rec->weight);
+    w->batch_n++;
 }
 
 int lp_writer_post(struct lp_writer *w, const void *records, size_t len)
@@ -171,13 +231,11 @@ size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring)
     size_t moved = 0;
     struct smp_slot *s;
     while ((s = smp_ring_peek(ring)) != NULL) {
-        size_t need = sizeof(s->rec) + (size_t)s->rec.n_frames * sizeof(uint64_t);
-        void *dst = lp_writer_reserve(w, need);
-        if (dst)
-            lp_writer_commit(w, lp_record_sample(dst, need, &s->rec, s->frames));
+        put_sample(w, &s->rec, s->frames);
         smp_ring_release(ring, s);
         moved++;
     }
+    flush_batch(w);
     return moved;
 }
 
@@ -185,6 +243,8 @@ static void *writer_main(void *arg)
 {
     struct lp_writer *w = arg;
     pthread_mutex_lock(&w->mu);
+    w->tid = (pid_t)syscall(SYS_gettid);
+    pthread_cond_broadcast(&w->cv);
     for (;;) {
         int stop = w->stop;
         uint64_t req = w->flush_req;
@@ -201,6 +261,8 @@ static void *writer_main(void *arg)
             req = w->flush_req;
         }
         pthread_mutex_unlock(&w->mu);
+        if (w->on_period)
+            w->on_period();
         lp_writer_take_posts(w);
         lp_writer_drain(w, w->ring);
         lp_writer_flush(w);
@@ -234,6 +296,11 @@ int lp_writer_start(struct lp_writer *w, struct smp_ring *ring)
         return -rc;
     pthread_setname_np(w->thread, "libprof-writer");
     w->running = 1;
+    /* Timers are armed per thread by tid: the writer's must be known so it gets none. */
+    pthread_mutex_lock(&w->mu);
+    while (w->tid == 0)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
     return 0;
 }
 
@@ -295,14 +362,28 @@ void lp_writer_close(struct lp_writer *w)
     w->posted = NULL;
     w->posted_len = w->posted_cap = 0;
     pthread_mutex_unlock(&w->post_mu);
+    free(w->batch);
+    w->batch = NULL;
+    lp_intern_fini(&w->intern);
 }
 
 void lp_writer_forget(struct lp_writer *w)
 {
+    free(w->buf);
+    w->buf = NULL;
+    free(w->batch);
+    w->batch = NULL;
+    w->batch_n = 0;
+    w->batch_len = 0;
+    lp_intern_fini(&w->intern);
+    free(w->posted);
+    w->posted = NULL;
+    w->posted_len = w->posted_cap = 0;
     if (w->fd >= 0)
         lp_fd_close(w->fd);
     w->fd = -1;
     w->running = 0;
+    w->tid = 0;
     w->len = 0;
     w->failed = 1;
 }

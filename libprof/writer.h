@@ -20,9 +20,13 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "libprof/intern.h"
+
 #define LP_WRITER_BUF_BYTES (256u * 1024u)
 #define LP_WRITER_PERIOD_MS 50u
 #define LP_WRITER_POST_MAX (4u * 1024u * 1024u)
+#define LP_WRITER_BATCH_BYTES (64u * 1024u)    /* entries of one PROF_REC_SAMPLES at most */
+#define LP_WRITER_INTERN_FRAMES (1u << 20)     /* 8 MiB of interned frames at most */
 #define LP_WRITER_STACK_BYTES (128u * 1024u) /* the thread calls little: no 8 MiB stack */
 
 struct smp_ring;
@@ -37,7 +41,9 @@ struct lp_writer {
     size_t len;            /* bytes pending in buf */
     uint64_t bytes_written; /* to the file so far */
     struct smp_ring *ring; /* drained by the thread; set by start */
+    void (*on_period)(void); /* called by the thread every period, or NULL; set before start */
     pthread_t thread;      /* the writer thread, when running */
+    pid_t tid;             /* its kernel thread id, known once lp_writer_start() returns */
     int running;           /* the thread was started and not joined; owner thread only */
     pthread_mutex_t mu;    /* protects stop and flush_seq, with cv */
     pthread_cond_t cv;
@@ -49,6 +55,12 @@ struct lp_writer {
     size_t posted_len;     /* bytes in posted */
     size_t posted_cap;     /* bytes allocated for posted */
     uint64_t posts_dropped; /* records refused because the queue was full */
+    struct lp_intern intern; /* stacks written so far; the buffer's owner */
+    unsigned char *batch;  /* entries of the PROF_REC_SAMPLES being built; the owner */
+    size_t batch_len;      /* bytes in batch */
+    uint32_t batch_n;      /* entries in batch */
+    uint64_t batch_base_ns; /* time of its first entry */
+    uint64_t batch_prev_ns; /* time of its last entry */
 };
 
 /* Not async-signal-safe; application or writer thread as described above. */
@@ -78,7 +90,8 @@ int lp_writer_sync(struct lp_writer *w, unsigned timeout_ms);
 int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms);
 /* Flushes and closes the file and frees the buffer. Accepts a writer never opened. */
 void lp_writer_close(struct lp_writer *w);
-/* After fork, in the child: forgets the parent's file and thread without touching them. */
+/* After fork, in the child: forgets the parent's file and thread without touching them
+ * (the child's copies of the descriptor and buffers are released). */
 void lp_writer_forget(struct lp_writer *w);
 
 #endif

@@ -16,8 +16,26 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct rep_filter;
+struct rep_progress;
 struct rep_profile;
 struct rep_sym;
+
+/* A mapping a location was seen in, kept across profiles for the pprof output. */
+struct rep_agg_map {
+    uint64_t start;       /* first address */
+    uint64_t end;         /* one past the last */
+    uint64_t file_offset; /* offset in the file of the byte at start */
+    char *path;           /* owned */
+    uint8_t build_id_len; /* bytes of build_id in use */
+    uint8_t build_id[32];
+};
+
+/* Where a name id was first seen (with is_locs). */
+struct rep_agg_loc {
+    uint64_t addr;     /* a frame address that resolved to it, 0 when none was recorded */
+    uint32_t map_plus; /* 1 + its index in rep_agg.maps, 0 when outside any mapping */
+};
 
 struct rep_stack {
     size_t ids_at;   /* index of its first (root) id in rep_agg.ids */
@@ -49,6 +67,26 @@ struct rep_agg {
     size_t n_profiles;     /* profiles added with rep_agg_add_profile */
     uint32_t requested_hz; /* the rate asked for, 0 if unknown or not the same for all */
     bool is_time_partial;  /* some profile had no rate, so seconds misses its weight */
+
+    /* Set by the caller before the first profile; all off after rep_agg_init. */
+    struct rep_filter *filter; /* which samples to keep; NULL keeps all; not owned */
+    bool is_threads;   /* each stack gets "thread-name (tid)" as its root (--threads) */
+    bool is_processes; /* each stack gets "exe (pid)" as its root, above the thread's
+                        * (--processes) */
+    bool is_locs;      /* remember an address and mapping per name id (locs, maps) */
+    struct rep_progress *progress; /* told how far each profile is; NULL none; not owned */
+
+    uint64_t start_real_ns;    /* CLOCK_REALTIME at the earliest profile's start, 0 unknown */
+    uint64_t duration_ns;      /* the longest profile's duration (its stats), 0 unknown */
+    uint64_t profile_weight;   /* kept weight of the profile being added (add_samples) */
+    size_t profile_samples;    /* its samples seen so far, for the progress bar */
+    uint64_t n_filtered;       /* samples the filter left out */
+    uint64_t filtered_weight;  /* and their weight */
+    struct rep_agg_loc *locs;  /* per name id, with is_locs; entries past n_locs are unset */
+    size_t n_locs;
+    struct rep_agg_map *maps; /* the mappings locs point to; owned */
+    size_t n_maps;
+    size_t cap_maps;
 };
 
 /* Not async-signal-safe. */
@@ -59,9 +97,15 @@ void rep_agg_fini(struct rep_agg *a);
 /* Adds weight to the stack of n ids at ids (root first); n may be 0 (counted, no stack).
  * REP_OK or REP_E_NOMEM. */
 int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight);
-/* Symbolizes every sample of p with sym (already switched to p) and adds it. REP_OK or
+/* Symbolizes every sample of p that a->filter keeps with sym (already switched to p) and
+ * adds it, with the root frames is_threads and is_processes ask for. REP_OK or
  * REP_E_NOMEM. */
 int rep_agg_add_profile(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p);
+/* The same in parts, for a profile read as a stream (rep_read_file_stream): add the
+ * samples p holds now, as many times as there are batches, then end the profile once, which
+ * accounts its time. REP_OK or REP_E_NOMEM. */
+int rep_agg_add_samples(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p);
+void rep_agg_end_profile(struct rep_agg *a, const struct rep_profile *p);
 
 /* The ids of stack i, root first. */
 static inline const uint32_t *rep_agg_stack_ids(const struct rep_agg *a, size_t i)

@@ -19,13 +19,24 @@
 
 #include "include/prof_format.h"
 #include "reporter/aggregate.h"
+#include "reporter/diff_cmd.h"
 #include "reporter/err.h"
+#include "reporter/flame.h"
 #include "reporter/names.h"
 #include "reporter/out_folded.h"
+#include "reporter/out_html.h"
+#include "reporter/out_json.h"
+#include "reporter/out_pprof.h"
+#include "reporter/out_speedscope.h"
+#include "reporter/out_svg.h"
 #include "reporter/out_top.h"
+#include "reporter/per_thread.h"
 #include "reporter/profile.h"
+#include "reporter/progress.h"
 #include "reporter/read.h"
 #include "reporter/record_cmd.h"
+#include "reporter/select.h"
+#include "reporter/symbolize_cmd.h"
 #include "reporter/symbols.h"
 
 #define PROF_VERSION_STRING "0.1.0"
@@ -33,13 +44,23 @@
 #define EXIT_INTERNAL 1
 #define EXIT_USAGE 2
 
-enum report_format { FORMAT_TOP, FORMAT_FOLDED };
+enum report_format {
+    FORMAT_TOP,
+    FORMAT_FOLDED,
+    FORMAT_SVG,
+    FORMAT_HTML,
+    FORMAT_JSON,
+    FORMAT_SPEEDSCOPE,
+    FORMAT_PPROF,
+};
 
 struct report_opts {
     enum report_format format;
     struct rep_top_opts top;
+    struct rep_flame_opts flame; /* svg, html: --title, --icicle, --min-width */
     const char *output; /* -o, NULL for stdout */
     bool is_offline;    /* --no-symbols */
+    struct rep_sel sel; /* --lines and the selection options (reporter/select.h) */
     char **files;       /* the profiles */
     int n_files;
 };
@@ -52,11 +73,42 @@ static const char usage_text[] =
     "report options:\n"
     "  -f, --format FORMAT  folded (default): one 'root;...;leaf COUNT' line per stack,\n"
     "                       sorted, for flamegraph.pl, inferno or speedscope;\n"
-    "                       top: a table of functions by flat/cum weight\n"
+    "                       top: a table of functions by flat/cum weight;\n"
+    "                       svg: an interactive flame graph (zoom, search, tooltips),\n"
+    "                       self-contained, for a browser; html: the same in a page;\n"
+    "                       json: the call tree, {\"total\":N,\"unit\":\"samples\",\"root\":\n"
+    "                       {\"name\":\"all\",\"self\":S,\"total\":T,\"children\":[...]}},\n"
+    "                       children by total, largest first;\n"
+    "                       speedscope: speedscope's JSON file, one profile per thread\n"
+    "                       (see docs/OUTPUTS.md)\n"
+    "      --title TEXT     svg, html: the graph's title (default \"Flame graph\")\n"
+    "      --icicle         svg, html: root at the top, callees below\n"
+    "      --min-width PCT  svg, html: leave out frames under PCT % of the total\n"
+    "                       (default 0.1; 0 draws every frame)\n"
     "  -n, --limit N        top: show the first N functions only (0: all, the default)\n"
     "  -s, --sort KEY       top: sort by flat (default) or cum\n"
     "  -o, --output FILE    write to FILE instead of standard output\n"
     "      --no-symbols     name frames module+0xOFFSET without reading any binary\n"
+    "  -f pprof             gzipped profile.proto for `go tool pprof` (use -o FILE)\n"
+    "      --lines          fold by function and source line: 'func (file.c:123)'; a\n"
+    "                       function inlined into another is a frame of its own, named\n"
+    "                       'func (file.c:123) [inlined]'; the line is where the frame's\n"
+    "                       address is (for callers, the call). Memory that is no file\n"
+    "                       is '[anon]', a vDSO that is not prof's own '[vdso]+0xOFFSET'\n"
+    "  selection (a repeated option gives alternatives; different options all apply):\n"
+    "      --tid N          keep the samples of thread N (repeatable)\n"
+    "      --thread NAME    keep the samples of the threads named NAME (repeatable)\n"
+    "      --pid N          keep the files of process N (repeatable)\n"
+    "      --from S, --to S keep the samples taken from S seconds / before S seconds\n"
+    "                       after the profile's start\n"
+    "      --focus REGEX    keep the stacks with a frame matching REGEX (POSIX extended)\n"
+    "      --ignore REGEX   drop the stacks with a frame matching REGEX\n"
+    "      --min-percent P  cut every call-tree node (a stack prefix) whose weight is\n"
+    "                       under P % of the total, with all below it; its weight goes to\n"
+    "                       the frame above it (a stack whose root is under P % becomes\n"
+    "                       '[pruned]'); totals do not change\n"
+    "      --threads        put 'thread-name (tid)' at the root of each stack\n"
+    "      --processes      put 'exe (pid)' at the root of each stack, above the thread\n"
     "  Each file's counts (samples, dropped, truncated) are printed on standard error.\n"
     "\n"
     "record options:\n"
@@ -125,22 +177,16 @@ static bool parse_number(const char *s, unsigned long min, unsigned long max, un
 /* The per-file line of counts, then warnings about how the run ended. */
 static void print_file_stats(const struct rep_profile *p)
 {
-    uint64_t by_reason[PROF_STOP_N + 1] = {0};
-    uint64_t truncated = 0;
-    for (size_t i = 0; i < p->n_samples; i++) {
-        uint8_t r = p->samples[i].stop_reason;
-        if (r == PROF_STOP_END)
-            continue;
-        truncated++;
-        by_reason[r < PROF_STOP_N ? r : PROF_STOP_N]++;
-    }
+    /* The reader counted the samples by stop reason, also those it did not keep. */
+    const uint64_t *by_reason = p->n_stopped;
+    uint64_t truncated = p->n_samples_read - p->n_stopped[PROF_STOP_END];
     char dropped[64];
     if (p->has_stats)
         snprintf(dropped, sizeof(dropped), "%" PRIu64 " dropped", p->stats[PROF_STAT_DROPPED]);
     else
         snprintf(dropped, sizeof(dropped), "dropped unknown (no stats record)");
-    fprintf(stderr, "prof: %s: %zu samples, %s, %" PRIu64 " truncated", p->name, p->n_samples,
-            dropped, truncated);
+    fprintf(stderr, "prof: %s: %zu samples, %s, %" PRIu64 " truncated", p->name,
+            p->n_samples_read, dropped, truncated);
     if (truncated > 0) {
         fprintf(stderr,
                 " (depth %" PRIu64 ", bounds %" PRIu64 ", align %" PRIu64 ", order %" PRIu64
@@ -159,10 +205,10 @@ static void print_file_warnings(const struct rep_profile *p)
     if (p->is_torn)
         warnf("%s is cut short: it ends inside a record (the process was probably killed); "
               "read %zu samples",
-              p->name, p->n_samples);
+              p->name, p->n_samples_read);
     else if (!p->has_end)
         warnf("%s has no end record: the run did not finish cleanly; read %zu samples", p->name,
-              p->n_samples);
+              p->n_samples_read);
     if (p->has_stats && p->stats[PROF_STAT_DROPPED] > 0)
         warnf("%s: %" PRIu64 " samples were dropped because the sample buffer was full; "
               "the profile under-counts",
@@ -181,21 +227,62 @@ static void print_sym_warnings(const struct rep_sym *sym, size_t *n_printed)
         warnf("%s", sym->warnings[*n_printed]);
 }
 
+/* What the callbacks of a streamed read need. */
+struct read_ctx {
+    struct rep_sym *sym;
+    struct rep_agg *agg;
+};
+
+/* A streamed file is read but for its samples: report on it, get ready to symbolize. */
+static int on_profile_ready(struct rep_profile *p, void *ctx)
+{
+    struct read_ctx *c = ctx;
+    rep_progress_fini(c->agg->progress);
+    print_file_warnings(p);
+    print_file_stats(p);
+    return rep_sym_use_profile(c->sym, p);
+}
+
+static int on_samples(struct rep_profile *p, void *ctx)
+{
+    struct read_ctx *c = ctx;
+    return rep_agg_add_samples(c->agg, c->sym, p);
+}
+
 /* Reads, reports on, symbolizes and aggregates each file in turn, so that one profile's
  * bytes at most are in memory. */
 static int read_all(const struct report_opts *o, struct rep_sym *sym, struct rep_agg *agg,
-                    struct rep_err *err)
+                    struct rep_per_thread *threads, struct rep_err *err)
 {
     size_t n_printed = 0;
     for (int i = 0; i < o->n_files; i++) {
         struct rep_profile p;
+        rep_progress_update(agg->progress, o->files[i], 0, 0);
+        if (threads == NULL) {
+            /* Streamed: memory grows with the distinct stacks, not with the samples. */
+            struct read_ctx c = {.sym = sym, .agg = agg};
+            int rc = rep_read_file_stream(o->files[i], &p, on_profile_ready, on_samples, &c, err);
+            rep_progress_fini(agg->progress);
+            if (rc == REP_OK)
+                rep_agg_end_profile(agg, &p);
+            if (rc == REP_E_NOMEM)
+                rep_err_nomem(err);
+            print_sym_warnings(sym, &n_printed);
+            rep_profile_fini(&p);
+            if (rc != REP_OK)
+                return rc;
+            continue;
+        }
         int rc = rep_read_file(o->files[i], &p, err);
+        rep_progress_fini(agg->progress);
         if (rc == REP_OK) {
             print_file_warnings(&p);
             print_file_stats(&p);
             rc = rep_sym_use_profile(sym, &p);
             if (rc == REP_OK)
                 rc = rep_agg_add_profile(agg, sym, &p);
+            if (rc == REP_OK && threads != NULL)
+                rc = rep_per_thread_add_profile(threads, sym, &p);
             if (rc == REP_E_NOMEM)
                 rep_err_nomem(err);
             print_sym_warnings(sym, &n_printed);
@@ -207,15 +294,46 @@ static int read_all(const struct report_opts *o, struct rep_sym *sym, struct rep
     return REP_OK;
 }
 
+/* The graph outputs and json draw the merged call tree. */
+static int write_flame(FILE *out, const struct report_opts *o, const struct rep_agg *agg,
+                       const struct rep_names *names)
+{
+    struct rep_flame f;
+    if (rep_flame_build(&f, agg, names) != REP_OK)
+        return REP_E_NOMEM;
+    int rc = o->format == FORMAT_SVG    ? rep_out_svg(out, &f, names, &o->flame)
+             : o->format == FORMAT_HTML ? rep_out_html(out, &f, names, &o->flame)
+                                        : rep_out_json(out, &f, names);
+    rep_flame_fini(&f);
+    return rc;
+}
+
+static int write_format(FILE *out, const struct report_opts *o, const struct rep_agg *agg,
+                        const struct rep_per_thread *threads, const struct rep_names *names)
+{
+    switch (o->format) {
+    case FORMAT_FOLDED:
+        return rep_out_folded(out, agg, names);
+    case FORMAT_TOP:
+        return rep_out_top(out, agg, names, &o->top);
+    case FORMAT_SPEEDSCOPE:
+        return rep_out_speedscope(out, threads, names, o->flame.title);
+    case FORMAT_PPROF:
+        return rep_out_pprof(out, agg, names);
+    default:
+        return write_flame(out, o, agg, names);
+    }
+}
+
 static int write_output(const struct report_opts *o, const struct rep_agg *agg,
-                        const struct rep_names *names, struct rep_err *err)
+                        const struct rep_per_thread *threads, const struct rep_names *names,
+                        struct rep_err *err)
 {
     const char *name = o->output != NULL ? o->output : "standard output";
     FILE *out = stdout;
     if (o->output != NULL && (out = fopen(o->output, "w")) == NULL)
         return rep_err_set(err, REP_E_INPUT, "%s: %s", o->output, strerror(errno));
-    int rc = o->format == FORMAT_FOLDED ? rep_out_folded(out, agg, names)
-                                        : rep_out_top(out, agg, names, &o->top);
+    int rc = write_format(out, o, agg, threads, names);
     if (o->output != NULL && fclose(out) != 0 && rc == REP_OK)
         rc = REP_E_IO;
     if (rc == REP_E_NOMEM)
@@ -230,22 +348,40 @@ static int run_report(const struct report_opts *o, struct rep_err *err)
     struct rep_names names;
     struct rep_sym sym;
     struct rep_agg agg;
+    struct rep_per_thread threads;
     rep_names_init(&names);
     rep_sym_init(&sym, &names);
     rep_agg_init(&agg);
+    rep_per_thread_init(&threads, &agg);
     sym.is_offline = o->is_offline;
-    int rc = read_all(o, &sym, &agg, err);
+    /* The selection's filter remembers its verdicts as it goes: it is written to. */
+    struct rep_sel *sel = (struct rep_sel *)&o->sel;
+    rep_sel_apply(sel, &sym, &agg, o->format == FORMAT_PPROF);
+    struct rep_progress progress;
+    rep_progress_init(&progress, stderr, rep_progress_input_bytes(o->files, (size_t)o->n_files),
+                      false);
+    agg.progress = &progress;
+    bool is_per_thread = o->format == FORMAT_SPEEDSCOPE;
+    int rc = read_all(o, &sym, &agg, is_per_thread ? &threads : NULL, err);
+    rep_progress_fini(&progress);
+    if (rc == REP_OK && (rc = rep_sel_finish(sel, &names, &agg)) != REP_OK)
+        rep_err_nomem(err);
+    if (rc == REP_OK && agg.n_filtered > 0)
+        fprintf(stderr, "prof: selection: %" PRIu64 " of %" PRIu64 " samples kept\n",
+                agg.n_samples, agg.n_samples + agg.n_filtered);
     if (rc == REP_OK) {
         if (o->n_files > 1)
             fprintf(stderr, "prof: %d files: %" PRIu64 " samples merged\n", o->n_files,
                     agg.n_samples);
         if (agg.n_samples == 0)
             warnf("no samples: the program used too little CPU time to be sampled");
-        rc = write_output(o, &agg, &names, err);
+        rc = write_output(o, &agg, &threads, &names, err);
     }
+    rep_per_thread_fini(&threads);
     rep_agg_fini(&agg);
     rep_sym_fini(&sym);
     rep_names_fini(&names);
+    rep_sel_fini(sel);
     return rc;
 }
 
@@ -260,15 +396,47 @@ static int unknown_option(struct rep_err *err, const char *cmd, char **argv)
                        argv[optind - 1]);
 }
 
+static bool parse_format(const char *s, enum report_format *format)
+{
+    static const char *const names[] = {
+        [FORMAT_TOP] = "top",   [FORMAT_FOLDED] = "folded", [FORMAT_SVG] = "svg",
+        [FORMAT_HTML] = "html", [FORMAT_JSON] = "json",     [FORMAT_SPEEDSCOPE] = "speedscope",
+        [FORMAT_PPROF] = "pprof",
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(s, names[i]) == 0) {
+            *format = (enum report_format)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* --min-width: a percentage in [0, 100]; 0 draws every frame. */
+static bool parse_min_width(const char *s, double *fraction)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(v >= 0 && v <= 100))
+        return false;
+    *fraction = v == 0 ? -1.0 : v / 100.0;
+    return true;
+}
+
 static int parse_report(int argc, char **argv, struct report_opts *o, struct rep_err *err)
 {
-    enum { OPT_NO_SYMBOLS = 256 };
+    enum { OPT_NO_SYMBOLS = 256, OPT_TITLE, OPT_ICICLE, OPT_MIN_WIDTH };
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'},
         {"limit", required_argument, NULL, 'n'},
         {"sort", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        REP_SEL_LONG_OPTIONS,
+        {"title", required_argument, NULL, OPT_TITLE},
+        {"icicle", no_argument, NULL, OPT_ICICLE},
+        {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -278,12 +446,10 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct rep
     while ((c = getopt_long(argc, argv, ":f:n:s:o:h", longs, NULL)) != -1) {
         switch (c) {
         case 'f':
-            if (strcmp(optarg, "top") == 0)
-                o->format = FORMAT_TOP;
-            else if (strcmp(optarg, "folded") == 0)
-                o->format = FORMAT_FOLDED;
-            else
-                return rep_err_set(err, REP_E_INPUT, "unknown format '%s' (top, folded)", optarg);
+            if (!parse_format(optarg, &o->format))
+                return rep_err_set(err, REP_E_INPUT,
+                                   "unknown format '%s' (top, folded, svg, html, json, speedscope)",
+                                   optarg);
             break;
         case 'n':
             if (!parse_number(optarg, 0, SIZE_MAX, &limit))
@@ -300,6 +466,23 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct rep
             break;
         case OPT_NO_SYMBOLS:
             o->is_offline = true;
+            break;
+        case REP_SEL_LINES ... REP_SEL_END - 1: {
+            int rc = rep_sel_option(&o->sel, c, optarg, err);
+            if (rc != REP_OK)
+                return rc;
+            break;
+        }
+        case OPT_TITLE:
+            o->flame.title = optarg;
+            break;
+        case OPT_ICICLE:
+            o->flame.is_icicle = true;
+            break;
+        case OPT_MIN_WIDTH:
+            if (!parse_min_width(optarg, &o->flame.min_width))
+                return rep_err_set(err, REP_E_INPUT, "--min-width: '%s' is not a percentage",
+                                   optarg);
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -372,6 +555,8 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
         fputs(usage_text, stdout);
+        fputs(rep_diff_cmd_usage, stdout);
+        fputs(rep_symbolize_cmd_usage, stdout);
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
@@ -391,6 +576,13 @@ int main(int argc, char **argv)
             rc = rep_record_run(&o, &status, &err);
         if (rc == REP_OK)
             return status;
+    } else if (strcmp(cmd, "symbolize") == 0) {
+        rc = rep_symbolize_cmd_run(argc - 1, argv + 1, stdout, &err);
+    } else if (strcmp(cmd, "diff") == 0 || strcmp(cmd, "check") == 0) {
+        bool regressed = false;
+        rc = rep_diff_cmd_run(argc - 1, argv + 1, strcmp(cmd, "check") == 0, &regressed, &err);
+        if (rc == REP_OK && regressed)
+            return 1; /* check: something regressed */
     } else {
         rc = rep_err_set(&err, REP_E_INPUT, "unknown command '%s' (see prof --help)", cmd);
     }

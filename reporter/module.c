@@ -6,11 +6,13 @@
  * with their file offsets), and its function symbols (address, size, name), one per
  * address. A lookup is two binary searches. The symbols are the full table, or, for a
  * stripped file, the one in its separate debug file when the distribution's -dbg package
- * installed it under /usr/lib/debug/.build-id/, else the dynamic table; the PLT entries
- * libbfd synthesizes are added. On x86_64 the module also indexes .eh_frame (reporter/
- * cfi.c) to tell where a leaf's return address is. Created and used by the symbolizer in
- * the reporter's thread; the bfds stay open for the module's life because the symbol names
- * live in their memory.
+ * installed it under /usr/lib/debug/.build-id/ (or a .gnu_debuglink names one, found as
+ * gdb finds it), else the dynamic table; the PLT entries libbfd synthesizes are added.
+ * Source lines and inlined functions come from the DWARF of the file or of that debug file
+ * (rep_module_lines), read by libbfd on demand. On x86_64 the module also indexes
+ * .eh_frame (reporter/cfi.c) to tell where a leaf's return address is. Created and used by
+ * the symbolizer in the reporter's thread; the bfds stay open for the module's life
+ * because the symbol names live in their memory.
  *
  * Sizes: libbfd's public API has no symbol size, but its ELF back end keeps the ELF
  * symbol right after the asymbol (elf_symbol_type in elf-bfd.h, which binutils-dev does
@@ -39,6 +41,7 @@
 
 #define MODULE_BUILD_ID_MAX 64u
 #define MODULE_DEBUG_DIR "/usr/lib/debug/.build-id"
+#define MODULE_GLOBAL_DEBUG_DIR "/usr/lib/debug"
 
 struct elf_sym_view {
     asymbol symbol;
@@ -264,10 +267,9 @@ static uint32_t get_u32(const unsigned char *p)
 
 /* Finds the NT_GNU_BUILD_ID note: a 12-byte header (namesz, descsz, type), the name
  * "GNU\0" padded to 4, then descsz bytes of id. */
-static void load_build_id(struct rep_module *m)
+static void load_build_id_from(struct rep_module *m, asection *s)
 {
-    asection *s = bfd_get_section_by_name(m->abfd, ".note.gnu.build-id");
-    if (s == NULL || bfd_section_size(s) < 16 || bfd_section_size(s) > 4096)
+    if (bfd_section_size(s) < 16 || bfd_section_size(s) > 4096)
         return;
     size_t size = bfd_section_size(s);
     unsigned char *buf = malloc(size);
@@ -293,6 +295,18 @@ static void load_build_id(struct rep_module *m)
     free(buf);
 }
 
+/* The note is in .note.gnu.build-id, or among other notes in a section named otherwise
+ * (the kernel's vDSO has one ".note"). */
+static void load_build_id(struct rep_module *m)
+{
+    asection *s = bfd_get_section_by_name(m->abfd, ".note.gnu.build-id");
+    if (s != NULL)
+        load_build_id_from(m, s);
+    for (s = m->abfd->sections; s != NULL && m->build_id_len == 0; s = s->next)
+        if (strncmp(bfd_section_name(s), ".note", 5) == 0)
+            load_build_id_from(m, s);
+}
+
 /* Loads and indexes .eh_frame, on x86_64 only: there the return address of a function that
  * has pushed nothing is the word at the stack pointer (see rep_module_ra_at_sp). A file
  * without it just answers "unknown". */
@@ -314,30 +328,58 @@ static int load_cfi(struct rep_module *m)
     return rep_cfi_init(&m->cfi, m->eh_frame, size, bfd_section_vma(s));
 }
 
-/* Opens the separate debug file that distributions install for a stripped file, named
- * after its build-id (/usr/lib/debug/.build-id/ab/cdef...89.debug), and reads its full
- * symbol table, whose addresses are the stripped file's. Returns the count, 0 when there
- * is no usable debug file, -1 when out of memory. */
-static long load_debug_table(struct rep_module *m)
+/* Opens path as the separate debug file of m; true when it is an object file. */
+static bool open_debug_file(struct rep_module *m, const char *path)
 {
-    if (m->build_id_len < 2)
-        return 0;
-    char path[sizeof(MODULE_DEBUG_DIR) + 2 * MODULE_BUILD_ID_MAX + 16];
-    size_t n = (size_t)snprintf(path, sizeof(path), "%s/%02x/", MODULE_DEBUG_DIR, m->build_id[0]);
-    for (size_t i = 1; i < m->build_id_len; i++)
-        n += (size_t)snprintf(path + n, sizeof(path) - n, "%02x", m->build_id[i]);
-    snprintf(path + n, sizeof(path) - n, ".debug");
     struct stat st;
     if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-        return 0;
+        return false;
     m->debug_bfd = bfd_openr(path, NULL);
     if (m->debug_bfd == NULL)
-        return 0;
+        return false;
+    /* Distributions compress the DWARF sections of debug files (SHF_COMPRESSED); libbfd
+     * reads them only when asked to. */
+    m->debug_bfd->flags |= BFD_DECOMPRESS;
     if (!bfd_check_format(m->debug_bfd, bfd_object)) {
         bfd_close(m->debug_bfd);
         m->debug_bfd = NULL;
-        return 0;
+        return false;
     }
+    return true;
+}
+
+/* Finds the separate debug file of m the way gdb does: first by build-id
+ * (/usr/lib/debug/.build-id/ab/cdef...89.debug), then by the .gnu_debuglink section, whose
+ * name is looked for next to the file, in its .debug/ directory and under
+ * /usr/lib/debug/<its directory>, and accepted only when its CRC-32 matches the one the
+ * link carries (libbfd's bfd_follow_gnu_debuglink does the search and the check). Its
+ * addresses are the stripped file's. Opens it as m->debug_bfd when found. */
+static void find_debug_file(struct rep_module *m)
+{
+    if (m->build_id_len >= 2) {
+        char path[sizeof(MODULE_DEBUG_DIR) + 2 * MODULE_BUILD_ID_MAX + 16];
+        size_t n =
+            (size_t)snprintf(path, sizeof(path), "%s/%02x/", MODULE_DEBUG_DIR, m->build_id[0]);
+        for (size_t i = 1; i < m->build_id_len; i++)
+            n += (size_t)snprintf(path + n, sizeof(path) - n, "%02x", m->build_id[i]);
+        snprintf(path + n, sizeof(path) - n, ".debug");
+        if (open_debug_file(m, path))
+            return;
+    }
+    if (bfd_get_section_by_name(m->abfd, ".gnu_debuglink") == NULL)
+        return;
+    char *link = bfd_follow_gnu_debuglink(m->abfd, MODULE_GLOBAL_DEBUG_DIR);
+    if (link != NULL)
+        open_debug_file(m, link);
+    free(link);
+}
+
+/* Reads the full symbol table of the separate debug file, when there is one. Returns the
+ * count, 0 when there is no usable debug file, -1 when out of memory. */
+static long load_debug_table(struct rep_module *m)
+{
+    if (m->debug_bfd == NULL)
+        return 0;
     return load_table(m->debug_bfd, false, &m->debug_syms);
 }
 
@@ -401,12 +443,17 @@ int rep_module_open(const char *path, struct rep_module **out, struct rep_err *e
         rc = rep_err_set(err, REP_E_INPUT, "%s: %s", path, bfd_errmsg(bfd_get_error()));
         goto fail;
     }
+    m->abfd->flags |= BFD_DECOMPRESS;
     if (!bfd_check_format(m->abfd, bfd_object)) {
         rc = rep_err_set(err, REP_E_INPUT, "%s: not an object file (%s)", path,
                          bfd_errmsg(bfd_get_error()));
         goto fail;
     }
     load_build_id(m);
+    /* The debug file serves the symbols of a stripped file and the line tables of any
+     * file without its own DWARF. */
+    if (bfd_get_section_by_name(m->abfd, ".debug_info") == NULL)
+        find_debug_file(m);
     if (load_sections(m) != REP_OK || load_symbols(m) != REP_OK || load_cfi(m) != REP_OK) {
         rc = rep_err_nomem(err);
         goto fail;
@@ -499,6 +546,45 @@ int rep_module_ra_at_sp(const struct rep_module *m, uint64_t off, bool *yes /* o
         rep_cfi_cfa_at(&m->cfi, sec->vma + (off - sec->filepos), &reg, &cfa_offset) != REP_OK)
         return REP_E_NOTFOUND;
     *yes = reg == REP_CFI_X86_64_RSP && cfa_offset == 8;
+    return REP_OK;
+}
+
+/* The section of abfd, loaded or not (a debug file's .text has no contents), whose
+ * addresses hold vma, or NULL. */
+static asection *section_of_vma(bfd *abfd, uint64_t vma)
+{
+    for (asection *s = abfd->sections; s != NULL; s = s->next) {
+        if ((bfd_section_flags(s) & SEC_ALLOC) != 0 && vma >= bfd_section_vma(s) &&
+            vma - bfd_section_vma(s) < bfd_section_size(s))
+            return s;
+    }
+    return NULL;
+}
+
+int rep_module_lines(struct rep_module *m, uint64_t off, struct rep_module_frame *out, size_t cap,
+                     size_t *n /* out */)
+{
+    *n = 0;
+    const struct mod_section *sec = section_at(m, off);
+    if (sec == NULL || cap == 0)
+        return REP_E_NOTFOUND;
+    uint64_t vma = sec->vma + (off - sec->filepos);
+    /* The file's own DWARF when it has some, else its debug file's. */
+    bfd *abfd = m->abfd;
+    asymbol **syms = m->syms;
+    if (bfd_get_section_by_name(abfd, ".debug_info") == NULL) {
+        abfd = m->debug_bfd;
+        syms = m->debug_syms;
+    }
+    asection *s = abfd != NULL ? section_of_vma(abfd, vma) : NULL;
+    const char *file = NULL, *func = NULL;
+    unsigned line = 0;
+    if (s == NULL ||
+        !bfd_find_nearest_line(abfd, s, syms, vma - bfd_section_vma(s), &file, &func, &line))
+        return REP_E_NOTFOUND;
+    out[(*n)++] = (struct rep_module_frame){.func = func, .file = file, .line = line};
+    while (*n < cap && bfd_find_inliner_info(abfd, &file, &func, &line))
+        out[(*n)++] = (struct rep_module_frame){.func = func, .file = file, .line = line};
     return REP_OK;
 }
 

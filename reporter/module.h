@@ -19,10 +19,18 @@
 struct rep_err;
 struct rep_module;
 
+/* One frame of source position: a function and where in it. */
+struct rep_module_frame {
+    const char *func; /* its raw (possibly mangled) name from DWARF, or NULL; lives in m */
+    const char *file; /* the source file, or NULL; lives in m */
+    unsigned line;    /* 1-based, 0 when unknown */
+};
+
 /* Not async-signal-safe. */
 /* Opens the file at path and loads its symbols: the full symbol table, or for a stripped
  * file the one of its installed debug file (/usr/lib/debug/.build-id/xx/yyyy.debug), else
- * the dynamic one, plus the PLT entries libbfd synthesizes. Returns REP_OK and
+ * the dynamic one, plus the PLT entries libbfd synthesizes. The separate debug file is found
+ * by build-id, then by .gnu_debuglink (with its CRC check), as gdb finds it. Returns REP_OK and
  * *m (free it with rep_module_close), REP_E_INPUT when the file cannot be opened or is not
  * an object file (message in err, naming path), or REP_E_NOMEM. */
 int rep_module_open(const char *path, struct rep_module **m /* out */, struct rep_err *err);
@@ -31,6 +39,14 @@ void rep_module_close(struct rep_module *m);
 /* The raw (possibly mangled) name of the function containing the byte at file offset off.
  * REP_OK, or REP_E_NOTFOUND when no loadable section or no function covers it. */
 int rep_module_lookup(const struct rep_module *m, uint64_t off, const char **name /* out */);
+/* The source position of the byte at file offset off, from the DWARF line and inline
+ * information of the file or of its separate debug file: out[0] is the innermost function
+ * (an inlined one when the code was inlined) with the file and line of that byte, then
+ * each function it was inlined into with the line of the inlined call, out to the real
+ * function. At most cap entries; *n gets their count. REP_OK, or REP_E_NOTFOUND when there
+ * is no line information for it. The strings live until rep_module_close(). */
+int rep_module_lines(struct rep_module *m, uint64_t off, struct rep_module_frame *out, size_t cap,
+                     size_t *n /* out */);
 /* Whether, at the instruction at file offset off, the function's return address is the
  * word at the stack pointer: its call frame information says the CFA is the stack
  * pointer + 8, so it has pushed nothing yet (at its entry, without a frame at all, or after

@@ -7,6 +7,7 @@
 #include "reporter/profile.h"
 
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include "reporter/err.h"
 
@@ -22,7 +23,10 @@ void rep_profile_fini(struct rep_profile *p)
     if (p == NULL)
         return;
     const char *name = p->name;
-    free(p->bytes);
+    if (p->is_mapped)
+        munmap(p->bytes, p->n_bytes);
+    else
+        free(p->bytes);
     free(p->maps);
     free(p->threads);
     free(p->samples);

@@ -4,7 +4,9 @@
  * reader (reporter/read.c) fills it; the symbolizer and the aggregate read it. It owns a
  * copy of the file's bytes, and the strings (executable, mapping paths, thread names) and
  * the frame arrays of samples point into that copy instead of being copied again, so a
- * profile costs about its file size plus 40 bytes per sample. Everything dies with
+ * profile costs about its file size plus 40 bytes per sample. Read as a stream
+ * (rep_read_file_stream), the bytes are a mapping of the file whose pages are given back as
+ * it is walked, and samples holds one batch at a time. Everything dies with
  * rep_profile_fini(). Reporter thread only.
  *
  * Mappings come out sorted by start and free of duplicates (the library writes the map
@@ -90,6 +92,12 @@ struct rep_profile {
     bool is_torn;                /* the file ends inside a record (cut short) */
     uint64_t torn_offset;        /* where that record starts, when is_torn */
     size_t n_unknown_records;    /* records of types this reader skipped */
+
+    bool is_mapped;           /* bytes is a read-only mapping of the file (munmap, not free);
+                               * set by rep_read_file_stream */
+    size_t n_samples_read;    /* SAMPLE records read, also those a stream let go of */
+    uint64_t n_stopped[PROF_STOP_N + 1]; /* of those, by stop reason (PROF_STOP_N: any
+                                          * reason this reader does not know) */
 };
 
 /* Not async-signal-safe. */

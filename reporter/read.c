@@ -5,7 +5,9 @@
  * fixed part, variable tail, NUL-terminated strings), so a corrupt or hostile file can
  * cause an error but never a read out of bounds; the fuzz target (tests/fuzz/fuzz_read.c)
  * holds it to that. Strings and frame arrays are not copied: the profile keeps the file's
- * bytes and points into them. Reporter thread only.
+ * bytes and points into them. A stream maps the file instead and walks it twice: once for
+ * everything but the samples, once for the samples, handed over in batches. Reporter
+ * thread only.
  *
  *   offset 0                header_bytes
  *   | prof_file_header ... | type size | fixed | tail | pad | type size | ... (EOF)
@@ -18,6 +20,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,6 +29,36 @@
 #include "reporter/profile.h"
 
 #define READ_CHUNK_BYTES (1u << 20)
+/* A stream gives the kernel back the pages of the file it has walked past every so many
+ * bytes, so that its resident size stays bounded whatever the file's size. */
+#define READ_DROP_BYTES (16u << 20)
+
+/* What a walk over the records does. */
+enum walk_mode {
+    WALK_ALL,     /* read every record, keep every sample (rep_read_file) */
+    WALK_META,    /* read every record but keep no sample: check and count them */
+    WALK_SAMPLES, /* read only the samples, a batch at a time */
+};
+
+/* A walk's state: its mode and, for WALK_SAMPLES, whom to give each batch. */
+struct walk {
+    enum walk_mode mode;
+    rep_read_fn *batch; /* called with up to REP_READ_BATCH samples in p */
+    void *ctx;
+    size_t dropped_to; /* the mapping's bytes below this were given back */
+    struct stack_def *stacks; /* PROF_REC_STACKs read so far, by id; freed by walk() */
+    size_t n_stacks;
+    size_t cap_stacks;
+};
+
+/* A PROF_REC_STACK: what the compact samples of PROF_REC_SAMPLES name by id. */
+struct stack_def {
+    const unsigned char *frames; /* in the file's bytes */
+    uint64_t sp_word;
+    uint16_t n_frames;
+    uint8_t stop_reason;
+    uint8_t flags;
+};
 
 /* One record being decoded: where it starts and how long it says it is. */
 struct record {
@@ -119,7 +152,8 @@ static int read_thread(struct rep_profile *p, const struct record *r, struct rep
     return rep_profile_add_thread(p, &t) == REP_OK ? REP_OK : rep_err_nomem(err);
 }
 
-static int read_sample(struct rep_profile *p, const struct record *r, struct rep_err *err)
+static int read_sample(struct rep_profile *p, const struct record *r, const struct walk *w,
+                       struct rep_err *err)
 {
     struct prof_rec_sample rec;
     int rc = check_fixed(p, r, sizeof(rec), NULL, err);
@@ -138,7 +172,97 @@ static int read_sample(struct rep_profile *p, const struct record *r, struct rep
         .sp_word = rec.sp_word,
         .frames = r->at + sizeof(rec),
     };
+    if (w->mode != WALK_SAMPLES) {
+        p->n_samples_read++;
+        p->n_stopped[rec.stop_reason < PROF_STOP_N ? rec.stop_reason : PROF_STOP_N]++;
+    }
+    if (w->mode == WALK_META)
+        return REP_OK;
     return rep_profile_add_sample(p, &s) == REP_OK ? REP_OK : rep_err_nomem(err);
+}
+
+static int read_stack(struct rep_profile *p, const struct record *r, struct walk *w,
+                      struct rep_err *err)
+{
+    struct prof_rec_stack rec;
+    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
+    if (rc != REP_OK)
+        return rc;
+    memcpy(&rec, r->at, sizeof(rec));
+    if ((size_t)rec.n_frames * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
+        return corrupt(p, r, err, "more frames than the record holds");
+    if (rec.id != w->n_stacks)
+        return corrupt(p, r, err, "stack ids out of sequence");
+    if (w->n_stacks == w->cap_stacks) {
+        size_t cap = w->cap_stacks ? w->cap_stacks * 2 : 256;
+        struct stack_def *bigger = realloc(w->stacks, cap * sizeof(*bigger));
+        if (bigger == NULL)
+            return rep_err_nomem(err);
+        w->stacks = bigger;
+        w->cap_stacks = cap;
+    }
+    w->stacks[w->n_stacks++] = (struct stack_def){.frames = r->at + sizeof(rec),
+                                                  .sp_word = rec.sp_word,
+                                                  .n_frames = rec.n_frames,
+                                                  .stop_reason = rec.stop_reason,
+                                                  .flags = rec.flags};
+    return REP_OK;
+}
+
+/* One unsigned LEB128 number from [*at, end); false when it runs past end or 64 bits. */
+static bool get_uleb(const unsigned char **at, const unsigned char *end, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned shift = 0; *at < end && shift < 64; shift += 7) {
+        unsigned char byte = *(*at)++;
+        x |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *v = x;
+            return true;
+        }
+    }
+    return false;
+}
+
+static int read_samples(struct rep_profile *p, const struct record *r, const struct walk *w,
+                        struct rep_err *err)
+{
+    struct prof_rec_samples rec;
+    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
+    if (rc != REP_OK)
+        return rc;
+    memcpy(&rec, r->at, sizeof(rec));
+    const unsigned char *at = r->at + sizeof(rec), *end = r->at + r->size_bytes;
+    uint64_t time = rec.base_time_ns;
+    for (uint32_t i = 0; i < rec.n_samples; i++) {
+        uint64_t step, tid, id, weight;
+        if (!get_uleb(&at, end, &step) || !get_uleb(&at, end, &tid) ||
+            !get_uleb(&at, end, &id) || !get_uleb(&at, end, &weight))
+            return corrupt(p, r, err, "sample entries run past the record");
+        if (id >= w->n_stacks)
+            return corrupt(p, r, err, "a sample names a stack not defined before it");
+        if (tid > UINT32_MAX || weight >= UINT32_MAX)
+            return corrupt(p, r, err, "a sample's tid or weight is out of range");
+        time += (uint64_t)((int64_t)(step >> 1) ^ -(int64_t)(step & 1)); /* zigzag */
+        const struct stack_def *st = &w->stacks[id];
+        struct rep_sample s = {
+            .time_ns = time,
+            .tid = (uint32_t)tid,
+            .weight = (uint32_t)weight + 1,
+            .n_frames = st->n_frames,
+            .stop_reason = st->stop_reason,
+            .flags = st->flags,
+            .sp_word = st->sp_word,
+            .frames = st->frames,
+        };
+        if (w->mode != WALK_SAMPLES) {
+            p->n_samples_read++;
+            p->n_stopped[s.stop_reason < PROF_STOP_N ? s.stop_reason : PROF_STOP_N]++;
+        }
+        if (w->mode != WALK_META && rep_profile_add_sample(p, &s) != REP_OK)
+            return rep_err_nomem(err);
+    }
+    return REP_OK;
 }
 
 static int read_stats(struct rep_profile *p, const struct record *r, struct rep_err *err)
@@ -158,8 +282,15 @@ static int read_stats(struct rep_profile *p, const struct record *r, struct rep_
     return REP_OK;
 }
 
-static int read_record(struct rep_profile *p, const struct record *r, struct rep_err *err)
+static int read_record(struct rep_profile *p, const struct record *r, struct walk *w,
+                       struct rep_err *err)
 {
+    if (r->type == PROF_REC_STACK)
+        return read_stack(p, r, w, err);
+    if (r->type == PROF_REC_SAMPLES)
+        return read_samples(p, r, w, err);
+    if (w->mode == WALK_SAMPLES)
+        return r->type == PROF_REC_SAMPLE ? read_sample(p, r, w, err) : REP_OK;
     p->has_end = false;
     switch (r->type) {
     case PROF_REC_PROCESS:
@@ -169,7 +300,7 @@ static int read_record(struct rep_profile *p, const struct record *r, struct rep
     case PROF_REC_THREAD:
         return read_thread(p, r, err);
     case PROF_REC_SAMPLE:
-        return read_sample(p, r, err);
+        return read_sample(p, r, w, err);
     case PROF_REC_STATS:
         return read_stats(p, r, err);
     case PROF_REC_END:
@@ -217,10 +348,37 @@ static int check_header(const struct rep_profile *p, uint32_t *header_bytes /* o
     return REP_OK;
 }
 
+/* Gives the kernel back the pages of a mapped file walked past, below off (a private
+ * read-only file mapping reads them again from the file if they are touched later, as the
+ * strings of the records kept may be). */
+static void drop_behind(struct rep_profile *p, struct walk *w, size_t off)
+{
+    if (!p->is_mapped || off < w->dropped_to + READ_DROP_BYTES)
+        return;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t to = off / page * page;
+    if (to > w->dropped_to) {
+        madvise(p->bytes + w->dropped_to, to - w->dropped_to, MADV_DONTNEED);
+        w->dropped_to = to;
+    }
+}
+
+/* Hands a full batch of samples (or the last one) to the stream's callback and empties
+ * p->samples. */
+static int flush_batch(struct rep_profile *p, struct walk *w, size_t off, bool is_last)
+{
+    if (p->n_samples < REP_READ_BATCH && !is_last)
+        return REP_OK;
+    int rc = p->n_samples > 0 ? w->batch(p, w->ctx) : REP_OK;
+    p->n_samples = 0;
+    drop_behind(p, w, off);
+    return rc;
+}
+
 /* Walks the records of p->bytes. A record header cut short (or a tail of zeros) and a
  * record body cut short both mean that the file was cut: is_torn, and the records before
  * it stand. */
-static int parse(struct rep_profile *p, struct rep_err *err)
+static int walk_records(struct rep_profile *p, struct walk *w, struct rep_err *err)
 {
     uint32_t header_bytes = 0;
     int rc = check_header(p, &header_bytes, err);
@@ -249,13 +407,34 @@ static int parse(struct rep_profile *p, struct rep_err *err)
             p->torn_offset = off;
             break;
         }
-        rc = read_record(p, &r, err);
+        rc = read_record(p, &r, w, err);
+        if (rc == REP_OK && w->mode == WALK_SAMPLES)
+            rc = flush_batch(p, w, off, false);
+        else if (w->mode == WALK_META)
+            drop_behind(p, w, off);
         if (rc != REP_OK)
             return rc;
         off += hdr.size_bytes;
     }
+    if (w->mode == WALK_SAMPLES)
+        return flush_batch(p, w, off, true);
     rep_profile_finish(p);
     return REP_OK;
+}
+
+static int walk(struct rep_profile *p, struct walk *w, struct rep_err *err)
+{
+    int rc = walk_records(p, w, err);
+    free(w->stacks);
+    w->stacks = NULL;
+    w->n_stacks = w->cap_stacks = 0;
+    return rc;
+}
+
+static int parse(struct rep_profile *p, struct rep_err *err)
+{
+    struct walk w = {.mode = WALK_ALL};
+    return walk(p, &w, err);
 }
 
 /* Reads all of fd into a malloc'd buffer; the size is a hint (0 for pipes). */
@@ -335,5 +514,48 @@ int rep_read_buffer(const void *buf, size_t n, const char *name, struct rep_prof
     int rc = parse(p, err);
     if (rc != REP_OK)
         rep_profile_fini(p);
+    return rc;
+}
+
+int rep_read_file_stream(const char *path, struct rep_profile *p /* out */, rep_read_fn *ready,
+                         rep_read_fn *batch, void *ctx, struct rep_err *err)
+{
+    rep_profile_init(p, path);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+        void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (m != MAP_FAILED) {
+            p->bytes = m;
+            p->n_bytes = (size_t)st.st_size;
+            p->is_mapped = true;
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    int rc;
+    if (!p->is_mapped) {
+        /* A pipe, an empty file or one that cannot be mapped: read it whole, then hand all
+         * its samples over as one batch. The errors are rep_read_file's. */
+        rep_profile_fini(p);
+        rc = rep_read_file(path, p, err);
+        if (rc == REP_OK)
+            rc = ready(p, ctx);
+        if (rc == REP_OK && p->n_samples > 0)
+            rc = batch(p, ctx);
+        return rc;
+    }
+    madvise(p->bytes, p->n_bytes, MADV_SEQUENTIAL);
+    struct walk meta = {.mode = WALK_META};
+    rc = walk(p, &meta, err);
+    if (rc == REP_OK)
+        rc = ready(p, ctx);
+    if (rc == REP_OK) {
+        /* The first walk checked every record: this one meets no error of its own. */
+        struct walk samples = {.mode = WALK_SAMPLES, .batch = batch, .ctx = ctx};
+        bool is_torn = p->is_torn;
+        rc = walk(p, &samples, err);
+        p->is_torn = is_torn;
+    }
     return rc;
 }

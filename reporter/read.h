@@ -28,6 +28,27 @@ struct rep_profile;
  * REP_E_INPUT / REP_E_NOMEM with the message in err and p empty. The caller frees p with
  * rep_profile_fini() either way. */
 int rep_read_file(const char *path, struct rep_profile *p /* out */, struct rep_err *err);
+/* Samples a stream keeps in memory at once. */
+#define REP_READ_BATCH 65536u
+
+/* A stream's callback: REP_OK to go on, or a status that stops the reading and is returned. */
+typedef int rep_read_fn(struct rep_profile *p, void *ctx);
+
+/* Reads the file at path into p like rep_read_file, but in bounded memory: the file is
+ * mapped, not copied, and walked twice. The first walk reads every record but keeps no
+ * sample (it checks them and counts them in p->n_samples_read and p->n_stopped); then
+ * ready(p, ctx) runs, with the mappings, threads, stats and flags complete and p->samples
+ * empty. The second walk hands the samples, in file order, to batch(p, ctx) about
+ * REP_READ_BATCH at a time in p->samples (a PROF_REC_SAMPLES record is never split, so a
+ * batch may exceed it by one record's entries), whose frames are valid only during that
+ * call.
+ * Memory stays about the size of the non-sample records plus one batch, and the pages of
+ * the file already walked are given back. A file that cannot be mapped (a pipe) is read
+ * whole and given as one batch. Returns what rep_read_file returns, or the first status
+ * other than REP_OK that a callback returned; the caller frees p with rep_profile_fini()
+ * either way. */
+int rep_read_file_stream(const char *path, struct rep_profile *p /* out */, rep_read_fn *ready,
+                         rep_read_fn *batch, void *ctx, struct rep_err *err);
 /* The same over n bytes at buf, which are copied; name is used in messages and kept. */
 int rep_read_buffer(const void *buf, size_t n, const char *name, struct rep_profile *p /* out */,
                     struct rep_err *err);

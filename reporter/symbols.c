@@ -22,6 +22,11 @@
 #include "reporter/module.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
+#include "reporter/vdso.h"
+
+/* Functions inlined into one another at one address, at most; deeper chains keep their
+ * innermost ones and the real function. */
+#define SYM_MAX_INLINE 64
 
 #define MAP_MODULE_NONE (-1)
 #define MAP_MODULE_UNKNOWN (-2)
@@ -65,6 +70,7 @@ void rep_sym_fini(struct rep_sym *s)
     free(s->map_module);
     free(s->cache);
     free(s->warnings);
+    free(s->chains);
     memset(s, 0, sizeof(*s));
 }
 
@@ -207,6 +213,44 @@ static int open_module(struct rep_sym *s, const char *path, int32_t *index)
     return REP_OK;
 }
 
+static bool is_vdso(const char *path)
+{
+    return strcmp(path, "[vdso]") == 0;
+}
+
+/* Opens (once) the reporter's own vDSO as the module of "[vdso]" mappings, when its
+ * build-id is the one map recorded; without it the entry has no module and frames there
+ * are named "[vdso]+0xOFFSET". REP_OK with *index, or REP_E_NOMEM. */
+static int open_vdso(struct rep_sym *s, const struct rep_map *map, int32_t *index)
+{
+    for (size_t i = 0; i < s->n_modules; i++) {
+        if (strcmp(s->modules[i].path, map->path) == 0) {
+            *index = (int32_t)i;
+            return REP_OK;
+        }
+    }
+    if (s->n_modules == s->cap_modules) {
+        size_t cap = s->cap_modules ? s->cap_modules * 2 : 16;
+        struct rep_sym_module *m = realloc(s->modules, cap * sizeof(*m));
+        if (m == NULL)
+            return REP_E_NOMEM;
+        s->modules = m;
+        s->cap_modules = cap;
+    }
+    struct rep_sym_module *sm = &s->modules[s->n_modules];
+    memset(sm, 0, sizeof(*sm));
+    sm->path = strdup(map->path);
+    if (sm->path == NULL)
+        return REP_E_NOMEM;
+    int rc = rep_vdso_open(map->build_id, map->build_id_len, &sm->mod);
+    if (rc == REP_E_NOMEM) {
+        free(sm->path);
+        return rc;
+    }
+    *index = (int32_t)s->n_modules++;
+    return REP_OK;
+}
+
 /* The module of mapping i, or NULL; resolves it on first use. */
 static int module_of_map(struct rep_sym *s, long i, struct rep_module **mod /* out */)
 {
@@ -214,9 +258,10 @@ static int module_of_map(struct rep_sym *s, long i, struct rep_module **mod /* o
     const struct rep_map *map = &s->prof->maps[i];
     if (s->map_module[i] == MAP_MODULE_UNKNOWN) {
         s->map_module[i] = MAP_MODULE_NONE;
-        if (!s->is_offline && !is_pseudo_path(map->path)) {
+        if (!s->is_offline && (!is_pseudo_path(map->path) || is_vdso(map->path))) {
             int32_t index;
-            int rc = open_module(s, map->path, &index);
+            int rc = is_vdso(map->path) ? open_vdso(s, map, &index)
+                                        : open_module(s, map->path, &index);
             if (rc != REP_OK)
                 return rc;
             s->map_module[i] = index;
@@ -248,9 +293,10 @@ static const char *base_name(const char *path)
 
 /* Names frame address addr (looked up at la) found in mapping map_index (-1 for none). */
 static int resolve(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index,
-                   uint32_t *id /* out */)
+                   uint32_t *id /* out */, bool *is_named /* out */)
 {
     char buf[256];
+    *is_named = false;
     if (map_index < 0) {
         snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
         return rep_names_intern(s->names, buf, strlen(buf), id);
@@ -265,12 +311,13 @@ static int resolve(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index
         char *name;
         if (rep_demangle_name(raw, &name) != REP_OK)
             return REP_E_NOMEM;
+        *is_named = true;
         rc = rep_names_intern(s->names, name, strlen(name), id);
         free(name);
         return rc;
     }
     if (map->path[0] == '\0')
-        snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
+        snprintf(buf, sizeof(buf), "[anon]");
     else
         snprintf(buf, sizeof(buf), "%.200s+0x%" PRIx64, base_name(map->path),
                  addr - map->start + map->file_offset);
@@ -330,6 +377,15 @@ static uint32_t tag_of(long map_index, unsigned kind)
 int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                   uint32_t *id /* out */)
 {
+    if (s->is_lines) {
+        /* The cache holds chains then: answer with the innermost frame. */
+        const uint32_t *ids;
+        size_t n;
+        int rc = rep_sym_frames(s, addr, is_caller, time_ns, &ids, &n);
+        if (rc == REP_OK)
+            *id = ids[0];
+        return rc;
+    }
     /* A return address follows the call; the byte before it is still in the caller's
      * function even when the call was the function's last instruction. */
     uint64_t la = is_caller && addr > 0 ? addr - 1 : addr;
@@ -343,10 +399,142 @@ int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t tim
         *id = slot->id;
         return REP_OK;
     }
-    int rc = resolve(s, addr, la, map_index, id);
+    bool is_named;
+    int rc = resolve(s, addr, la, map_index, id, &is_named);
     if (rc == REP_OK)
         fill_slot(s, slot, addr, tag, *id);
     return rc;
+}
+
+/* Interns "func (file:line)" (file by its base name; just func without a line), with
+ * " [inlined]" after it for a function inlined into another. func is raw. */
+static int intern_line(struct rep_sym *s, const char *func, const char *file, unsigned line,
+                       bool is_inlined, uint32_t *id /* out */)
+{
+    char *name;
+    if (rep_demangle_name(func != NULL ? func : "??", &name) != REP_OK)
+        return REP_E_NOMEM;
+    char *label;
+    int n;
+    const char *mark = is_inlined ? " [inlined]" : "";
+    if (file != NULL && line != 0)
+        n = asprintf(&label, "%s (%s:%u)%s", name, base_name(file), line, mark);
+    else
+        n = asprintf(&label, "%s%s", name, mark);
+    free(name);
+    if (n < 0)
+        return REP_E_NOMEM;
+    int rc = rep_names_intern(s->names, label, (size_t)n, id);
+    free(label);
+    return rc;
+}
+
+/* Appends one entry to the chains. */
+static int chain_push(struct rep_sym *s, uint32_t v)
+{
+    if (s->n_chains == s->cap_chains) {
+        size_t cap = s->cap_chains ? s->cap_chains * 2 : 4096;
+        uint32_t *c = realloc(s->chains, cap * sizeof(*c));
+        if (c == NULL)
+            return REP_E_NOMEM;
+        s->chains = c;
+        s->cap_chains = cap;
+    }
+    s->chains[s->n_chains++] = v;
+    return REP_OK;
+}
+
+/* Resolves addr (looked up at la, in mapping map_index) into a new chain: the functions
+ * inlined there, innermost first, then the real one, which keeps its symbol-table name
+ * (the DWARF name of the outermost function is the same function, but a C++ one may be
+ * spelled without its parameters). *at gets the chain's offset. */
+static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index,
+                         size_t *at /* out */)
+{
+    uint32_t plain;
+    bool is_named;
+    int rc = resolve(s, addr, la, map_index, &plain, &is_named);
+    if (rc != REP_OK)
+        return rc;
+    struct rep_module_frame fr[SYM_MAX_INLINE];
+    size_t n = 0;
+    struct rep_module *mod = NULL;
+    if (map_index >= 0 && module_of_map(s, map_index, &mod) != REP_OK)
+        return REP_E_NOMEM;
+    if (mod != NULL) {
+        const struct rep_map *map = &s->prof->maps[map_index];
+        if (rep_module_lines(mod, la - map->start + map->file_offset, fr, SYM_MAX_INLINE, &n) !=
+            REP_OK)
+            n = 0;
+    }
+    *at = s->n_chains;
+    if (chain_push(s, n > 0 ? (uint32_t)n : 1u) != REP_OK)
+        return REP_E_NOMEM;
+    if (n == 0)
+        return chain_push(s, plain);
+    for (size_t i = 0; i < n; i++) {
+        bool is_outer = i + 1 == n;
+        const char *func = fr[i].func;
+        if (is_outer && is_named)
+            func = NULL; /* the symbol-table name, already demangled, is used below */
+        uint32_t id;
+        if (func == NULL && is_outer) {
+            char *label;
+            int k = fr[i].file != NULL && fr[i].line != 0
+                        ? asprintf(&label, "%s (%s:%u)", rep_names_get(s->names, plain),
+                                   base_name(fr[i].file), fr[i].line)
+                        : asprintf(&label, "%s", rep_names_get(s->names, plain));
+            if (k < 0)
+                return REP_E_NOMEM;
+            rc = rep_names_intern(s->names, label, (size_t)k, &id);
+            free(label);
+        } else {
+            rc = intern_line(s, func, fr[i].file, fr[i].line, !is_outer, &id);
+        }
+        if (rc != REP_OK || chain_push(s, id) != REP_OK)
+            return REP_E_NOMEM;
+    }
+    return REP_OK;
+}
+
+int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
+                   const uint32_t **ids /* out */, size_t *n /* out */)
+{
+    if (!s->is_lines) {
+        *ids = &s->single_id;
+        *n = 1;
+        return rep_sym_frame(s, addr, is_caller, time_ns, &s->single_id);
+    }
+    uint64_t la = is_caller && addr > 0 ? addr - 1 : addr;
+    long map_index = find_map(s, la, time_ns);
+    uint32_t tag = tag_of(map_index, is_caller ? SLOT_CALLER : SLOT_LEAF);
+    struct rep_sym_slot *slot;
+    bool is_found;
+    if (find_slot(s, addr, tag, &slot, &is_found) != REP_OK)
+        return REP_E_NOMEM;
+    size_t at;
+    if (is_found) {
+        at = slot->id;
+    } else {
+        /* Resolving may open a module, which does not touch the cache. */
+        int rc = resolve_chain(s, addr, la, map_index, &at);
+        if (rc != REP_OK)
+            return rc;
+        if (at > UINT32_MAX)
+            return REP_E_NOMEM;
+        fill_slot(s, slot, addr, tag, (uint32_t)at);
+    }
+    *n = s->chains[at];
+    *ids = s->chains + at + 1;
+    return REP_OK;
+}
+
+const struct rep_map *rep_sym_map_at(const struct rep_sym *s, uint64_t addr, bool is_caller,
+                                     uint64_t time_ns)
+{
+    uint64_t la = is_caller && addr > 0 ? addr - 1 : addr;
+    long i = find_map(s, la, time_ns);
+    return i < 0 ? NULL : &s->prof->maps[i];
 }
 
 int rep_sym_ra_at_sp(struct rep_sym *s, uint64_t pc, uint64_t time_ns, bool *yes /* out */)

@@ -6,8 +6,12 @@
  * offset, and asks that file's module (reporter/module.c) for the function. Callers'
  * frames are return addresses, so they are looked up one byte earlier, inside the call
  * instruction. An address it cannot name still gets a name, never dropped:
- * "libfoo.so+0x1a2b" (the file offset, in hex) inside a mapped file, "0x7f12..." outside
- * any or in anonymous memory.
+ * "libfoo.so+0x1a2b" (the file offset, in hex) inside a mapped file, "[vdso]+0x1a2b" in a
+ * vDSO that is not the reporter's own (the reporter's own vDSO names its functions when
+ * the build-ids match), "[anon]" for every address in anonymous memory (JIT code: one
+ * frame, so that it sums up instead of scattering), "0x7f12..." outside any mapping. With
+ * is_lines, a frame becomes the chain of functions inlined at its address, each with its
+ * file and line.
  *
  * It also tells, from the module's call frame information, whether a leaf had pushed
  * nothing yet, so that the word at its stack pointer is its caller's return address.
@@ -24,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct rep_map;
 struct rep_names;
 struct rep_profile;
 struct rep_sym_module;
@@ -49,6 +54,15 @@ struct rep_sym {
     char **warnings; /* one line each, without "prof: warning: "; owned */
     size_t n_warnings;
     size_t cap_warnings;
+
+    bool is_lines;      /* set by the caller before the first frame: name frames
+                         * "func (file.c:123)", inlined functions as frames of their own
+                         * marked " [inlined]" (`report --lines`) */
+    uint32_t *chains;   /* with is_lines: per resolved address, a count then that many
+                         * ids, innermost first; the address cache holds offsets here */
+    size_t n_chains;    /* entries in use */
+    size_t cap_chains;  /* entries allocated */
+    uint32_t single_id; /* what rep_sym_frames points to without is_lines */
 };
 
 /* Not async-signal-safe. */
@@ -63,6 +77,16 @@ int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p);
  * frame but the leaf. REP_OK or REP_E_NOMEM. May open a module and add a warning. */
 int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                   uint32_t *id /* out */);
+
+/* The frames that address addr stands for, innermost first, in *ids (valid until the
+ * next call): one name id, or with is_lines the inlined functions at addr and the function
+ * holding them. REP_OK or REP_E_NOMEM. */
+int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
+                   const uint32_t **ids /* out */, size_t *n /* out */);
+/* The mapping of the current profile that holds frame address addr of a sample taken at
+ * time_ns, or NULL. */
+const struct rep_map *rep_sym_map_at(const struct rep_sym *s, uint64_t addr, bool is_caller,
+                                     uint64_t time_ns);
 
 /* Whether the leaf of a sample taken at time_ns, at address pc, had pushed nothing on
  * the stack (its call frame information says so), so that the word at its stack pointer,

@@ -8,13 +8,19 @@
 #include "sampler/handler.h"
 
 #include <errno.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
 #include "sampler/ring.h"
+#include "sampler/timer_thread.h"
 #include "sampler/walk_fp.h"
+#ifdef PROF_HAVE_LIBUNWIND
+#include "sampler/walk_unw.h"
+#endif
 
 struct smp_sampler smp_sampler;
 __thread struct smp_thread smp_self __attribute__((tls_model("initial-exec")));
@@ -34,34 +40,93 @@ static uint64_t now_ns(void)
 /* Fills the slot's frames and returns the stop reason. */
 static uint8_t take_stack(struct smp_slot *slot, const ucontext_t *uc)
 {
-    struct smp_regs regs = { .pc = arch_pc(uc), .sp = arch_sp(uc), .fp = arch_fp(uc) };
+    struct smp_regs regs = {
+        .pc = arch_pc(uc), .sp = arch_sp(uc), .fp = arch_fp(uc), .lr = arch_lr(uc)
+    };
     struct smp_stack stack = {
         .lo = smp_self.stack_lo, .hi = smp_self.stack_hi, .root_fp = smp_self.root_fp
     };
-    uint8_t why;
+    uint8_t why, flags;
 
+    slot->rec.flags = 0;
     if (stack.hi == 0) {
         slot->frames[0] = arch_strip_pac(regs.pc);
         slot->rec.n_frames = 1;
         slot->rec.sp_word = 0;
         return PROF_STOP_NO_STACK;
     }
+#ifdef PROF_HAVE_LIBUNWIND
+    /* libunwind finds the leaf's caller from unwind tables itself: sp_word stays 0 so that
+     * the reporter adds nothing. A nested walk on this thread falls back to the chain. */
+    if (smp_unw_enabled) {
+        unsigned n = smp_walk_unw((void *)uc, &regs, &stack, slot->frames,
+                                  smp_sampler.max_frames, &why);
+        if (n > 0) {
+            slot->rec.n_frames = (uint16_t)n;
+            slot->rec.sp_word = 0;
+            return why;
+        }
+    }
+#endif
     slot->rec.n_frames = (uint16_t)smp_walk_fp(&regs, &stack, slot->frames,
-                                               smp_sampler.max_frames, &why);
-    /* The word at sp is the caller's return address when the leaf has no frame yet. */
+                                               smp_sampler.max_frames, &why, &flags);
+    slot->rec.flags = flags;
+    /* The word at sp is the caller's return address when the leaf has no frame yet. When
+     * the stepper already recovered that caller (PROF_SAMPLE_LEAF_CALLER), sp_word is 0 so
+     * that the reporter does not add it a second time. */
     int sp_ok = regs.sp >= stack.lo && regs.sp < stack.hi && stack.hi - regs.sp >= 8 &&
-                !(regs.sp & 7u);
+                !(regs.sp & 7u) && !(flags & PROF_SAMPLE_LEAF_CALLER);
     slot->rec.sp_word = sp_ok ? *(const uint64_t *)regs.sp : 0;
     return why;
 }
 
+/* Whether our timer sent this signal, and the weight it carries (0 when it is not ours).
+ * The perf source's counter stops after each overflow and is re-armed here. */
+static uint32_t our_weight(const siginfo_t *info)
+{
+    switch (smp_sampler.source) {
+    case PROF_TIMER_THREAD:
+        if (info->si_code != SI_TIMER || info->si_value.sival_ptr != SMP_TIMER_COOKIE)
+            return 0;
+        return info->si_overrun > 0 ? 1u + (uint32_t)info->si_overrun : 1u;
+    case PROF_TIMER_PERF:
+        if (info->si_code != POLL_HUP && info->si_code != POLL_IN)
+            return 0;
+        ioctl(info->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+        return 1;
+    default:
+        return info->si_code == SI_KERNEL ? 1 : 0;
+    }
+}
+
+/* Runs the application's own action for a signal that is not ours. Its default action
+ * (terminate, for the signals we use) is not applied: the signal is dropped then. */
+static void hand_to_application(int sig, siginfo_t *info, void *ucontext)
+{
+    int at = atomic_load_explicit(&smp_sampler.app_action_at, memory_order_acquire);
+    if (at < 0 || at > 1)
+        return;
+    const struct sigaction *a = &smp_sampler.app_actions[at];
+    if (a->sa_flags & SA_SIGINFO) {
+        if (a->sa_sigaction)
+            a->sa_sigaction(sig, info, ucontext);
+    } else if (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN) {
+        a->sa_handler(sig);
+    }
+}
+
 void smp_handler(int sig, siginfo_t *info, void *ucontext)
 {
-    (void)sig;
-    (void)info;
     int saved_errno = errno;
 
     atomic_fetch_add_explicit(&smp_sampler.in_flight, 1, memory_order_acquire);
+    uint32_t weight = our_weight(info);
+    if (weight == 0) {
+        errno = saved_errno;
+        hand_to_application(sig, info, ucontext);
+        saved_errno = errno;
+        goto out;
+    }
     if (!atomic_load_explicit(&smp_sampler.active, memory_order_acquire))
         goto out;
     count(PROF_STAT_SIGNALS);
@@ -76,9 +141,9 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
         smp_self.tid = (uint32_t)syscall(SYS_gettid);
     slot->rec.time_ns = now_ns();
     slot->rec.tid = smp_self.tid;
-    slot->rec.weight = 1;
+    slot->rec.weight = weight;
     slot->rec.stop_reason = why;
-    slot->rec.flags = why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
+    slot->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
     slot->rec.reserved = 0;
     smp_ring_publish(smp_sampler.ring, slot);
 

@@ -5,6 +5,9 @@
  * thread's stack, written straight into a ring slot. It never blocks, allocates or locks;
  * when the ring is full it counts the drop.
  *
+ * A signal that our timer did not send (its si_code tells) belongs to the application:
+ * it is handed to the action the application asked for (smp_sampler.app_actions), if any.
+ *
  * State, and who writes it:
  *  - smp_sampler (global): libprof/ sets ring and max_frames before the first arm and
  *    changes them only while no handler can run (timer disarmed, in_flight == 0); it flips
@@ -26,6 +29,13 @@ struct smp_ring;
 
 struct smp_sampler {
     _Atomic int active;                        /* 1 while samples are taken; libprof/ */
+    unsigned source;                           /* PROF_TIMER_*, set before the handler is
+                                                * installed; tells our signals by origin */
+    _Atomic int app_action_at;                 /* which app_actions[] is current, -1 none;
+                                                * libprof/ fills the other, then flips it */
+    struct sigaction app_actions[2];           /* the action the application set for our
+                                                * signal: signals not from our timer are
+                                                * handed to it */
     _Atomic int in_flight;                     /* handlers running now; handlers */
     struct smp_ring *ring;                     /* where samples go; libprof/, see above */
     unsigned max_frames;                       /* walk depth limit, <= the ring's */

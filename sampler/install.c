@@ -10,12 +10,12 @@
 
 #include "sampler/handler.h"
 
-int smp_install_handler(int signo, struct sigaction *old)
+int smp_install_handler(int signo, struct sigaction *old, smp_sigaction_fn *sigaction_fn)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = smp_handler;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
-    return sigaction(signo, &sa, old) == 0 ? 0 : -errno;
+    return sigaction_fn(signo, &sa, old) == 0 ? 0 : -errno;
 }

@@ -8,9 +8,12 @@
 
 #include <signal.h>
 
+typedef int smp_sigaction_fn(int, const struct sigaction *, struct sigaction *);
+
 /* Not async-signal-safe. Installs smp_handler() for signo with SA_SIGINFO | SA_RESTART
  * (not SA_ONSTACK: the handler must never run on an application's small alternate
- * stack). The previous action goes to *old when old is not NULL. 0 or -errno. */
-int smp_install_handler(int signo, struct sigaction *old);
+ * stack), through sigaction_fn (libc's sigaction: libprof/ interposes the exported one).
+ * The previous action goes to *old when old is not NULL. 0 or -errno. */
+int smp_install_handler(int signo, struct sigaction *old, smp_sigaction_fn *sigaction_fn);
 
 #endif

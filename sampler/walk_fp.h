@@ -3,6 +3,10 @@
  * The frame-pointer stepper: follows the chain of saved frame pointers from an interrupted
  * context, reading only inside the stack bounds it is given. It stops, and says why, at the
  * first inconsistency (see PROF_STOP_* in include/prof_format.h) instead of guessing.
+ * Before the walk it looks at the interrupted leaf: when the leaf's frame is not set up (in
+ * its prologue, at its `ret`, or a frameless leaf), the frame pointer still describes the
+ * caller's frame and the chain alone would skip the caller; the stepper recovers it from
+ * the stack pointer or link register (see arch_leaf_state()) and flags the sample.
  */
 #ifndef PROF_SAMPLER_WALK_FP_H
 #define PROF_SAMPLER_WALK_FP_H
@@ -14,6 +18,7 @@ struct smp_regs {
     uintptr_t pc; /* interrupted instruction */
     uintptr_t sp; /* stack pointer at the interruption */
     uintptr_t fp; /* frame pointer at the interruption */
+    uintptr_t lr; /* link register (aarch64), 0 where calls push the return address */
 };
 
 /* The readable stack of the interrupted thread: [lo, hi). */
@@ -26,9 +31,19 @@ struct smp_stack {
 
 /* Async-signal-safe, re-entrant. Writes the leaf pc then one return address per frame into
  * frames (at most max_frames, which must be >= 1), sets *stop_reason to a PROF_STOP_*
- * value and returns the number of frames written. Reaching stack->root_fp ends the walk
- * as complete, without the trampoline's own frame. Never reads outside [max(lo, sp), hi). */
+ * value, *flags to PROF_SAMPLE_LEAF_CALLER when frames[1] was recovered for an interrupted
+ * leaf without its frame (else 0), and returns the number of frames written. Reaching
+ * stack->root_fp ends the walk as complete, without the trampoline's own frame. Loads only
+ * inside [max(lo, sp), hi); instruction bytes (at the pc, before a candidate return
+ * address) are read with the fault-proof probe (sampler/probe.h), never directly. */
 unsigned smp_walk_fp(const struct smp_regs *regs, const struct smp_stack *stack,
-                     uint64_t *frames, unsigned max_frames, uint8_t *stop_reason);
+                     uint64_t *frames, unsigned max_frames, uint8_t *stop_reason,
+                     uint8_t *flags);
+
+/* Async-signal-safe, re-entrant. The first step of smp_walk_fp() alone: the return address
+ * into the caller of the interrupted leaf when the leaf's frame is not set up (prologue,
+ * `ret`, frameless leaf), else 0. Loads only inside [max(lo, sp), hi), which the caller
+ * has proven readable; code bytes go through the probe. */
+uintptr_t smp_walk_fp_leaf_caller(const struct smp_regs *regs, uintptr_t lo, uintptr_t hi);
 
 #endif

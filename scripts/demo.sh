@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The demo behind `make demo`: profiles examples/pipeline.c (a small image pipeline with
 # four hot functions) with `prof record`, then writes BUILD_DIR/demo/demo.folded (folded
-# stacks, for flamegraph.pl, inferno or speedscope) and BUILD_DIR/demo/demo.top.txt (the
-# top table), and a flame graph BUILD_DIR/demo/demo.svg when `prof report --format svg`
-# or flamegraph.pl can draw one. Prints the top table and where the files are.
+# stacks, for flamegraph.pl, inferno or speedscope), BUILD_DIR/demo/demo.top.txt (the
+# top table) and BUILD_DIR/demo/demo.svg (an interactive flame graph drawn by
+# `prof report --format svg`). Prints the top table and where the files are.
 #   scripts/demo.sh BUILD_DIR
 # Exit status: 0, or 1 with one line on stderr when a step fails.
 set -eu
@@ -31,18 +31,10 @@ echo "== profiling: prof record -o $out/demo.prof -- $prog"
     fail "prof report --format folded failed: $(head -n 1 "$out/report.log")"
 "$prof" report --format top --limit 15 "$out/demo.prof" >"$out/demo.top.txt" \
     2>"$out/report.log" || fail "prof report --format top failed: $(head -n 1 "$out/report.log")"
-
+"$prof" report --format svg --title "libprof demo: pipeline" "$out/demo.prof" \
+    >"$out/demo.svg" 2>"$out/report.log" ||
+    fail "prof report --format svg failed: $(head -n 1 "$out/report.log")"
 rm -f "$out/report.log"
-
-svg=""
-if "$prof" report --format svg "$out/demo.prof" >"$out/demo.svg" 2>/dev/null; then
-    svg="prof report --format svg"
-elif command -v flamegraph.pl >/dev/null 2>&1 &&
-        flamegraph.pl --title "libprof demo: pipeline" "$out/demo.folded" >"$out/demo.svg"; then
-    svg="flamegraph.pl"
-else
-    rm -f "$out/demo.svg"
-fi
 
 echo
 echo "== where the CPU time went (prof report --format top)"
@@ -52,9 +44,4 @@ echo "== files"
 echo "  profile        $out/demo.prof"
 echo "  folded stacks  $out/demo.folded"
 echo "  top table      $out/demo.top.txt"
-if [ -n "$svg" ]; then
-    echo "  flame graph    $out/demo.svg (drawn by $svg; open it in a browser)"
-else
-    echo "  flame graph    none yet: \`prof report --format svg\` is coming; meanwhile feed"
-    echo "                 $out/demo.folded to flamegraph.pl or https://www.speedscope.app"
-fi
+echo "  flame graph    $out/demo.svg (open it in a browser: click to zoom, Search to highlight)"

@@ -15,18 +15,34 @@ err() { echo "lint: $*" >&2; fail=1; }
 
 # 1. Handler path. The allowlist: functions POSIX lists as async-signal-safe that these
 # files use, plus the compiler's and glibc's safe helpers.
-handler_objs="$obj/sampler/handler.o $obj/sampler/walk_fp.o $obj/sampler/ring.o"
-allow="_GLOBAL_OFFSET_TABLE_ __errno_location clock_gettime syscall memset memcpy
+handler_objs="$obj/sampler/handler.o $obj/sampler/walk_fp.o $obj/sampler/ring.o
+              $obj/sampler/probe.o $obj/sampler/codemap.o"
+# The libunwind stepper, when built (UNWIND=1), may also call libunwind's local unwinder
+# (its entry points, per architecture). libunwind's local unwinding is async-signal-safe
+# only with libprof/unwind.c's protection: per-thread caches, a warm-up unwind outside the
+# handler, and a dl_iterate_phdr() that serves a snapshot instead of taking the loader's
+# lock while smp_unw_busy is set (libunwind 1.6.2 calls dl_iterate_phdr from unw_step).
+unw_obj=$obj/sampler/walk_unw.o
+unw_allow="_ULx86_64_init_local2 _ULx86_64_step _ULx86_64_get_reg
+           _ULaarch64_init_local2 _ULaarch64_step _ULaarch64_get_reg"
+allow="_GLOBAL_OFFSET_TABLE_ __errno_location clock_gettime syscall ioctl memset memcpy
        __stack_chk_fail __aarch64_cas8_acq_rel __aarch64_ldadd8_relax __aarch64_ldadd4_acq
        __aarch64_ldadd4_rel __aarch64_cas8_relax __aarch64_ldadd8_acq_rel"
-defined=$(nm --defined-only $handler_objs 2>/dev/null | awk 'NF == 3 { print $3 }')
-for sym in $(nm -u $handler_objs | awk 'NF == 2 { print $2 }' | sort -u); do
-    case " $(echo $allow $defined) " in
-    *" $sym "*) ;;
-    *) err "handler path calls $sym, which is not on the async-signal-safe allowlist" ;;
-    esac
-    [ "$sym" = __tls_get_addr ] && err "handler path uses __tls_get_addr (TLS must be initial-exec)"
-done
+all_handler_objs=$handler_objs
+[ -f "$unw_obj" ] && all_handler_objs="$handler_objs $unw_obj"
+defined=$(nm --defined-only $all_handler_objs 2>/dev/null | awk 'NF == 3 { print $3 }')
+check_calls() { # objects, extra allowed symbols
+    for sym in $(nm -u $1 | awk 'NF == 2 { print $2 }' | sort -u); do
+        case " $(echo $allow $2 $defined) " in
+        *" $sym "*) ;;
+        *) err "handler path calls $sym, which is not on the async-signal-safe allowlist" ;;
+        esac
+        [ "$sym" = __tls_get_addr ] &&
+            err "handler path uses __tls_get_addr (TLS must be initial-exec)"
+    done
+}
+check_calls "$handler_objs" ""
+[ -f "$unw_obj" ] && check_calls "$unw_obj" "$unw_allow"
 for o in $handler_objs; do
     [ -f "$o" ] || err "missing handler object $o (build first)"
 done
@@ -47,7 +63,9 @@ if grep -n '#include "' include/*.h | grep -v '#include "include/' >/dev/null; t
 fi
 
 # 3. Exported symbols of the library.
-exports="prof_start prof_stop prof_flush pthread_create pthread_setname_np dlopen dlclose
+exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd
+         pthread_create pthread_setname_np dlopen dlclose dl_iterate_phdr
+         sigaction signal setitimer
          __libc_start_main execve execv execvp execvpe execl execlp execle fexecve execveat"
 for sym in $(nm -D --defined-only "$build/libprof.so" | awk '$2 ~ /[TWDBVR]/ { print $3 }'); do
     case " $(echo $exports) " in

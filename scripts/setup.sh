@@ -3,14 +3,25 @@
 # Installs the Debian packages libprof needs, only those missing. Idempotent.
 #   scripts/setup.sh          build and test dependencies
 #   scripts/setup.sh bench    also the peer profilers that `make bench` compares against
+#   scripts/setup.sh browser  only Chromium, Node.js and npm, for the browser test of the
+#                             flame graphs (scripts/setup-browser.sh calls it)
 # Exits 1 with one line on stderr when a package is missing and cannot be installed.
 set -eu
 
 # clang and its runtime build the profile reader's fuzz target, which `make test` runs.
+# libc6-dbg gives the C library's frames their names and source lines (prof report --lines);
+# golang-go's `go tool pprof` reads the pprof output in the end-to-end tests.
 PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config python3
+      libc6-dbg golang-go
       clang libclang-rt-dev"
 if [ "${1:-}" = bench ]; then
     PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf"
+fi
+if [ "${1:-}" = browser ]; then
+    # node and npm may come from elsewhere than Debian's packages: asked for when missing.
+    PKGS="chromium"
+    command -v node >/dev/null 2>&1 || PKGS="$PKGS nodejs"
+    command -v npm >/dev/null 2>&1 || PKGS="$PKGS npm"
 fi
 
 missing=""

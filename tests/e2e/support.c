@@ -398,6 +398,63 @@ size_t e2e_top_names(const char *text, char **names, size_t cap)
     return n;
 }
 
+/* Counts one sample, from a PROF_REC_SAMPLE or a PROF_REC_SAMPLES entry. */
+static void scan_sample(struct e2e_scan *s, uint64_t time_ns, uint32_t tid, uint32_t weight,
+                        uint8_t stop_reason)
+{
+    s->n_samples++;
+    s->weight_sum += weight;
+    size_t i = 0;
+    while (i < s->n_tids && s->tids[i] != tid)
+        i++;
+    if (i == s->n_tids && s->n_tids < E2E_MAX_TIDS)
+        s->tids[s->n_tids++] = tid;
+    if (i < s->n_tids)
+        s->tid_weights[i] += weight;
+    if (stop_reason != PROF_STOP_END)
+        s->n_truncated++;
+    if (s->n_samples == 1 || time_ns < s->first_time_ns)
+        s->first_time_ns = time_ns;
+    if (time_ns > s->last_time_ns)
+        s->last_time_ns = time_ns;
+}
+
+static int get_uleb(const unsigned char **at, const unsigned char *end, uint64_t *v)
+{
+    uint64_t x = 0;
+    for (unsigned shift = 0; *at < end && shift < 64; shift += 7) {
+        unsigned char byte = *(*at)++;
+        x |= (uint64_t)(byte & 0x7f) << shift;
+        if (!(byte & 0x80)) {
+            *v = x;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The stop reasons of the PROF_REC_STACKs seen, by id (for the batches that name them). */
+static uint8_t *stack_stops;
+static size_t n_stack_stops, cap_stack_stops;
+
+static void scan_batch(struct e2e_scan *s, const unsigned char *rec, uint32_t size)
+{
+    struct prof_rec_samples b;
+    memcpy(&b, rec, sizeof(b));
+    const unsigned char *at = rec + sizeof(b), *end = rec + size;
+    uint64_t time = b.base_time_ns;
+    for (uint32_t i = 0; i < b.n_samples; i++) {
+        uint64_t step, tid, id, weight;
+        cr_assert(get_uleb(&at, end, &step) && get_uleb(&at, end, &tid) &&
+                      get_uleb(&at, end, &id) && get_uleb(&at, end, &weight),
+                  "a batch's entries run past its record");
+        cr_assert(id < n_stack_stops, "a batch names stack %llu before it is defined",
+                  (unsigned long long)id);
+        time += (uint64_t)((int64_t)(step >> 1) ^ -(int64_t)(step & 1));
+        scan_sample(s, time, (uint32_t)tid, (uint32_t)weight + 1, stack_stops[id]);
+    }
+}
+
 static void scan_record(struct e2e_scan *s, const unsigned char *rec, uint32_t type, uint32_t size)
 {
     if (type == PROF_REC_PROCESS && size >= sizeof(struct prof_rec_process)) {
@@ -406,18 +463,26 @@ static void scan_record(struct e2e_scan *s, const unsigned char *rec, uint32_t t
         s->has_process = 1;
         s->pid = pr.pid;
         s->requested_hz = pr.requested_hz;
+        s->timer_source = pr.timer_source;
+        s->start_mono_ns = pr.start_mono_ns;
     } else if (type == PROF_REC_MAP) {
         s->n_maps++;
     } else if (type == PROF_REC_SAMPLE && size >= sizeof(struct prof_rec_sample)) {
         struct prof_rec_sample sm;
         memcpy(&sm, rec, sizeof(sm));
-        s->n_samples++;
-        s->weight_sum += sm.weight;
-        size_t i = 0;
-        while (i < s->n_tids && s->tids[i] != sm.tid)
-            i++;
-        if (i == s->n_tids && s->n_tids < E2E_MAX_TIDS)
-            s->tids[s->n_tids++] = sm.tid;
+        scan_sample(s, sm.time_ns, sm.tid, sm.weight, sm.stop_reason);
+    } else if (type == PROF_REC_STACK && size >= sizeof(struct prof_rec_stack)) {
+        struct prof_rec_stack st;
+        memcpy(&st, rec, sizeof(st));
+        cr_assert_eq(st.id, n_stack_stops, "stack ids out of sequence");
+        if (n_stack_stops == cap_stack_stops) {
+            cap_stack_stops = cap_stack_stops ? 2 * cap_stack_stops : 256;
+            stack_stops = realloc(stack_stops, cap_stack_stops);
+            cr_assert_not_null(stack_stops);
+        }
+        stack_stops[n_stack_stops++] = st.stop_reason;
+    } else if (type == PROF_REC_SAMPLES && size >= sizeof(struct prof_rec_samples)) {
+        scan_batch(s, rec, size);
     } else if (type == PROF_REC_THREAD && size > sizeof(struct prof_rec_thread)) {
         if (s->n_names < E2E_MAX_NAMES) {
             struct prof_rec_thread th;
@@ -451,6 +516,7 @@ void e2e_scan_file(struct e2e_scan *s, const char *path)
     unsigned char *buf = (unsigned char *)e2e_read_file(path, &len);
     cr_assert(buf != NULL, "cannot read %s: %s", path, strerror(errno));
     memset(s, 0, sizeof(*s));
+    n_stack_stops = 0;
 
     struct prof_file_header h;
     size_t off = len;
@@ -461,7 +527,7 @@ void e2e_scan_file(struct e2e_scan *s, const char *path)
         if (s->header_ok)
             off = h.header_bytes;
     }
-    size_t *offsets = NULL, cap = 0;
+    size_t *offsets = NULL, cap = 0, n_offsets = 0;
     uint32_t last_type = 0;
     while (off + sizeof(struct prof_rec_hdr) <= len) {
         struct prof_rec_hdr rh;
@@ -469,13 +535,13 @@ void e2e_scan_file(struct e2e_scan *s, const char *path)
         if (rh.size_bytes < 8 || rh.size_bytes % 8 || rh.size_bytes > PROF_REC_MAX_BYTES ||
             off + rh.size_bytes > len)
             break;
-        if (rh.type == PROF_REC_SAMPLE) {
-            if (s->n_samples == cap) {
+        if (rh.type == PROF_REC_SAMPLE || rh.type == PROF_REC_SAMPLES) {
+            if (n_offsets == cap) {
                 cap = cap ? 2 * cap : 1024;
                 offsets = realloc(offsets, cap * sizeof(offsets[0]));
                 cr_assert(offsets != NULL, "out of memory");
             }
-            offsets[s->n_samples] = off;
+            offsets[n_offsets++] = off;
         }
         scan_record(s, buf + off, rh.type, rh.size_bytes);
         last_type = rh.type;
@@ -484,9 +550,9 @@ void e2e_scan_file(struct e2e_scan *s, const char *path)
     }
     s->has_end = last_type == PROF_REC_END;
     s->trailing_bytes = len - off;
-    if (s->n_samples) {
+    if (n_offsets) {
         s->sample_offsets[0] = offsets[0];
-        s->sample_offsets[1] = offsets[s->n_samples / 2];
+        s->sample_offsets[1] = offsets[n_offsets / 2];
     }
     free(offsets);
     free(buf);

@@ -76,11 +76,18 @@ struct e2e_scan {
     int has_end;                       /* the last record is PROF_REC_END */
     size_t trailing_bytes;             /* bytes after the last whole record */
     uint32_t tids[E2E_MAX_TIDS];       /* distinct sample tids, in order of appearance */
+    uint64_t tid_weights[E2E_MAX_TIDS]; /* summed sample weights of each of them */
+    size_t n_truncated;                /* samples whose walk did not reach the root */
+    uint32_t timer_source;             /* from the process record */
+    uint64_t start_mono_ns;            /* from the process record */
+    uint64_t first_time_ns;            /* earliest sample time */
+    uint64_t last_time_ns;             /* latest sample time */
     size_t n_tids;                     /* entries in tids */
     char names[E2E_MAX_NAMES][17];     /* thread names from PROF_REC_THREAD records */
     uint32_t name_tids[E2E_MAX_NAMES]; /* and their tids */
     size_t n_names;                    /* entries in names and name_tids */
-    size_t sample_offsets[2];          /* file offsets of the first and the middle sample */
+    size_t sample_offsets[2];          /* file offsets of the first and the middle record that
+                                        * holds samples (PROF_REC_SAMPLE or _SAMPLES) */
 };
 
 /* The test's private directory, made by e2e_setup (a Criterion .init) under /tmp and

@@ -40,7 +40,8 @@ static size_t file_size(const char *p)
     return (size_t)st.st_size;
 }
 
-/* Walks the records of a file; returns the number of records of type `type`. */
+/* Walks the records of a file; returns the number of records of type `type`, counting
+ * for PROF_REC_SAMPLE the samples of PROF_REC_SAMPLES batches too. */
 static int count_records(const char *p, uint32_t type)
 {
     int fd = open(p, O_RDONLY);
@@ -55,6 +56,11 @@ static int count_records(const char *p, uint32_t type)
         memcpy(&h, buf + off, sizeof(h));
         cr_assert(h.size_bytes >= 8 && h.size_bytes % 8 == 0 && off + h.size_bytes <= (size_t)n);
         count += h.type == type;
+        if (type == PROF_REC_SAMPLE && h.type == PROF_REC_SAMPLES) {
+            struct prof_rec_samples b;
+            memcpy(&b, buf + off, sizeof(b));
+            count += (int)b.n_samples;
+        }
         off += h.size_bytes;
     }
     return count;
@@ -107,6 +113,7 @@ Test(writer, drains_the_ring_into_sample_records, .init = make_dir)
     cr_assert_null(smp_ring_peek(&r));
     lp_writer_close(&w);
     cr_assert_eq(count_records(p, PROF_REC_SAMPLE), 10);
+    cr_assert_eq(count_records(p, PROF_REC_STACK), 8, "10 samples of 8 distinct stacks");
 }
 
 Test(writer, never_writes_into_a_file_that_took_its_descriptor, .init = make_dir)

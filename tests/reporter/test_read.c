@@ -406,7 +406,7 @@ Test(read, rejects_a_future_version)
     put_header(&b);
     put_end(&b);
     poke_u32(&b, offsetof(struct prof_file_header, version), PROF_FILE_VERSION + 1);
-    expect_error(&b, b.n, "format version 2 is newer than this prof reads (1)");
+    expect_error(&b, b.n, "format version 3 is newer than this prof reads (2)");
     poke_u32(&b, offsetof(struct prof_file_header, version), 0);
     expect_error(&b, b.n, "version 0");
 }
@@ -515,5 +515,125 @@ Test(read, handles_an_unaligned_buffer_and_header_size)
     cr_assert_eq(p.n_samples, 1);
     cr_assert_eq(rep_sample_frame(&p.samples[0], 1), 0x2020);
     cr_assert(p.has_end);
+    rep_profile_fini(&p);
+}
+
+/* What a streamed read saw. */
+struct stream_seen {
+    int n_ready;             /* ready callbacks */
+    size_t samples_at_ready; /* p->n_samples then (must be 0) */
+    size_t read_at_ready;    /* p->n_samples_read then */
+    size_t n_maps_at_ready;  /* p->n_maps then */
+    size_t n_batches;
+    size_t n_samples;       /* over every batch */
+    size_t max_batch;       /* the largest batch */
+    uint32_t next_tid;      /* the tid the next sample must have: file order */
+    int is_out_of_order;
+    int stop_after;         /* > 0: return REP_E_NOMEM from that batch on */
+};
+
+static int on_ready(struct rep_profile *p, void *ctx)
+{
+    struct stream_seen *s = ctx;
+    s->n_ready++;
+    s->samples_at_ready = p->n_samples;
+    s->read_at_ready = p->n_samples_read;
+    s->n_maps_at_ready = p->n_maps;
+    return REP_OK;
+}
+
+static int on_batch(struct rep_profile *p, void *ctx)
+{
+    struct stream_seen *s = ctx;
+    s->n_batches++;
+    s->n_samples += p->n_samples;
+    if (p->n_samples > s->max_batch)
+        s->max_batch = p->n_samples;
+    for (size_t i = 0; i < p->n_samples; i++) {
+        if (p->samples[i].tid != s->next_tid || rep_sample_frame(&p->samples[i], 2) != 0x3030)
+            s->is_out_of_order = 1;
+        s->next_tid++;
+    }
+    return s->stop_after > 0 && (int)s->n_batches >= s->stop_after ? REP_E_NOMEM : REP_OK;
+}
+
+/* Writes a profile of n samples (tids 0, 1, 2, ...) to a new temporary file; its path in
+ * path. With is_cut, the last record is cut short. */
+static void write_many(char *path, size_t n, int is_cut)
+{
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *f = fdopen(fd, "wb");
+    struct buf b = {.n = 0};
+    put_header(&b);
+    put_process(&b, 1000, "/bin/many");
+    put_map(&b, 0, 0x1000, 0x2000, 0, "/bin/many");
+    for (size_t i = 0; i < n; i++) {
+        put_sample(&b, (uint32_t)i, 1, frames3, 3, PROF_STOP_END);
+        if (b.n > sizeof(b.data) - 256) {
+            fwrite(b.data, 1, b.n, f);
+            b.n = 0;
+        }
+    }
+    put_end(&b);
+    fwrite(b.data, 1, is_cut ? b.n - 4 : b.n, f);
+    cr_assert_eq(fclose(f), 0);
+}
+
+Test(read, streams_samples_in_bounded_batches_after_the_rest)
+{
+    char path[] = "/tmp/prof-test-stream-XXXXXX";
+    const size_t n = 2 * REP_READ_BATCH + 123;
+    write_many(path, n, 0);
+    struct rep_profile p;
+    struct rep_err err = {0};
+    struct stream_seen s = {0};
+    int rc = rep_read_file_stream(path, &p, on_ready, on_batch, &s, &err);
+    unlink(path);
+    cr_assert_eq(rc, REP_OK, "%s", err.msg);
+    cr_assert_eq(s.n_ready, 1);
+    cr_assert_eq(s.samples_at_ready, 0, "samples were kept before ready");
+    cr_assert_eq(s.read_at_ready, n);
+    cr_assert_eq(s.n_maps_at_ready, 1);
+    cr_assert_eq(s.n_samples, n);
+    cr_assert_eq(s.n_batches, 3);
+    cr_assert_eq(s.max_batch, REP_READ_BATCH);
+    cr_assert(!s.is_out_of_order, "samples out of file order or damaged");
+    cr_assert(p.has_end && !p.is_torn);
+    cr_assert_eq(p.n_stopped[PROF_STOP_END], n);
+    rep_profile_fini(&p);
+}
+
+Test(read, stream_keeps_what_came_before_a_cut_and_stops_on_a_callback_error)
+{
+    char path[] = "/tmp/prof-test-stream-XXXXXX";
+    write_many(path, 1000, 1);
+    struct rep_profile p;
+    struct rep_err err = {0};
+    struct stream_seen s = {0};
+    cr_assert_eq(rep_read_file_stream(path, &p, on_ready, on_batch, &s, &err), REP_OK);
+    cr_assert(p.is_torn, "a file cut short is not marked torn");
+    cr_assert_eq(s.n_samples, 1000);
+    rep_profile_fini(&p);
+
+    unlink(path);
+    char path2[] = "/tmp/prof-test-stream-XXXXXX";
+    write_many(path2, REP_READ_BATCH * 3, 0);
+    struct stream_seen stop = {.stop_after = 1};
+    cr_assert_eq(rep_read_file_stream(path2, &p, on_ready, on_batch, &stop, &err), REP_E_NOMEM);
+    cr_assert_eq(stop.n_batches, 1);
+    rep_profile_fini(&p);
+    unlink(path2);
+}
+
+Test(read, stream_reports_a_missing_file_like_a_whole_read)
+{
+    struct rep_profile p;
+    struct rep_err err = {0};
+    struct stream_seen s = {0};
+    cr_assert_eq(rep_read_file_stream("/nonexistent/x.prof", &p, on_ready, on_batch, &s, &err),
+                 REP_E_INPUT);
+    cr_assert(strstr(err.msg, "No such file") != NULL, "%s", err.msg);
+    cr_assert_eq(s.n_ready, 0);
     rep_profile_fini(&p);
 }

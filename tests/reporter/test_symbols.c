@@ -247,7 +247,9 @@ Test(symbols, names_pseudo_and_anonymous_mappings_without_warning)
     struct fixture fx;
     setup_maps(&fx, maps, 2);
     cr_assert_str_eq(name_of(&fx, 0x7123, false, 0), "[vdso]+0x123");
-    cr_assert_str_eq(name_of(&fx, 0x20010, false, 0), "0x20010");
+    cr_assert_str_eq(name_of(&fx, 0x20010, false, 0), "[anon]");
+    cr_assert_str_eq(name_of(&fx, 0x2ff00, true, 0), "[anon]");
+    cr_assert_str_eq(name_of(&fx, 0x40000, false, 0), "0x40000");
     cr_assert_eq(fx.sym.n_warnings, 0);
     teardown(&fx);
 }
@@ -403,4 +405,93 @@ Test(module, refuses_what_is_not_a_regular_file)
     rmdir(path);
     cr_assert_eq(rc, REP_E_INPUT);
     cr_assert(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
+}
+
+/* The mappings of this process with " (deleted)" after the executable's path, as the
+ * kernel shows a file removed while mapped; build-ids recorded as id (n bytes). */
+static void setup_self_deleted(struct fixture *fx, const uint8_t *id, size_t n)
+{
+    rep_names_init(&fx->names);
+    rep_sym_init(&fx->sym, &fx->names);
+    rep_profile_init(&fx->prof, "self");
+    add_self_maps(&fx->prof);
+    char exe[PATH_MAX];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    cr_assert_gt(len, 0);
+    exe[len] = '\0';
+    char deleted[PATH_MAX + 16];
+    snprintf(deleted, sizeof(deleted), "%s (deleted)", exe);
+    for (size_t i = 0; i < fx->prof.n_maps; i++) {
+        if (strcmp(fx->prof.maps[i].path, exe) != 0)
+            continue;
+        fx->prof.maps[i].path = keep_path(deleted);
+        fx->prof.maps[i].build_id_len = (uint8_t)n;
+        memcpy(fx->prof.maps[i].build_id, id, n);
+    }
+    cr_assert_eq(rep_sym_use_profile(&fx->sym, &fx->prof), REP_OK);
+}
+
+/* This binary's own build-id. */
+static size_t self_build_id(uint8_t *id)
+{
+    struct rep_module *m;
+    struct rep_err err = {0};
+    cr_assert_eq(rep_module_open("/proc/self/exe", &m, &err), REP_OK, "%s", err.msg);
+    const uint8_t *p;
+    size_t n;
+    cr_assert_eq(rep_module_build_id(m, &p, &n), REP_OK);
+    memcpy(id, p, n);
+    rep_module_close(m);
+    return n;
+}
+
+Test(symbols, reads_a_deleted_file_at_its_path_without_the_suffix)
+{
+    uint8_t id[64];
+    size_t n = self_build_id(id);
+    struct fixture fx;
+    setup_self_deleted(&fx, id, n);
+    uint64_t a = (uint64_t)(uintptr_t)&sym_test_known_function;
+    cr_assert_str_eq(name_of(&fx, a + 1, false, 0), "sym_test_known_function");
+    cr_assert_eq(fx.sym.n_warnings, 0, "%s", fx.sym.n_warnings ? fx.sym.warnings[0] : "");
+    teardown(&fx);
+}
+
+Test(symbols, warns_when_a_deleted_file_was_replaced_by_another_build)
+{
+    uint8_t id[20];
+    memset(id, 0x5a, sizeof(id));
+    struct fixture fx;
+    setup_self_deleted(&fx, id, sizeof(id));
+    uint64_t a = (uint64_t)(uintptr_t)&sym_test_known_function;
+    name_of(&fx, a + 1, false, 0);
+    cr_assert_eq(fx.sym.n_warnings, 1);
+    cr_assert(strstr(fx.sym.warnings[0], "build-id differs") != NULL, "%s", fx.sym.warnings[0]);
+    teardown(&fx);
+}
+
+Test(symbols, lines_name_a_function_with_its_file_and_line)
+{
+    struct fixture fx;
+    rep_names_init(&fx.names);
+    rep_sym_init(&fx.sym, &fx.names);
+    fx.sym.is_lines = true;
+    rep_profile_init(&fx.prof, "self");
+    add_self_maps(&fx.prof);
+    cr_assert_eq(rep_sym_use_profile(&fx.sym, &fx.prof), REP_OK);
+    uint64_t a = (uint64_t)(uintptr_t)&sym_test_known_function;
+    const uint32_t *ids;
+    size_t n;
+    cr_assert_eq(rep_sym_frames(&fx.sym, a + 1, false, 0, &ids, &n), REP_OK);
+    cr_assert_eq(n, 1);
+    const char *name = rep_names_get(&fx.names, ids[0]);
+    cr_assert(strncmp(name, "sym_test_known_function (test_symbols.c:", 40) == 0, "%s", name);
+    /* Resolved once: the same address gives the same chain back. */
+    size_t n_chains = fx.sym.n_chains;
+    cr_assert_eq(rep_sym_frames(&fx.sym, a + 1, false, 0, &ids, &n), REP_OK);
+    cr_assert_eq(fx.sym.n_chains, n_chains);
+    /* An address outside every mapping keeps its plain name. */
+    cr_assert_eq(rep_sym_frames(&fx.sym, 0x10, false, 0, &ids, &n), REP_OK);
+    cr_assert_str_eq(rep_names_get(&fx.names, ids[0]), "0x10");
+    teardown(&fx);
 }

@@ -28,7 +28,8 @@ static unsigned walk(uintptr_t fp, uintptr_t root, unsigned max, uint64_t *out, 
 {
     struct smp_regs regs = { .pc = 0xaaaa, .sp = at(0), .fp = fp };
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS), .root_fp = root };
-    return smp_walk_fp(&regs, &stack, out, max, why);
+    uint8_t flags;
+    return smp_walk_fp(&regs, &stack, out, max, why, &flags);
 }
 
 static void good_chain(void)
@@ -129,7 +130,8 @@ Test(walk_fp, never_reads_below_the_stack_pointer)
     struct smp_regs regs = { .pc = 0xaaaa, .sp = at(40), .fp = at(10) };
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS) };
     good_chain();
-    cr_assert_eq(smp_walk_fp(&regs, &stack, f, 16, &why), 1);
+    uint8_t flags;
+    cr_assert_eq(smp_walk_fp(&regs, &stack, f, 16, &why, &flags), 1);
     cr_assert_eq(why, PROF_STOP_BOUNDS);
 }
 
@@ -168,6 +170,7 @@ Test(walk_fp, a_null_frame_pointer_gives_the_leaf_only)
 static uint64_t real_frames[16];
 static unsigned real_n;
 static uint8_t real_why;
+static uint8_t real_flags;
 
 __attribute__((noinline, optimize("no-omit-frame-pointer"))) static void level3(void)
 {
@@ -178,9 +181,16 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) static void level3(
     pthread_attr_getstack(&attr, &addr, &size);
     pthread_attr_destroy(&attr);
     uintptr_t fp = (uintptr_t)__builtin_frame_address(0);
-    struct smp_regs regs = { .pc = (uintptr_t)&level3, .sp = fp, .fp = fp };
+    /* The pc is in the body, where the frame is set up (the entry would be a prologue). */
+    uintptr_t pc;
+#if defined(__x86_64__)
+    __asm__ volatile("lea 0(%%rip), %0" : "=r"(pc));
+#else
+    __asm__ volatile("adr %0, ." : "=r"(pc));
+#endif
+    struct smp_regs regs = { .pc = pc, .sp = fp, .fp = fp };
     struct smp_stack stack = { .lo = (uintptr_t)addr, .hi = (uintptr_t)addr + size };
-    real_n = smp_walk_fp(&regs, &stack, real_frames, 16, &real_why);
+    real_n = smp_walk_fp(&regs, &stack, real_frames, 16, &real_why, &real_flags);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -207,4 +217,183 @@ Test(walk_fp, walks_a_real_call_chain)
     cr_assert_geq(real_n, 3);
     cr_assert(returns_into(real_frames[1], level2), "level3 returns into level2");
     cr_assert(returns_into(real_frames[2], level1), "level2 returns into level1");
+    cr_assert_eq(real_flags, 0, "a leaf with its frame set up needs no recovery");
 }
+
+#if defined(__x86_64__)
+/* The interrupted leaf: pc points at instruction bytes in these arrays (readable data, read
+ * through the probe like code), sp at stk[0]. The frame pointer is the caller's frame at
+ * stk[10] (good_chain), whose own return address is 0x1111. */
+static const uint8_t code_ret[] = {0xc3, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc};
+static const uint8_t code_push[] = {0x55, 0x48, 0x89, 0xe5, 0xcc, 0xcc, 0xcc, 0xcc};
+static const uint8_t code_mov[] = {0x48, 0x89, 0xe5, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc};
+static const uint8_t code_loop[] = {0x48, 0xff, 0xc8, 0x75, 0xfb, 0xcc, 0xcc, 0xcc};
+/* A call rel32, then the instruction a return address points at (index 8). */
+static const uint8_t code_call[] = {0xcc, 0xcc, 0xcc, 0xe8, 0, 0, 0, 0, 0x90, 0xcc};
+/* The same bytes without the call. */
+static const uint8_t code_nocall[] = {0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0x90};
+
+static unsigned walk_leaf(const uint8_t *pc, unsigned max, uint64_t *out, uint8_t *why,
+                          uint8_t *flags)
+{
+    struct smp_regs regs = { .pc = (uintptr_t)pc, .sp = at(0), .fp = at(10) };
+    struct smp_stack stack = { .lo = at(0), .hi = at(WORDS) };
+    return smp_walk_fp(&regs, &stack, out, max, why, flags);
+}
+
+Test(walk_fp, at_ret_recovers_the_caller_from_the_word_at_sp)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    good_chain();
+    stk[0] = 0x4444;
+    cr_assert_eq(walk_leaf(code_ret, 16, f, &why, &flags), 5);
+    cr_assert_eq(why, PROF_STOP_END);
+    cr_assert_eq(flags, PROF_SAMPLE_LEAF_CALLER);
+    cr_assert_eq(f[1], 0x4444);
+    cr_assert_eq(f[2], 0x1111);
+}
+
+Test(walk_fp, at_push_recovers_the_caller_from_the_word_at_sp)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    good_chain();
+    stk[0] = 0x4444;
+    cr_assert_eq(walk_leaf(code_push, 16, f, &why, &flags), 5);
+    cr_assert_eq(flags, PROF_SAMPLE_LEAF_CALLER);
+    cr_assert_eq(f[1], 0x4444);
+}
+
+Test(walk_fp, after_push_recovers_the_caller_above_the_saved_frame_pointer)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    good_chain();
+    stk[0] = at(10); /* the pushed %rbp */
+    stk[1] = 0x4444;
+    cr_assert_eq(walk_leaf(code_mov, 16, f, &why, &flags), 5);
+    cr_assert_eq(flags, PROF_SAMPLE_LEAF_CALLER);
+    cr_assert_eq(f[1], 0x4444);
+    cr_assert_eq(f[2], 0x1111);
+}
+
+Test(walk_fp, at_mov_without_the_pushed_frame_pointer_adds_nothing)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    good_chain();
+    stk[0] = 0x7777;
+    stk[1] = 0x4444;
+    cr_assert_eq(walk_leaf(code_mov, 16, f, &why, &flags), 4);
+    cr_assert_eq(flags, 0);
+    cr_assert_eq(f[1], 0x1111);
+}
+
+Test(walk_fp, a_loop_after_push_is_recognized_by_the_saved_frame_pointer)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    good_chain();
+    stk[0] = at(10);
+    stk[1] = (uintptr_t)&code_call[8];
+    cr_assert_eq(walk_leaf(code_loop, 16, f, &why, &flags), 5);
+    cr_assert_eq(flags, PROF_SAMPLE_LEAF_CALLER);
+    cr_assert_eq(f[1], (uintptr_t)&code_call[8]);
+    /* Above the saved frame pointer, a word that does not follow a call is not taken. */
+    stk[1] = (uintptr_t)&code_nocall[8];
+    cr_assert_eq(walk_leaf(code_loop, 16, f, &why, &flags), 4);
+    cr_assert_eq(flags, 0);
+}
+
+Test(walk_fp, a_loop_with_nothing_pushed_takes_the_word_at_sp_only_after_a_call)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    good_chain();
+    stk[0] = (uintptr_t)&code_call[8];
+    cr_assert_eq(walk_leaf(code_loop, 16, f, &why, &flags), 5);
+    cr_assert_eq(flags, PROF_SAMPLE_LEAF_CALLER);
+    cr_assert_eq(f[1], (uintptr_t)&code_call[8]);
+    stk[0] = (uintptr_t)&code_nocall[8];
+    cr_assert_eq(walk_leaf(code_loop, 16, f, &why, &flags), 4);
+    cr_assert_eq(flags, 0);
+    stk[0] = 8; /* not readable: the probe says no, nothing faults */
+    cr_assert_eq(walk_leaf(code_loop, 16, f, &why, &flags), 4);
+    cr_assert_eq(flags, 0);
+}
+
+Test(walk_fp, an_unreadable_pc_is_not_a_fault)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    good_chain();
+    stk[0] = 0x4444;
+    cr_assert_eq(walk_leaf((const uint8_t *)8, 16, f, &why, &flags), 4);
+    cr_assert_eq(flags, 0);
+    cr_assert_eq(walk_leaf((const uint8_t *)UINT64_C(0xffffffff81000000), 16, f, &why,
+                           &flags), 4);
+}
+
+Test(walk_fp, the_recovered_caller_counts_against_the_depth_limit)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    good_chain();
+    stk[0] = 0x4444;
+    cr_assert_eq(walk_leaf(code_ret, 1, f, &why, &flags), 1);
+    cr_assert_eq(flags, 0);
+    cr_assert_eq(walk_leaf(code_ret, 2, f, &why, &flags), 2);
+    cr_assert_eq(why, PROF_STOP_DEPTH);
+    cr_assert_eq(f[1], 0x4444);
+}
+#endif
+
+#if defined(__aarch64__)
+#define INSN(w) (uint8_t)(w), (uint8_t)((w) >> 8), (uint8_t)((w) >> 16), (uint8_t)((w) >> 24)
+/* The interrupted leaf on aarch64: the return address into the caller is in lr until the
+ * frame record is set up, and again at `ret`. sp at stk[0], the caller's frame at stk[10]. */
+static const uint8_t a64_ret[] = {INSN(0xd65f03c0u), INSN(0xd503201fu)};
+static const uint8_t a64_stp[] = {INSN(0xa9bf7bfdu), INSN(0x910003fdu)};
+static const uint8_t a64_loop[] = {INSN(0xf1000400u), INSN(0x54ffffe1u)}; /* subs; b.ne */
+/* bl, then the instruction a return address points at (index 8). */
+static const uint8_t a64_call[] = {INSN(0xd503201fu), INSN(0x94000010u), INSN(0xd503201fu)};
+
+static unsigned walk_leaf_lr(const uint8_t *pc, uintptr_t lr, uint64_t *out, uint8_t *why,
+                             uint8_t *flags)
+{
+    struct smp_regs regs = { .pc = (uintptr_t)pc, .sp = at(0), .fp = at(10), .lr = lr };
+    struct smp_stack stack = { .lo = at(0), .hi = at(WORDS) };
+    return smp_walk_fp(&regs, &stack, out, 16, why, flags);
+}
+
+Test(walk_fp, aarch64_at_ret_and_stp_takes_the_caller_from_lr)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    good_chain();
+    cr_assert_eq(walk_leaf_lr(a64_ret, 0x4444, f, &why, &flags), 5);
+    cr_assert_eq(flags, PROF_SAMPLE_LEAF_CALLER);
+    cr_assert_eq(f[1], 0x4444);
+    cr_assert_eq(f[2], 0x1111);
+    cr_assert_eq(walk_leaf_lr(a64_stp, 0x4444, f, &why, &flags), 5);
+    cr_assert_eq(f[1], 0x4444);
+}
+
+Test(walk_fp, aarch64_a_loop_after_stp_is_recognized_by_the_saved_pair)
+{
+    uint64_t f[16];
+    uint8_t why, flags;
+    uintptr_t ra = (uintptr_t)&a64_call[8];
+    good_chain();
+    stk[0] = at(10); /* stp x29, x30 stored the caller's frame and lr */
+    stk[1] = ra;
+    cr_assert_eq(walk_leaf_lr(a64_loop, ra, f, &why, &flags), 5);
+    cr_assert_eq(flags, PROF_SAMPLE_LEAF_CALLER);
+    cr_assert_eq(f[1], ra);
+    /* Without the saved pair, a stale lr is not trusted. */
+    stk[0] = 0x7777;
+    cr_assert_eq(walk_leaf_lr(a64_loop, ra, f, &why, &flags), 4);
+    cr_assert_eq(flags, 0);
+}
+#endif

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The stack-walk benchmark behind `make bench` (bench/walk.sh runs it): the cost of the
+ * fault-proof probe (sampler/probe.c) per read, and of each stepper per frame at stack
+ * depths 16, 64 and 256: the frame-pointer stepper (sampler/walk_fp.c, with its leaf check)
+ * and, when built with libunwind, the libunwind stepper (sampler/walk_unw.c), both walking
+ * this thread's real stack from a captured context, outside any signal handler.
+ *
+ *   walk [ROUNDS]    frame-pointer walks per batch and depth (2000 by default; libunwind
+ *                    does a tenth as many); five batches, the best one counts
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+#include <ucontext.h>
+
+#include "arch/arch.h"
+#include "include/prof_format.h"
+#include "sampler/probe.h"
+#include "sampler/walk_fp.h"
+#ifdef PROF_HAVE_LIBUNWIND
+#include "sampler/walk_unw.h"
+#endif
+
+#define MAX_FRAMES 1024
+
+static unsigned rounds = 2000;
+static struct smp_stack bounds;
+static volatile uint64_t sink;
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+struct result {
+    double ns_per_walk;
+    unsigned frames;
+};
+
+__attribute__((noinline)) static void measure(struct result *fp, struct result *unw)
+{
+    static uint64_t frames[MAX_FRAMES];
+    ucontext_t uc;
+    getcontext(&uc);
+    struct smp_regs regs = {.pc = arch_pc(&uc), .sp = arch_sp(&uc), .fp = arch_fp(&uc),
+                            .lr = arch_lr(&uc)};
+    uint8_t why, flags;
+    /* The best of five batches: the machine may be busy with other work. */
+    fp->ns_per_walk = unw->ns_per_walk = 1e30;
+    unw->frames = 0;
+    for (int batch = 0; batch < 5; batch++) {
+        double t0 = now_ns();
+        for (unsigned i = 0; i < rounds; i++)
+            fp->frames = smp_walk_fp(&regs, &bounds, frames, MAX_FRAMES, &why, &flags);
+        double t = (now_ns() - t0) / rounds;
+        fp->ns_per_walk = t < fp->ns_per_walk ? t : fp->ns_per_walk;
+#ifdef PROF_HAVE_LIBUNWIND
+        t0 = now_ns();
+        for (unsigned i = 0; i < rounds / 10 + 1; i++)
+            unw->frames = smp_walk_unw(&uc, &regs, &bounds, frames, MAX_FRAMES, &why);
+        t = (now_ns() - t0) / (rounds / 10 + 1);
+        unw->ns_per_walk = t < unw->ns_per_walk ? t : unw->ns_per_walk;
+#endif
+    }
+}
+
+/* Recurses `depth` framed calls, then measures. */
+__attribute__((noinline, optimize("no-omit-frame-pointer"))) static void
+recurse(unsigned depth, struct result *fp, struct result *unw)
+{
+    if (depth == 0)
+        measure(fp, unw);
+    else
+        recurse(depth - 1, fp, unw);
+    sink++;
+}
+
+static void bench_probe(void)
+{
+    uint64_t w, v = 42;
+    double t0 = now_ns();
+    for (unsigned i = 0; i < 100000; i++)
+        smp_probe_read(&w, (uintptr_t)&v, sizeof(w));
+    double ok = (now_ns() - t0) / 100000;
+    t0 = now_ns();
+    for (unsigned i = 0; i < 100000; i++)
+        smp_probe_read(&w, 8, sizeof(w));
+    double bad = (now_ns() - t0) / 100000;
+    t0 = now_ns();
+    for (unsigned i = 0; i < 100000; i++)
+        sink += (uint64_t)smp_probe_readable8((uintptr_t)&v);
+    double mask = (now_ns() - t0) / 100000;
+    printf("probe: process_vm_readv %.0f ns (readable), %.0f ns (unmapped); "
+           "rt_sigprocmask check %.0f ns\n", ok, bad, mask);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        rounds = (unsigned)strtoul(argv[1], NULL, 10);
+    pthread_attr_t attr;
+    void *addr;
+    size_t size;
+    pthread_getattr_np(pthread_self(), &attr);
+    pthread_attr_getstack(&attr, &addr, &size);
+    pthread_attr_destroy(&attr);
+    bounds = (struct smp_stack){.lo = (uintptr_t)addr, .hi = (uintptr_t)addr + size};
+    smp_probe_init();
+#ifdef PROF_HAVE_LIBUNWIND
+    smp_unw_enabled = 1;
+#endif
+    bench_probe();
+    printf("%-6s %-10s %8s %12s %12s\n", "depth", "stepper", "frames", "ns/walk", "ns/frame");
+    static const unsigned depths[] = {16, 64, 256};
+    for (unsigned d = 0; d < 3; d++) {
+        struct result fp, unw;
+        recurse(depths[d], &fp, &unw);
+        printf("%-6u %-10s %8u %12.0f %12.1f\n", depths[d], "fp", fp.frames, fp.ns_per_walk,
+               fp.ns_per_walk / fp.frames);
+        if (unw.frames > 0)
+            printf("%-6u %-10s %8u %12.0f %12.1f\n", depths[d], "libunwind", unw.frames,
+                   unw.ns_per_walk, unw.ns_per_walk / unw.frames);
+    }
+    return 0;
+}

@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Timer sources and the per-thread timer registry (see timers.h). The registry is a
+ * growable array of (tid, kind, timer or descriptor) under a mutex; it is small (one entry
+ * per live thread) and touched only when threads start or end and when sampling starts or
+ * stops, never per sample.
+ */
+#include "libprof/timers.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/prof_format.h"
+#include "libprof/config.h"
+#include "libprof/log.h"
+#include "sampler/timer_itimer.h"
+#include "sampler/timer_perf.h"
+#include "sampler/timer_thread.h"
+
+#define LP_DEFAULT_RT_OFFSET 2 /* default signal of the per-thread sources: SIGRTMAX - 2 */
+
+struct entry {
+    pid_t tid;
+    int fd;        /* perf source: the counter */
+    uint64_t id;   /* perf source: the counter's kernel id, to recognize its descriptor */
+    timer_t timer; /* thread source: the POSIX timer */
+};
+
+static struct {
+    pthread_mutex_t mu;
+    struct lp_timer_choice choice;
+    unsigned hz;
+    int chosen;
+    int itimer_armed;
+    struct entry *entries;
+    size_t n, cap;
+} reg = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+static pid_t self_tid(void)
+{
+    return (pid_t)syscall(SYS_gettid);
+}
+
+unsigned lp_timers_tick_hz(void)
+{
+    struct timespec res;
+    if (clock_getres(CLOCK_MONOTONIC_COARSE, &res) != 0 || res.tv_sec || res.tv_nsec <= 0)
+        return 0;
+    return (unsigned)((1000000000L + res.tv_nsec / 2) / res.tv_nsec);
+}
+
+static const char *event_name(unsigned e)
+{
+    static const char *const names[] = { "task-clock", "cpu-clock", "cycles", "instructions" };
+    return e < 4 ? names[e] : "?";
+}
+
+/* The trials below run before our handler is installed: the signal is blocked around
+ * them and an instance that fired meanwhile is consumed, so that it can never meet the
+ * signal's default action (which terminates). */
+static void block(int signo, sigset_t *old)
+{
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    pthread_sigmask(SIG_BLOCK, &one, old);
+}
+
+static void consume_and_restore(int signo, const sigset_t *old)
+{
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    struct timespec zero = { 0, 0 };
+    while (sigtimedwait(&one, NULL, &zero) == signo)
+        ;
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+/* Opens a perf counter on this thread and closes it: does the source work here? */
+static int try_perf(int signo, unsigned hz, unsigned event)
+{
+    sigset_t old;
+    block(signo, &old);
+    int fd = smp_timer_perf_open(self_tid(), signo, hz, event);
+    if (fd >= 0)
+        smp_timer_perf_close(fd);
+    consume_and_restore(signo, &old);
+    return fd < 0 ? fd : 0;
+}
+
+/* Creates a per-thread timer (one CPU-second period) and deletes it. */
+static int try_thread_timer(int signo)
+{
+    sigset_t old;
+    timer_t t;
+    block(signo, &old);
+    int rc = smp_timer_thread_create(self_tid(), signo, 1, &t);
+    if (rc == 0)
+        smp_timer_thread_delete(t);
+    consume_and_restore(signo, &old);
+    return rc;
+}
+
+static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_choice *out)
+{
+    int rc = try_perf(signo, cfg->freq_hz, cfg->event);
+    if (rc != 0 && cfg->event != SMP_PERF_TASK_CLOCK) {
+        lp_log("PROF_EVENT=%s is not available here (%s%s); using task-clock",
+               event_name(cfg->event), strerror(-rc),
+               rc == -ENOENT || rc == -EOPNOTSUPP ? ": no hardware counters" : "");
+        rc = try_perf(signo, cfg->freq_hz, SMP_PERF_TASK_CLOCK);
+        out->event = SMP_PERF_TASK_CLOCK;
+    } else {
+        out->event = cfg->event;
+    }
+    if (rc != 0)
+        return rc;
+    out->source = PROF_TIMER_PERF;
+    out->effective_hz = cfg->freq_hz;
+    return 0;
+}
+
+int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
+{
+    memset(out, 0, sizeof(*out));
+    unsigned tick = lp_timers_tick_hz();
+    int rt_signo = cfg->signo ? cfg->signo : SIGRTMAX - LP_DEFAULT_RT_OFFSET;
+    int rc = -EINVAL;
+
+    if (cfg->timer == PROF_TIMER_ITIMER) {
+        if (cfg->signo && cfg->signo != SIGPROF)
+            lp_log("PROF_SIGNAL is ignored by PROF_TIMER=itimer, which always sends SIGPROF");
+        out->source = PROF_TIMER_ITIMER;
+        out->signo = SIGPROF;
+        rc = 0;
+    } else {
+        out->signo = rt_signo;
+        if (cfg->timer == LP_TIMER_AUTO || cfg->timer == PROF_TIMER_PERF) {
+            rc = choose_perf(cfg, rt_signo, out);
+            if (rc != 0 && cfg->timer == PROF_TIMER_PERF)
+                lp_log("PROF_TIMER=perf is not available (perf_event_open: %s; see "
+                       "/proc/sys/kernel/perf_event_paranoid); using per-thread timers",
+                       strerror(-rc));
+        }
+        if (rc != 0) {
+            rc = try_thread_timer(rt_signo);
+            if (rc == 0)
+                out->source = PROF_TIMER_THREAD;
+        }
+    }
+    if (rc != 0)
+        return rc;
+    if (out->source != PROF_TIMER_PERF) {
+        out->effective_hz = tick && cfg->freq_hz > tick ? tick : cfg->freq_hz;
+        if (tick && cfg->freq_hz > tick)
+            lp_log("PROF_FREQ=%u is above what CPU-time timers deliver on this kernel (%u Hz, "
+                   "its scheduler tick): expect about %u samples per CPU-second%s",
+                   cfg->freq_hz, tick, tick,
+                   out->source == PROF_TIMER_ITIMER ? "; PROF_TIMER=perf goes higher" : "");
+    }
+    pthread_mutex_lock(&reg.mu);
+    reg.choice = *out;
+    reg.hz = cfg->freq_hz;
+    reg.chosen = 1;
+    pthread_mutex_unlock(&reg.mu);
+    return 0;
+}
+
+static struct entry *find(pid_t tid)
+{
+    for (size_t i = 0; i < reg.n; i++)
+        if (reg.entries[i].tid == tid)
+            return &reg.entries[i];
+    return NULL;
+}
+
+/* With reg.mu held. */
+static int arm_locked(pid_t tid)
+{
+    if (!reg.chosen || reg.choice.source == PROF_TIMER_ITIMER || find(tid))
+        return 0;
+    if (reg.n == reg.cap) {
+        size_t cap = reg.cap ? reg.cap * 2 : 64;
+        struct entry *bigger = realloc(reg.entries, cap * sizeof(*bigger));
+        if (!bigger)
+            return -ENOMEM;
+        reg.entries = bigger;
+        reg.cap = cap;
+    }
+    struct entry e = { .tid = tid, .fd = -1 };
+    int rc;
+    if (reg.choice.source == PROF_TIMER_PERF) {
+        rc = smp_timer_perf_open(tid, reg.choice.signo, reg.hz, reg.choice.event);
+        e.fd = rc;
+        rc = rc < 0 ? rc : 0;
+        if (rc == 0 && ioctl(e.fd, PERF_EVENT_IOC_ID, &e.id) != 0)
+            e.id = 0;
+    } else {
+        rc = smp_timer_thread_create(tid, reg.choice.signo, reg.hz, &e.timer);
+    }
+    if (rc == 0)
+        reg.entries[reg.n++] = e;
+    return rc;
+}
+
+static void disarm_entry(const struct entry *e)
+{
+    if (reg.choice.source == PROF_TIMER_PERF)
+        smp_timer_perf_close(e->fd);
+    else
+        smp_timer_thread_delete(e->timer);
+}
+
+int lp_timers_arm_self(void)
+{
+    pthread_mutex_lock(&reg.mu);
+    int rc = arm_locked(self_tid());
+    pthread_mutex_unlock(&reg.mu);
+    return rc;
+}
+
+int lp_timers_arm_all(pid_t skip)
+{
+    int n = 0;
+    pthread_mutex_lock(&reg.mu);
+    if (reg.chosen && reg.choice.source == PROF_TIMER_ITIMER) {
+        if (smp_timer_itimer_arm(reg.hz) == 0) {
+            reg.itimer_armed = 1;
+            n = 1;
+        }
+        pthread_mutex_unlock(&reg.mu);
+        return n;
+    }
+    DIR *d = opendir("/proc/self/task");
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+        pid_t tid = (pid_t)atoi(de->d_name);
+        if (tid > 0 && tid != skip && arm_locked(tid) == 0)
+            n++;
+    }
+    if (d)
+        closedir(d);
+    pthread_mutex_unlock(&reg.mu);
+    return n;
+}
+
+void lp_timers_disarm_self(void)
+{
+    pid_t tid = self_tid();
+    pthread_mutex_lock(&reg.mu);
+    struct entry *e = find(tid);
+    if (e) {
+        disarm_entry(e);
+        *e = reg.entries[--reg.n];
+    }
+    pthread_mutex_unlock(&reg.mu);
+}
+
+void lp_timers_disarm_all(void)
+{
+    pthread_mutex_lock(&reg.mu);
+    if (reg.itimer_armed)
+        smp_timer_itimer_disarm();
+    reg.itimer_armed = 0;
+    for (size_t i = 0; i < reg.n; i++)
+        disarm_entry(&reg.entries[i]);
+    reg.n = 0;
+    pthread_mutex_unlock(&reg.mu);
+}
+
+void lp_timers_forget(void)
+{
+    /* The parent may have held the lock when it forked: this child has one thread. */
+    pthread_mutex_init(&reg.mu, NULL);
+    for (size_t i = 0; i < reg.n; i++)
+        if (reg.choice.source == PROF_TIMER_PERF && reg.entries[i].fd >= 0)
+            close(reg.entries[i].fd); /* not PERF_EVENT_IOC_DISABLE: the parent's counter */
+    reg.n = 0;
+    reg.itimer_armed = 0;
+}
+
+int lp_timers_check(void)
+{
+    int repaired = 0;
+    pthread_mutex_lock(&reg.mu);
+    for (size_t i = 0; reg.choice.source == PROF_TIMER_PERF && i < reg.n;) {
+        struct entry *e = &reg.entries[i];
+        uint64_t id = 0;
+        if (ioctl(e->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == e->id) {
+            i++;
+            continue;
+        }
+        /* The application closed our descriptor (its number may be the application's
+         * now: it is left alone). A new counter takes over for the thread. */
+        int fd = smp_timer_perf_open(e->tid, reg.choice.signo, reg.hz, reg.choice.event);
+        if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &e->id) == 0) {
+            e->fd = fd;
+            repaired++;
+            i++;
+        } else {
+            if (fd >= 0)
+                smp_timer_perf_close(fd);
+            *e = reg.entries[--reg.n]; /* the thread is gone */
+        }
+    }
+    pthread_mutex_unlock(&reg.mu);
+    return repaired;
+}
+
+int lp_timers_count(void)
+{
+    pthread_mutex_lock(&reg.mu);
+    int n = (int)reg.n;
+    pthread_mutex_unlock(&reg.mu);
+    return n;
+}

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The timer source of the session: which one, on which signal, and the per-thread timers
+ * of the `thread` and `perf` sources (a registry of tid -> timer or counter, so that all
+ * can be disarmed at stop, at finish and after fork). The `itimer` source has one process
+ * timer. Application threads only (constructor, thread start and exit, prof_start/stop,
+ * fork child); never a signal handler. The registry has its own lock.
+ */
+#ifndef PROF_LIBPROF_TIMERS_H
+#define PROF_LIBPROF_TIMERS_H
+
+#include <sys/types.h>
+
+struct lp_config;
+
+/* What lp_timers_choose() settled on. */
+struct lp_timer_choice {
+    unsigned source;       /* PROF_TIMER_* */
+    int signo;             /* the signal the source sends */
+    unsigned event;        /* SMP_PERF_* for the perf source */
+    unsigned effective_hz; /* the rate it can deliver: the request, or the tick rate */
+};
+
+/* Not async-signal-safe. Picks the source for cfg (auto: perf where perf_event_open is
+ * permitted, else per-thread CPU timers), checks that it works on this thread, and records
+ * the choice for the functions below. Problems (a source or event not available here, a
+ * rate the source cannot reach) are logged once each. 0 or -errno (nothing works). */
+int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out);
+
+/* The calling thread's timer (thread start; no-op for itimer). 0 or -errno. */
+int lp_timers_arm_self(void);
+/* Every thread of the process that has no timer yet (from /proc/self/task), or the process
+ * timer. `skip` is a tid never to arm (the writer thread). Returns threads armed. */
+int lp_timers_arm_all(pid_t skip);
+/* The calling thread's timer, at its exit. */
+void lp_timers_disarm_self(void);
+/* Every timer. Signals already sent may still arrive. */
+void lp_timers_disarm_all(void);
+/* In a fork child: forgets the parent's timers (POSIX timers are not inherited; the
+ * counters' descriptors are closed without touching the parent's counters). */
+void lp_timers_forget(void);
+/* Checks that every perf counter's descriptor is still ours (an application that closes
+ * all its descriptors closes ours too) and opens a new counter where it is not. Returns the
+ * number replaced. The writer thread calls it every period. */
+int lp_timers_check(void);
+/* Number of per-thread timers armed now (tests and stats). */
+int lp_timers_count(void);
+
+/* The scheduler tick rate, from the coarse clock's resolution (CPU-time timers fire on
+ * ticks). */
+unsigned lp_timers_tick_hz(void);
+
+#endif

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Setting up the steppers outside any signal handler: the fault-proof probe's method, the
+ * code map and module table (executable ranges and their files, from /proc/self/maps) for
+ * both steppers and for the backtrace API, and for PROF_UNWIND=libunwind everything
+ * libunwind must have before it may run in the handler (per-thread caches, one warm-up
+ * unwind that binds its lazy calls, a snapshot of the loaded objects). Called by
+ * libprof/lifecycle.c on an application thread before the handler is installed, and by
+ * libprof/interpose.c around dlopen()/dlclose() to refresh the maps and the snapshot.
+ *
+ * The snapshot serves libunwind's dl_iterate_phdr() calls made from our handler: glibc's
+ * dl_iterate_phdr() takes the loader's lock, which the interrupted thread may hold (inside
+ * dlopen, or in a C++ exception's unwind), so calling it from the handler could deadlock.
+ * libunwind 1.6.2 has no hook to replace it, so libprof.so exports dl_iterate_phdr()
+ * itself: on a thread inside smp_walk_unw() it iterates the snapshot without a lock;
+ * anywhere else it forwards to glibc's.
+ */
+#ifndef PROF_LIBPROF_UNWIND_H
+#define PROF_LIBPROF_UNWIND_H
+
+#include <stdint.h>
+
+#define LP_UNWIND_MAX_OBJECTS 1024u      /* loaded objects the snapshot can hold */
+#define LP_UNWIND_PATH_BYTES (256u << 10) /* file paths the module table can hold */
+
+/* Not async-signal-safe. Prepares the stepper `unwinder` (PROF_UNWIND_*). Returns 0, or
+ * -ENOTSUP when it is PROF_UNWIND_LIBUNWIND and libprof was built without libunwind (the
+ * caller then falls back to PROF_UNWIND_FP). Application thread, before the handler is
+ * installed; idempotent. */
+int lp_unwind_init(unsigned unwinder);
+
+/* Not async-signal-safe. Rereads the code map (sampler/codemap.h) and, when libunwind was
+ * prepared, retakes the snapshot of loaded objects: after dlopen(). Any thread but a
+ * handler. */
+void lp_unwind_refresh(void);
+
+/* Async-signal-safe, re-entrant. The file holding code address pc and pc's offset in it,
+ * from the executable mappings read at the last lp_unwind_init()/refresh: 0 with *path
+ * (valid until the second refresh after this call; "" for anonymous code) and
+ * *file_offset, or -ENOENT when pc is in no known mapping. */
+int lp_unwind_module_at(uintptr_t pc, const char **path, uint64_t *file_offset);
+
+/* Not async-signal-safe. Bracket the real dlclose(): begin makes handlers walk with frame
+ * pointers and waits until no handler is inside libunwind (whose snapshot may point into
+ * the object about to be unmapped); end refreshes as lp_unwind_refresh() and lets
+ * handlers use libunwind again. Any thread but a handler. */
+void lp_unwind_unload_begin(void);
+void lp_unwind_unload_end(void);
+
+#endif

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Parsing the selection options' values and wiring them into the symbolizer and the
+ * aggregate. Reporter thread only.
+ */
+#include "reporter/select.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reporter/aggregate.h"
+#include "reporter/err.h"
+#include "reporter/prune.h"
+#include "reporter/symbols.h"
+
+int rep_sel_init(struct rep_sel *s)
+{
+    memset(s, 0, sizeof(*s));
+    return rep_filter_init(&s->filter);
+}
+
+void rep_sel_fini(struct rep_sel *s)
+{
+    if (s == NULL)
+        return;
+    rep_filter_fini(&s->filter);
+    memset(s, 0, sizeof(*s));
+}
+
+static bool parse_u32(const char *arg, uint32_t *out)
+{
+    char *end;
+    if (arg[0] < '0' || arg[0] > '9')
+        return false;
+    errno = 0;
+    unsigned long v = strtoul(arg, &end, 10);
+    if (errno != 0 || *end != '\0' || v > UINT32_MAX)
+        return false;
+    *out = (uint32_t)v;
+    return true;
+}
+
+/* A number of seconds or a percentage: finite, at least 0, at most max. */
+static bool parse_real(const char *arg, double max, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(arg, &end);
+    if (errno != 0 || end == arg || *end != '\0' || !isfinite(v) || v < 0 || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct rep_err *err)
+{
+    uint32_t u;
+    double d;
+    int rc = REP_OK;
+    switch (opt) {
+    case REP_SEL_LINES:
+        s->is_lines = true;
+        break;
+    case REP_SEL_THREADS:
+        s->is_threads = true;
+        break;
+    case REP_SEL_PROCESSES:
+        s->is_processes = true;
+        break;
+    case REP_SEL_TID:
+    case REP_SEL_PID:
+        if (!parse_u32(arg, &u))
+            return rep_err_set(err, REP_E_INPUT, "%s: '%s' is not a %s",
+                               opt == REP_SEL_TID ? "--tid" : "--pid", arg,
+                               opt == REP_SEL_TID ? "thread id" : "process id");
+        rc = opt == REP_SEL_TID ? rep_filter_add_tid(&s->filter, u)
+                                : rep_filter_add_pid(&s->filter, u);
+        break;
+    case REP_SEL_THREAD:
+        rc = rep_filter_add_thread(&s->filter, arg);
+        break;
+    case REP_SEL_FROM:
+    case REP_SEL_TO:
+        if (!parse_real(arg, 1e9, &d))
+            return rep_err_set(err, REP_E_INPUT, "%s: '%s' is not a number of seconds",
+                               opt == REP_SEL_FROM ? "--from" : "--to", arg);
+        if (opt == REP_SEL_FROM) {
+            s->filter.has_from = true;
+            s->filter.from_ns = (uint64_t)(d * 1e9);
+        } else {
+            s->filter.has_to = true;
+            s->filter.to_ns = (uint64_t)(d * 1e9);
+        }
+        break;
+    case REP_SEL_FOCUS:
+        return rep_filter_set_focus(&s->filter, arg, err);
+    case REP_SEL_IGNORE:
+        return rep_filter_set_ignore(&s->filter, arg, err);
+    case REP_SEL_MIN_PERCENT:
+        if (!parse_real(arg, 100, &s->min_percent))
+            return rep_err_set(err, REP_E_INPUT, "--min-percent: '%s' is not a percentage",
+                               arg);
+        break;
+    default:
+        return rep_err_set(err, REP_E_INPUT, "unknown selection option");
+    }
+    return rc == REP_E_NOMEM ? rep_err_nomem(err) : rc;
+}
+
+void rep_sel_apply(struct rep_sel *s, struct rep_sym *sym, struct rep_agg *agg, bool is_pprof)
+{
+    sym->is_lines = s->is_lines;
+    agg->filter = &s->filter;
+    agg->is_threads = s->is_threads;
+    agg->is_processes = s->is_processes;
+    agg->is_locs = is_pprof;
+}
+
+int rep_sel_finish(struct rep_sel *s, struct rep_names *names, struct rep_agg *agg)
+{
+    if (s->min_percent <= 0)
+        return REP_OK;
+    struct rep_agg pruned;
+    int rc = rep_prune(agg, names, s->min_percent, &pruned);
+    if (rc != REP_OK)
+        return rc;
+    rep_agg_fini(agg);
+    *agg = pruned;
+    return REP_OK;
+}

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * `prof symbolize` (see symbolize_cmd.h). Modules are kept in a small list by path for
+ * the command's life; a path that failed to open is remembered too, so it is tried once.
+ */
+#include "reporter/symbolize_cmd.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "reporter/demangle.h"
+#include "reporter/err.h"
+#include "reporter/module.h"
+
+#define MAX_INLINED 16
+
+const char rep_symbolize_cmd_usage[] =
+    "       prof symbolize [FILE]   name the 'module+0xOFFSET' lines of prof_backtrace_fd()\n"
+    "                       (FILE or standard input) as 'function file:line'\n";
+
+struct opened {
+    char *path;             /* owned */
+    struct rep_module *mod; /* NULL when it could not be opened */
+    struct opened *next;
+};
+
+/* The module for path, opened on first use; *m is NULL when it cannot be read. */
+static int module_for(struct opened **list, const char *path, struct rep_module **m)
+{
+    for (struct opened *o = *list; o != NULL; o = o->next) {
+        if (strcmp(o->path, path) == 0) {
+            *m = o->mod;
+            return REP_OK;
+        }
+    }
+    struct opened *o = calloc(1, sizeof(*o));
+    if (o == NULL || (o->path = strdup(path)) == NULL) {
+        free(o);
+        return REP_E_NOMEM;
+    }
+    struct rep_err ignored = {0};
+    if (rep_module_open(path, &o->mod, &ignored) != REP_OK)
+        o->mod = NULL;
+    o->next = *list;
+    *list = o;
+    *m = o->mod;
+    return REP_OK;
+}
+
+static void close_all(struct opened *list)
+{
+    while (list != NULL) {
+        struct opened *next = list->next;
+        rep_module_close(list->mod);
+        free(list->path);
+        free(list);
+        list = next;
+    }
+}
+
+/* Splits "PATH+0xHEX" into path (NUL-terminated in place) and offset; 0 when it is not
+ * of that form. */
+static int parse_frame(char *line, const char **path, uint64_t *off)
+{
+    char *plus = NULL;
+    for (char *p = strstr(line, "+0x"); p != NULL; p = strstr(p + 1, "+0x"))
+        plus = p;
+    if (plus == NULL || plus == line)
+        return 0;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(plus + 3, &end, 16);
+    if (errno != 0 || end == plus + 3 || *end != '\0')
+        return 0;
+    *plus = '\0';
+    *path = line;
+    *off = v;
+    return 1;
+}
+
+/* Writes "function file:line" for one frame, a line per inlined function. */
+static int print_frame(FILE *out, struct rep_module *m, uint64_t off, const char *orig)
+{
+    struct rep_module_frame fr[MAX_INLINED];
+    size_t n = 0;
+    const char *name = NULL;
+    if (m == NULL ||
+        (rep_module_lines(m, off, fr, MAX_INLINED, &n) != REP_OK || n == 0)) {
+        if (m != NULL && rep_module_lookup(m, off, &name) == REP_OK) {
+            fr[0] = (struct rep_module_frame){.func = name};
+            n = 1;
+        } else {
+            return fprintf(out, "%s\n", orig) < 0 ? REP_E_IO : REP_OK;
+        }
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *pretty = NULL;
+        const char *raw = fr[i].func;
+        if (raw == NULL && i + 1 == n && rep_module_lookup(m, off, &name) == REP_OK)
+            raw = name;
+        if (raw != NULL && rep_demangle_name(raw, &pretty) != REP_OK)
+            return REP_E_NOMEM;
+        int w = fprintf(out, "%s %s:%u%s\n", pretty ? pretty : "??",
+                        fr[i].file ? fr[i].file : "??", fr[i].line,
+                        i + 1 < n ? " (inlined)" : "");
+        free(pretty);
+        if (w < 0)
+            return REP_E_IO;
+    }
+    return REP_OK;
+}
+
+/* Reads in to the end, writing each line symbolized or as it was. */
+static int run(FILE *in, FILE *out, struct rep_err *err)
+{
+    struct opened *list = NULL;
+    char *line = NULL, *copy = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    int rc = REP_OK;
+    while (rc == REP_OK && (len = getline(&line, &cap, in)) >= 0) {
+        if (len > 0 && line[len - 1] == '\n')
+            line[--len] = '\0';
+        free(copy);
+        if ((copy = strdup(line)) == NULL) {
+            rc = REP_E_NOMEM;
+            break;
+        }
+        const char *path;
+        uint64_t off;
+        struct rep_module *m = NULL;
+        if (!parse_frame(line, &path, &off)) {
+            rc = fprintf(out, "%s\n", copy) < 0 ? REP_E_IO : REP_OK;
+            continue;
+        }
+        rc = module_for(&list, path, &m);
+        if (rc == REP_OK)
+            rc = print_frame(out, m, off, copy);
+    }
+    free(line);
+    free(copy);
+    close_all(list);
+    if (rc == REP_E_NOMEM)
+        return rep_err_nomem(err);
+    if (rc == REP_E_IO || fflush(out) != 0)
+        return rep_err_set(err, REP_E_IO, "symbolize: cannot write the output");
+    return REP_OK;
+}
+
+int rep_symbolize_cmd_run(int argc, char **argv, FILE *out, struct rep_err *err)
+{
+    if (argc > 2)
+        return rep_err_set(err, REP_E_INPUT, "symbolize: one FILE at most (see prof --help)");
+    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        fputs(rep_symbolize_cmd_usage, stdout);
+        return REP_OK;
+    }
+    if (argc < 2 || strcmp(argv[1], "-") == 0)
+        return run(stdin, out, err);
+    FILE *in = fopen(argv[1], "r");
+    if (in == NULL)
+        return rep_err_set(err, REP_E_INPUT, "symbolize: cannot read %s: %s", argv[1],
+                           strerror(errno));
+    int rc = run(in, out, err);
+    fclose(in);
+    return rc;
+}

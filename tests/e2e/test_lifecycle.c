@@ -1,0 +1,377 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * End-to-end tests of the timer sources and of everything around the profiled program's
+ * life: per-thread fairness by source, the rates each source delivers, an application with
+ * its own SIGPROF and ITIMER_PROF, thread churn without leaks, a daemon that closes and
+ * reuses descriptors, blocking system calls, profiling a region with prof_start() after
+ * threads exist, and fork children followed into files of their own (or not, with
+ * PROF_FOLLOW=0).
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/prof_format.h"
+#include "tests/e2e/support.h"
+
+TestSuite(e2e_life, .init = e2e_setup, .fini = e2e_teardown, .timeout = 90);
+
+/* Runs a workload under the library with extra "NAME=value" settings; asserts exit 0. */
+static void run_lib(struct e2e_proc *p, const char *profile, const char *const *env,
+                    const char *const argv[])
+{
+    const char *all[8] = { e2e_env("PROF_OUTPUT", e2e_path(profile)) };
+    size_t n = 1;
+    for (size_t i = 0; env && env[i] && n < 7; i++)
+        all[n++] = env[i];
+    all[n] = NULL;
+    struct e2e_opts o = { .preload = 1, .env = all };
+    e2e_run(p, &o, argv);
+    cr_assert_eq(p->status, 0, "%s exited %d under the library; stderr:\n%s", argv[0], p->status,
+                 p->err);
+}
+
+/* Per-thread share of the samples against the share of CPU time each thread measured. */
+static void check_fairness(const char *source)
+{
+    struct e2e_proc p;
+    const char *truth = e2e_path("fair.truth");
+    run_lib(&p, "fair.prof", E2E_ARGV(e2e_env("PROF_TIMER", source)),
+            E2E_ARGV(E2E_WORKLOAD("fair"), "1.5", truth));
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("fair.prof"));
+    char *text = e2e_read_file(truth, NULL);
+    cr_assert_not_null(text);
+    int tids[3];
+    double want[3];
+    const char *at = text;
+    for (int i = 0; i < 3; i++) {
+        int used = 0;
+        cr_assert(sscanf(at, "%d %lf%n", &tids[i], &want[i], &used) == 2, "truth:\n%s", text);
+        at += used;
+    }
+    /* Shares among the three workers (the main thread measures a rate first). */
+    uint64_t w[3] = { 0 }, sum = 0;
+    for (size_t i = 0; i < s.n_tids; i++)
+        for (int k = 0; k < 3; k++)
+            if (s.tids[i] == (uint32_t)tids[k])
+                w[k] = s.tid_weights[i];
+    sum = w[0] + w[1] + w[2];
+    cr_assert(sum > 100, "%s: only %llu samples from the workers", source,
+              (unsigned long long)sum);
+    for (int k = 0; k < 3; k++) {
+        double got = (double)w[k] / (double)sum;
+        cr_log_info("%s: thread %d measured %.3f sampled %.3f", source, tids[k], want[k], got);
+        cr_expect(got > want[k] - 0.03 && got < want[k] + 0.03,
+                  "%s: thread %d has %.1f %% of the samples for %.1f %% of the CPU time", source,
+                  tids[k], 100 * got, 100 * want[k]);
+    }
+    free(text);
+}
+
+Test(e2e_life, thread_source_is_fair_per_thread)
+{
+    check_fairness("thread");
+}
+
+Test(e2e_life, perf_source_is_fair_per_thread)
+{
+    check_fairness("perf");
+}
+
+/* The weight a source delivers per CPU-second at 1000 Hz asked: perf reaches the rate;
+ * the tick-bound thread timers reach it in weight, by counting overruns. */
+static double weight_per_cpu_s(const char *source)
+{
+    struct e2e_proc p;
+    const char *truth = e2e_path("rate.truth");
+    run_lib(&p, "rate.prof", E2E_ARGV(e2e_env("PROF_TIMER", source), "PROF_FREQ=1000"),
+            E2E_ARGV(E2E_WORKLOAD("shares"), "1", truth));
+    e2e_proc_free(&p);
+    char *text = e2e_read_file(truth, NULL);
+    double cpu = e2e_truth_value(text, "total_cpu_s");
+    free(text);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("rate.prof"));
+    cr_log_info("%s: weight %llu in %zu samples for %.2f CPU-s", source,
+                (unsigned long long)s.weight_sum, s.n_samples, cpu);
+    return (double)s.weight_sum / cpu;
+}
+
+Test(e2e_life, sources_deliver_the_requested_weight)
+{
+    double perf = weight_per_cpu_s("perf");
+    cr_expect(perf > 850 && perf < 1150, "perf: %.0f per CPU-second for 1000 asked", perf);
+    double thread = weight_per_cpu_s("thread");
+    cr_expect(thread > 850 && thread < 1150, "thread: %.0f per CPU-second for 1000 asked",
+              thread);
+}
+
+/* ticks per CPU-second of the application's own SIGPROF handler. */
+static double app_tick_rate(const struct e2e_proc *p)
+{
+    int ticks = 0;
+    double cpu = 0;
+    cr_assert(sscanf(p->out, "ticks %d cpu_s %lf", &ticks, &cpu) == 2, "stdout:\n%s", p->out);
+    cr_expect(strstr(p->out, "view ok") != NULL, "sigaction() did not report the app's handler");
+    return ticks / cpu;
+}
+
+static void check_coexistence(const char *source, int expect_message)
+{
+    struct e2e_proc plain, lib;
+    e2e_run(&plain, NULL, E2E_ARGV(E2E_WORKLOAD("coexist"), "1", "sigaction"));
+    double want = app_tick_rate(&plain);
+    run_lib(&lib, "co.prof", E2E_ARGV(e2e_env("PROF_TIMER", source)),
+            E2E_ARGV(E2E_WORKLOAD("coexist"), "1", "sigaction"));
+    double got = app_tick_rate(&lib);
+    cr_log_info("%s: app ticks %.0f/s with the library, %.0f/s without", source, got, want);
+    cr_expect(got > want * 0.8 && got < want * 1.2,
+              "%s: the application's SIGPROF handler ran %.0f times per CPU-second, %.0f without "
+              "the library", source, got, want);
+    size_t n_lib = 0;
+    e2e_count_lines(lib.err, "libprof: ", &n_lib);
+    if (expect_message)
+        cr_expect(n_lib >= 1, "%s: the clash was not reported:\n%s", source, lib.err);
+    else
+        cr_expect_eq(lib.err_len, 0, "%s: the library printed:\n%s", source, lib.err);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("co.prof"));
+    cr_expect(s.has_end && s.n_samples > 50, "%s: profile has %zu samples", source, s.n_samples);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("co.prof"));
+    cr_expect(e2e_folded_containing(&f, "spin_until") > 0, "%s: no samples in spin_until", source);
+    e2e_folded_free(&f);
+    e2e_proc_free(&plain);
+    e2e_proc_free(&lib);
+}
+
+Test(e2e_life, application_sigprof_undisturbed_by_default)
+{
+    check_coexistence("auto", 0);
+}
+
+Test(e2e_life, application_itimer_takes_over_from_the_itimer_source)
+{
+    check_coexistence("itimer", 1);
+}
+
+static void check_churn(const char *source)
+{
+    struct e2e_proc p;
+    run_lib(&p, "churn.prof", E2E_ARGV(e2e_env("PROF_TIMER", source)),
+            E2E_ARGV(E2E_WORKLOAD("manythreads"), "10000"));
+    int fd0, fd1, t0, t1;
+    long rss0, rss1;
+    cr_assert(sscanf(p.out, "fds %d %d timers %d %d rss_kb %ld %ld", &fd0, &fd1, &t0, &t1, &rss0,
+                     &rss1) == 6,
+              "stdout:\n%s", p.out);
+    cr_log_info("%s: fds %d -> %d, timers %d -> %d, rss %ld -> %ld kB", source, fd0, fd1, t0, t1,
+                rss0, rss1);
+    cr_expect_eq(fd1, fd0, "%s: descriptors leaked over 10000 threads: %d -> %d", source, fd0,
+                 fd1);
+    cr_expect_eq(t1, t0, "%s: POSIX timers leaked over 10000 threads: %d -> %d", source, t0, t1);
+    cr_expect(rss1 - rss0 < 4096, "%s: resident memory grew by %ld kB over 10000 threads", source,
+              rss1 - rss0);
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("churn.prof"));
+    cr_expect(s.has_end, "%s: the profile did not end cleanly", source);
+}
+
+Test(e2e_life, ten_thousand_threads_leak_nothing_thread_source)
+{
+    check_churn("thread");
+}
+
+Test(e2e_life, ten_thousand_threads_leak_nothing_perf_source)
+{
+    check_churn("perf");
+}
+
+Test(e2e_life, daemon_files_are_never_written_by_the_profiler)
+{
+    struct e2e_proc p;
+    run_lib(&p, "daemon.prof", NULL, E2E_ARGV(E2E_WORKLOAD("daemon"), e2e_dir(), "0.6"));
+    cr_expect_str_eq(p.out, "ok\n", "the daemon's own files were changed:\n%s", p.out);
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("daemon.prof"));
+    cr_expect(s.header_ok && s.has_end && s.trailing_bytes == 0,
+              "the profile is not whole after the daemon closed our descriptor");
+    cr_expect(s.n_samples > 50, "the profile has %zu samples", s.n_samples);
+}
+
+Test(e2e_life, blocking_calls_are_not_interrupted)
+{
+    struct e2e_proc plain, lib;
+    e2e_run(&plain, NULL, E2E_ARGV(E2E_WORKLOAD("syscalls")));
+    for (int k = 0; k < 2; k++) {
+        const char *source = k == 0 ? "auto" : "itimer";
+        run_lib(&lib, "sys.prof", E2E_ARGV(e2e_env("PROF_TIMER", source), "PROF_FREQ=1000"),
+                E2E_ARGV(E2E_WORKLOAD("syscalls")));
+        int eintr = -1, short_reads = -1;
+        double ms = 0, plain_ms = 0;
+        cr_assert(sscanf(lib.out, "eintr %d short %d sleep_ms %lf", &eintr, &short_reads, &ms) == 3);
+        cr_assert(sscanf(plain.out, "eintr %*d short %*d sleep_ms %lf", &plain_ms) == 1);
+        cr_log_info("%s: %s", source, lib.out);
+        cr_expect_eq(eintr, 0, "%s: %d calls failed with EINTR", source, eintr);
+        cr_expect_eq(short_reads, 0, "%s: %d short reads", source, short_reads);
+        /* 20 sleeps of 5 ms: timer slack aside, they must not be cut short or stretched. */
+        cr_expect(ms >= 100 && ms < plain_ms + 50, "%s: sleeps took %.1f ms (%.1f without)",
+                  source, ms, plain_ms);
+        e2e_proc_free(&lib);
+    }
+    e2e_proc_free(&plain);
+}
+
+Test(e2e_life, prof_start_late_arms_threads_that_exist)
+{
+    struct e2e_proc p;
+    run_lib(&p, "late.prof", E2E_ARGV("PROF_START=0"), E2E_ARGV(E2E_WORKLOAD("late")));
+    cr_expect_eq(p.err_len, 0, "stderr:\n%s", p.err);
+    e2e_proc_free(&p);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("late.prof"));
+    long in = e2e_folded_containing(&f, "profiled_region");
+    long before = e2e_folded_containing(&f, "before_start");
+    long after = e2e_folded_containing(&f, "after_stop");
+    cr_log_info("profiled_region %ld, before_start %ld, after_stop %ld of %ld", in, before, after,
+                f.total);
+    cr_expect(in > 0, "the threads that existed before prof_start() were not sampled");
+    /* A tick or two may straddle the switches; the phases themselves must not show. */
+    cr_expect(before <= 2 && after <= 2, "samples outside the profiled region: %ld before, %ld after",
+              before, after);
+    e2e_folded_free(&f);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("late.prof"));
+    cr_expect(s.n_tids >= 3, "samples from %zu threads, not 3", s.n_tids);
+}
+
+Test(e2e_life, fork_children_get_profiles_of_their_own)
+{
+    struct e2e_proc p;
+    run_lib(&p, "fork.%p.prof", NULL, E2E_ARGV(E2E_WORKLOAD("forker")));
+    int pid = 0;
+    cr_assert(sscanf(p.out, "forker pid %d", &pid) == 1, "stdout:\n%s", p.out);
+    e2e_proc_free(&p);
+    const char *found[8];
+    size_t n = e2e_find_files("fork.", ".prof", found, 8);
+    /* The parent, the two children that work and exit, and the one that execs (its
+     * profile ends at the exec; the program it runs is not preloaded). */
+    cr_expect_eq(n, 4, "%zu profiles for the parent and its three forked children", n);
+    size_t with_child_work = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct e2e_scan s;
+        e2e_scan_file(&s, found[i]);
+        cr_expect(s.header_ok && s.trailing_bytes == 0, "%s is not whole", found[i]);
+        struct e2e_folded f;
+        e2e_report_folded(&f, found[i]);
+        long parent = e2e_folded_containing(&f, "parent_work");
+        long child = e2e_folded_containing(&f, "child_work");
+        if (s.pid == (uint32_t)pid) {
+            cr_expect(parent > 0, "the parent's profile has no parent_work");
+            cr_expect_eq(child, 0, "the parent's profile has %ld child samples", child);
+        } else {
+            cr_expect_eq(parent, 0, "child %u's profile has the parent's samples", s.pid);
+            with_child_work += child > 0;
+        }
+        e2e_folded_free(&f);
+    }
+    cr_expect_eq(with_child_work, 2, "%zu child profiles hold child_work", with_child_work);
+}
+
+Test(e2e_life, follow_0_profiles_neither_children_nor_exec)
+{
+    struct e2e_proc p;
+    /* sh forks and execs `true` and then execs shares: with PROF_FOLLOW=0 only sh's own
+     * profile may exist, and it must not be overwritten by the exec'd program. */
+    run_lib(&p, "nf.%p.prof", E2E_ARGV("PROF_FOLLOW=0"),
+            E2E_ARGV("/bin/sh", "-c", "/bin/true; exec " E2E_WORKLOAD("shares") " 0.2"));
+    e2e_proc_free(&p);
+    const char *found[8];
+    size_t n = e2e_find_files("nf.", ".prof", found, 8);
+    cr_expect_eq(n, 1, "%zu profiles with PROF_FOLLOW=0", n);
+    if (n == 1) {
+        struct e2e_folded f;
+        e2e_report_folded(&f, found[0]);
+        cr_expect_eq(e2e_folded_containing(&f, "hot_a"), 0, "the exec'd program was profiled");
+        e2e_folded_free(&f);
+    }
+}
+
+/* A process that dies without its destructors keeps every sample up to at most the last
+ * writer period (50 ms) before it ended, plus one period of slack for scheduling. */
+static void check_abrupt_end(const char *mode, int want_status)
+{
+    struct e2e_proc p;
+    const char *all[] = { e2e_env("PROF_OUTPUT", e2e_path("dies.prof")), "PROF_TIMER=perf",
+                          "PROF_FREQ=1000", NULL };
+    struct e2e_opts o = { .preload = 1, .env = all };
+    e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("dies"), mode, "1.0"));
+    cr_expect_eq(p.status, want_status, "%s: exit status %d", mode, p.status);
+    double cpu = 0;
+    cr_assert(sscanf(p.out, "cpu_s %lf", &cpu) == 1, "%s: stdout:\n%s", mode, p.out);
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("dies.prof"));
+    cr_expect(s.header_ok, "%s: the profile is not readable", mode);
+    double kept = (double)s.weight_sum / 1000.0;
+    cr_log_info("%s: %.3f s of CPU, %.3f s of samples kept", mode, cpu, kept);
+    cr_expect(kept >= cpu - 0.1 - 0.05, "%s: only %.3f s of %.3f s of CPU kept", mode, kept, cpu);
+    cr_expect(kept <= cpu + 0.05, "%s: %.3f s kept for %.3f s of CPU", mode, kept, cpu);
+    struct e2e_proc r;
+    e2e_run(&r, NULL, E2E_ARGV(E2E_PROF, "report", e2e_path("dies.prof")));
+    cr_expect_eq(r.status, 0, "%s: prof report exited %d:\n%s", mode, r.status, r.err);
+    cr_expect(strstr(r.out, "burn") != NULL, "%s: no burn() in:\n%s", mode, r.out);
+    e2e_proc_free(&r);
+}
+
+Test(e2e_life, profile_survives_exit)
+{
+    check_abrupt_end("exit", 0);
+}
+
+Test(e2e_life, profile_survives__exit)
+{
+    check_abrupt_end("_exit", 0);
+}
+
+Test(e2e_life, profile_survives_abort)
+{
+    check_abrupt_end("abort", 128 + SIGABRT);
+}
+
+Test(e2e_life, profile_survives_a_crash)
+{
+    check_abrupt_end("segv", 128 + SIGSEGV);
+}
+
+Test(e2e_life, profile_survives_kill_9)
+{
+    check_abrupt_end("kill", 128 + SIGKILL);
+}
+
+Test(e2e_life, unwritable_output_is_one_line_and_the_program_runs)
+{
+    const char *cases[] = { "/dev/full", "/proc/version/x.prof", "/nonexistent-dir/x.prof" };
+    struct e2e_proc plain;
+    e2e_run(&plain, NULL, E2E_ARGV(E2E_WORKLOAD("dies"), "exit", "0.2"));
+    for (size_t i = 0; i < 3; i++) {
+        struct e2e_proc p;
+        const char *env[] = { e2e_env("PROF_OUTPUT", cases[i]), NULL };
+        struct e2e_opts o = { .preload = 1, .env = env };
+        e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("dies"), "exit", "0.2"));
+        cr_expect_eq(p.status, 0, "%s: exit status %d", cases[i], p.status);
+        size_t n_lib = 0, n = e2e_count_lines(p.err, "libprof: ", &n_lib);
+        cr_expect(n == 1 && n_lib == 1, "%s: stderr should be one libprof line:\n%s", cases[i],
+                  p.err);
+        cr_expect(strncmp(p.out, "cpu_s ", 6) == 0, "%s: stdout:\n%s", cases[i], p.out);
+        e2e_proc_free(&p);
+    }
+    e2e_proc_free(&plain);
+}

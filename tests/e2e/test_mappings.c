@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * End-to-end test of a position-dependent executable: tests/workloads/inlined.c built here
+ * with -no-pie (the workloads are PIE, Debian's default), so that its code is mapped at
+ * its link-time addresses. Its frames must be named exactly as a PIE build's are, with
+ * --lines too.
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tests/e2e/support.h"
+
+TestSuite(e2e_mappings, .init = e2e_setup, .fini = e2e_teardown, .timeout = 60);
+
+/* The repository's root: the first parent of the build directory holding the workload
+ * sources. */
+static const char *source_of(const char *file)
+{
+    static char path[PATH_MAX + 64];
+    char dir[PATH_MAX];
+    cr_assert_not_null(realpath(BUILD_DIR, dir));
+    for (int up = 0; up < 4; up++) {
+        snprintf(path, sizeof(path), "%s/tests/workloads/%s", dir, file);
+        if (access(path, R_OK) == 0)
+            return path;
+        char *slash = strrchr(dir, '/');
+        if (slash == NULL || slash == dir)
+            break;
+        *slash = '\0';
+    }
+    cr_assert_fail("tests/workloads/%s not found above " BUILD_DIR, file);
+    return NULL;
+}
+
+Test(e2e_mappings, non_pie_executable_is_symbolized)
+{
+    const char *exe = e2e_path("inlined-nopie");
+    struct e2e_proc cc;
+    e2e_run(&cc, NULL,
+            E2E_ARGV("/usr/bin/gcc", "-O2", "-g", "-fno-omit-frame-pointer", "-no-pie", "-o",
+                     exe, source_of("inlined.c")));
+    cr_assert_eq(cc.status, 0, "gcc -no-pie failed:\n%s", cc.err);
+    e2e_proc_free(&cc);
+    struct e2e_proc elf;
+    e2e_run(&elf, NULL, E2E_ARGV("/usr/bin/readelf", "-h", exe));
+    cr_assert(strstr(elf.out, "EXEC (Executable file)") != NULL, "not position-dependent:\n%s",
+              elf.out);
+    e2e_proc_free(&elf);
+
+    const char *prof = e2e_path("nopie.prof");
+    struct e2e_proc p;
+    struct e2e_opts o = {.preload = 1, .env = E2E_ARGV(e2e_env("PROF_OUTPUT", prof))};
+    e2e_run(&p, &o, E2E_ARGV(exe, "0.3"));
+    cr_assert_eq(p.status, 0, "%s", p.err);
+    e2e_proc_free(&p);
+
+    struct e2e_folded f;
+    e2e_report_folded(&f, prof);
+    for (size_t i = 0; i < f.n_stacks && i < 20; i++)
+        cr_log_info("  %s %ld", f.stacks[i].frames, f.stacks[i].count);
+    long named = e2e_folded_ending(&f, "main;outer_work");
+    cr_expect_geq(named, 0.8 * (double)f.total, "only %ld of %ld samples in main;outer_work",
+                  named, f.total);
+    e2e_folded_free(&f);
+
+    struct e2e_proc lines;
+    e2e_run(&lines, NULL, E2E_ARGV(E2E_PROF, "report", "--lines", prof));
+    cr_assert_eq(lines.status, 0, "%s", lines.err);
+    cr_expect(strstr(lines.out, "mix_step (inlined.c:") != NULL, "%s", lines.out);
+    e2e_proc_free(&lines);
+}

@@ -1,0 +1,158 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Unit tests of the public backtrace API (libprof/backtrace.c) called from signal
+ * handlers, on the thread's stack and on an alternate signal stack: a fault in a chain of
+ * framed functions must give the faulting function (the interrupted instruction) then
+ * its callers; a corrupt chain ends the walk without a fault; prof_backtrace_fd writes one
+ * line per frame. */
+#pragma GCC optimize("no-omit-frame-pointer")
+#include <criterion/criterion.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "include/prof.h"
+
+static sigjmp_buf back;
+static void *pcs[64];
+static int n_pcs;
+static int pipe_fds[2];
+static int fd_frames;
+
+static void on_segv(int sig, siginfo_t *si, void *uc)
+{
+    (void)sig;
+    (void)si;
+    (void)uc;
+    n_pcs = prof_backtrace(pcs, 64, 0);
+    fd_frames = pipe_fds[1] > 0 ? prof_backtrace_fd(pipe_fds[1], 0) : 0;
+    siglongjmp(back, 1);
+}
+
+static void install(int on_altstack)
+{
+    if (on_altstack) {
+        stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16};
+        cr_assert_eq(sigaltstack(&ss, NULL), 0);
+    }
+    struct sigaction sa = {.sa_sigaction = on_segv,
+                           .sa_flags = SA_SIGINFO | (on_altstack ? SA_ONSTACK : 0)};
+    sigemptyset(&sa.sa_mask);
+    cr_assert_eq(sigaction(SIGSEGV, &sa, NULL), 0);
+}
+
+__attribute__((noinline)) static void faulting(volatile int *p)
+{
+    *p = 42;
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void middle(volatile int *p)
+{
+    faulting(p);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noinline)) static void outer(volatile int *p)
+{
+    middle(p);
+    __asm__ volatile("" ::: "memory");
+}
+
+typedef void chain_fn(volatile int *);
+
+/* Which of the three functions pc is in: the one starting closest below it (they are
+ * small and may be laid out in any order), or NULL. */
+static chain_fn *owner(void *pc)
+{
+    chain_fn *fns[] = {faulting, middle, outer};
+    chain_fn *best = NULL;
+    for (int i = 0; i < 3; i++)
+        if ((uintptr_t)pc >= (uintptr_t)fns[i] && (uintptr_t)pc < (uintptr_t)fns[i] + 128 &&
+            (best == NULL || (uintptr_t)fns[i] > (uintptr_t)best))
+            best = fns[i];
+    return best;
+}
+
+/* The index of the first entry inside fn, or -1. */
+static int find(chain_fn *fn)
+{
+    for (int i = 0; i < n_pcs; i++)
+        if (owner(pcs[i]) == fn)
+            return i;
+    return -1;
+}
+
+static void fault_and_check(void)
+{
+    volatile int *volatile null = NULL;
+    if (sigsetjmp(back, 1) == 0)
+        outer(null);
+    cr_assert_geq(n_pcs, 4, "only %d frames", n_pcs);
+    int f = find(faulting), m = find(middle), o = find(outer);
+    cr_assert(f >= 1, "the faulting instruction is missing");
+    cr_assert_eq(m, f + 1, "faulting's caller is not next");
+    cr_assert_eq(o, m + 1, "middle's caller is not next");
+}
+
+Test(backtrace, from_a_fault_handler_on_the_thread_stack)
+{
+    install(0);
+    fault_and_check();
+}
+
+Test(backtrace, from_a_fault_handler_on_an_alternate_stack)
+{
+    install(1);
+    fault_and_check();
+}
+
+Test(backtrace, skip_drops_the_innermost_frames)
+{
+    void *all[16], *skipped[16];
+    int n = prof_backtrace(all, 16, 0);
+    int k = prof_backtrace(skipped, 16, 1);
+    cr_assert_geq(n, 2);
+    cr_assert_eq(k, n - 1);
+    cr_assert_eq(skipped[1], all[2]);
+    cr_assert_eq(prof_backtrace(all, 0, 0), 0);
+    cr_assert_eq(prof_backtrace(all, 1, 0), 1);
+}
+
+Test(backtrace, a_corrupt_frame_pointer_ends_the_walk_without_a_fault)
+{
+    static uintptr_t fake[4];
+    uintptr_t saved_fp;
+    void *out[16];
+    int n;
+    /* Point this frame's saved frame pointer at garbage, walk, restore. */
+    uintptr_t *fp = __builtin_frame_address(0);
+    saved_fp = fp[0];
+    fake[0] = 0xdead0000beef; /* not mapped */
+    fake[1] = (uintptr_t)&faulting + 4;
+    fp[0] = (uintptr_t)fake;
+    n = prof_backtrace(out, 16, 0);
+    fp[0] = saved_fp;
+    cr_assert_leq(n, 3, "the walk went past the garbage: %d frames", n);
+}
+
+Test(backtrace, the_fd_variant_writes_one_line_per_frame)
+{
+    cr_assert_eq(pipe(pipe_fds), 0);
+    install(1);
+    fault_and_check();
+    close(pipe_fds[1]);
+    char text[8192] = "";
+    ssize_t got = read(pipe_fds[0], text, sizeof(text) - 1);
+    cr_assert_gt(got, 0);
+    text[got] = '\0';
+    int lines = 0;
+    for (char *c = text; *c; c++)
+        lines += *c == '\n';
+    cr_assert_eq(lines, fd_frames, "%d lines for %d frames:\n%s", lines, fd_frames, text);
+    cr_assert_gt(fd_frames, 3);
+    cr_assert(strstr(text, "+0x") != NULL || strstr(text, "0x") == text, "%s", text);
+}

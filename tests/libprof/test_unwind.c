@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Unit tests of the stepper setup (libprof/unwind.c) and its configuration: PROF_UNWIND
+ * parsing, the code map and module table read from /proc/self/maps (this test program's
+ * own code is found, with its file; heap memory is not code), the libunwind set-up when
+ * libprof is built with it, and dl_iterate_phdr() still answering ordinary callers. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <link.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "include/prof_format.h"
+#include "libprof/config.h"
+#include "libprof/unwind.h"
+#include "sampler/codemap.h"
+
+Test(unwind_config, prof_unwind_picks_the_stepper)
+{
+    struct lp_config c;
+    struct lp_config_msgs m = {0};
+    char *dflt[] = {NULL};
+    lp_config_load(&c, dflt, &m);
+    cr_assert_eq(c.unwinder, PROF_UNWIND_FP);
+    char *unw[] = {"PROF_UNWIND=libunwind", NULL};
+    cr_assert_eq(lp_config_load(&c, unw, &m), 0);
+    cr_assert_eq(c.unwinder, PROF_UNWIND_LIBUNWIND);
+    char *bad[] = {"PROF_UNWIND=dwarf", NULL};
+    cr_assert_eq(lp_config_load(&c, bad, &m), 1);
+    cr_assert_eq(c.unwinder, PROF_UNWIND_FP);
+    cr_assert(strstr(m.text[m.n - 1], "PROF_UNWIND='dwarf'") != NULL, "%s", m.text[m.n - 1]);
+}
+
+Test(unwind, the_module_table_names_this_program_and_its_offset)
+{
+    const char *path;
+    uint64_t off;
+    uintptr_t pc = (uintptr_t)&lp_unwind_refresh;
+    cr_assert_eq(lp_unwind_module_at(pc, &path, &off), -ENOENT, "nothing before init");
+    cr_assert_eq(lp_unwind_init(PROF_UNWIND_FP), 0);
+    cr_assert_eq(lp_unwind_module_at(pc, &path, &off), 0);
+    cr_assert(strstr(path, "/tests/unit") != NULL, "path %s", path);
+    cr_assert_lt(off, (uint64_t)64 << 20);
+    cr_assert(smp_codemap_contains(pc));
+    void *heap = malloc(64);
+    cr_assert_not(smp_codemap_contains((uintptr_t)heap), "the heap is not code");
+    cr_assert_eq(lp_unwind_module_at((uintptr_t)heap, &path, &off), -ENOENT);
+    free(heap);
+}
+
+static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
+{
+    (void)info;
+    (void)size;
+    (*(int *)data)++;
+    return 0;
+}
+
+Test(unwind, libunwind_setup_and_ordinary_dl_iterate_phdr_calls)
+{
+    int rc = lp_unwind_init(PROF_UNWIND_LIBUNWIND);
+#ifdef PROF_HAVE_LIBUNWIND
+    cr_assert_eq(rc, 0);
+#else
+    cr_assert_eq(rc, -ENOTSUP);
+#endif
+    int n = 0;
+    dl_iterate_phdr(count_objects, &n);
+    cr_assert_geq(n, 3, "the program, libc and the loader at least; got %d", n);
+    lp_unwind_refresh();
+    int again = 0;
+    dl_iterate_phdr(count_objects, &again);
+    cr_assert_eq(again, n);
+}
