@@ -160,7 +160,7 @@ asan: deps
 	@$(MAKE) --no-print-directory BUILD=build/asan \
 	    EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" unit build/asan/prof
-	@scripts/run-tests.sh build/asan unit
+	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp scripts/run-tests.sh build/asan unit
 
 fuzz:
 	@scripts/setup.sh fuzz

@@ -6,10 +6,11 @@
 # seconds. Per run it prints the samples received per CPU-second of the workload and, for
 # libprof, the weight per CPU-second (the sum of the samples' weights: a per-thread timer
 # counts the ticks it could not deliver, si_overrun, as weight), each also as a percentage
-# of the requested rate. POSIX CPU timers fire at most once per scheduler tick (250 per
-# CPU-second with CONFIG_HZ=250); perf events are hrtimers and go above it. One run per
-# cell (BENCH_RATE_ROUNDS, the median of several otherwise); rates are counts, far less
-# noisy than timings.
+# of the requested rate, and the samples libprof dropped because its ring was full (its
+# STATS record; they are not in the samples). POSIX CPU timers fire at most once per
+# scheduler tick (250 per CPU-second with CONFIG_HZ=250); perf events are hrtimers and go
+# above it. One run per cell (BENCH_RATE_ROUNDS, the median of several otherwise); rates
+# are counts, far less noisy than timings.
 #
 #   python3 bench/rates.py BUILD_DIR
 import os
@@ -46,7 +47,7 @@ def main():
         if why:
             print(f"   perf left out: {why}")
         print(f"{'source':16}{'requested':>10}{'samples/s':>11}{'%':>7}{'weight/s':>10}{'%':>7}"
-              f"{'CPU-s':>7}")
+              f"{'CPU-s':>7}{'dropped':>9}")
         for label, kind, source in cols:
             for hz in RATES:
                 runs = [profile_run(cfg, (label, kind, source, hz), argv, tmp)
@@ -60,7 +61,11 @@ def main():
                 cpu = statistics.median(m["work_cpu"] for m in runs)
                 wcol = (f"{weight:10.0f}{100 * weight / hz:6.0f}%" if kind == "libprof"
                         else f"{'-':>10}{'-':>7}")
-                print(f"{label:16}{hz:10}{rate:11.0f}{100 * rate / hz:6.0f}%{wcol}{cpu:7.2f}")
+                # libprof's signals that found the ring full (counted in its STATS record)
+                dropped = (f"{statistics.median(m['dropped'] for m in runs):9.0f}"
+                           if kind == "libprof" else f"{'-':>9}")
+                print(f"{label:16}{hz:10}{rate:11.0f}{100 * rate / hz:6.0f}%{wcol}{cpu:7.2f}"
+                      f"{dropped}")
 
 
 if __name__ == "__main__":

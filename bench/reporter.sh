@@ -8,7 +8,7 @@
 # pipeline's time). libprof's profile is made large with bench/gen_profile.c, which
 # repeats a real profile's samples (same stacks, same addresses) up to 1M and 2M samples;
 # peak RSS at both sizes shows whether memory grows with samples. Numbers are printed,
-# never asserted. The peers' profiles are as large as their samplers make them in a few
+# never asserted; each time is the best of 3 runs. The peers' profiles are as large as their samplers make them in a few
 # seconds (gperftools' timer is capped by the scheduler tick; perf records at
 # BENCH_PERF_HZ, 20000 by default), so their rates include their start-up. About 30 s.
 #   bench/reporter.sh BUILD_DIR
@@ -27,11 +27,17 @@ trap 'rm -rf "$tmp"' EXIT
 cc=${CC:-gcc}
 $cc -O2 -I"$root" -o "$tmp/gen_profile" "$here/gen_profile.c"
 
-# Seconds of wall time that a command takes (stdout discarded).
+# Seconds of wall time that a command takes (stdout discarded), the best of 3 runs, so that
+# other load on the machine counts less.
 seconds() {
     python3 -c 'import subprocess,sys,time
-t=time.perf_counter(); subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-print("%.3f" % (time.perf_counter()-t))' "$@"
+best = None
+for _ in range(3):
+    t = time.perf_counter()
+    subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+    t = time.perf_counter() - t
+    best = t if best is None or t < best else best
+print("%.3f" % best)' "$@"
 }
 # Peak RSS in MiB of a command.
 peak_mib() {

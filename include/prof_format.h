@@ -80,7 +80,8 @@
 #define PROF_STAT_WRITE_ERRORS 9  /* failed writes of the profile file */
 #define PROF_STAT_DURATION_NS 10  /* wall time from start to the end of profiling */
 #define PROF_STAT_CPU_NS 11       /* process CPU time (user + system) at the end */
-#define PROF_STAT_N 12
+#define PROF_STAT_WEIGHT 12       /* summed weight of the recorded samples */
+#define PROF_STAT_N 13
 
 struct prof_file_header {
     char magic[8];         /* PROF_FILE_MAGIC */

@@ -33,6 +33,8 @@ typedef int libc_start_main_fn(main_fn *, int, char **, void (*)(void), void (*)
 typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
 typedef int setitimer_fn(__itimer_which_t, const struct itimerval *, struct itimerval *);
 typedef void *dlopen_fn(const char *, int);
+typedef int phdr_cb_fn(struct dl_phdr_info *, size_t, void *);
+typedef int dl_iterate_phdr_fn(phdr_cb_fn *, void *);
 typedef int dlclose_fn(void *);
 typedef int pthread_setname_np_fn(pthread_t, const char *);
 typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
@@ -49,6 +51,7 @@ static struct {
     sigaction_fn *sigaction;
     setitimer_fn *setitimer;
     dlopen_fn *dlopen;
+    dl_iterate_phdr_fn *dl_iterate_phdr;
     dlclose_fn *dlclose;
     execve_fn *execve;
     execvpe_fn *execvpe;
@@ -84,6 +87,7 @@ void lp_interpose_init(void)
     real.sigaction = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
     real.setitimer = (setitimer_fn *)dlsym(RTLD_NEXT, "setitimer");
     real.dlopen = (dlopen_fn *)dlsym(RTLD_NEXT, "dlopen");
+    real.dl_iterate_phdr = (dl_iterate_phdr_fn *)dlsym(RTLD_NEXT, "dl_iterate_phdr");
     real.dlclose = (dlclose_fn *)dlsym(RTLD_NEXT, "dlclose");
     pthread_key_create(&thread_exit_key, thread_exit);
     real.pthread_create = (pthread_create_fn *)dlsym(RTLD_NEXT, "pthread_create");
@@ -224,6 +228,19 @@ LP_EXPORT int dlclose(void *handle)
     int rc = real.dlclose(handle);
     lp_unwind_unload_end();
     return rc;
+}
+
+/* libunwind's calls from our handler get the snapshot of loaded objects instead of
+ * glibc's walk, which takes the loader's lock (see libprof/unwind.h); all others go to
+ * glibc. The real function is resolved by the constructor, before any handler runs. */
+LP_EXPORT int dl_iterate_phdr(phdr_cb_fn *cb, void *data)
+{
+    if (lp_unwind_serving_phdr())
+        return lp_unwind_iterate_phdr(cb, data);
+    if (!real.dl_iterate_phdr)
+        lp_interpose_init();
+    /* A tail call, so that this wrapper leaves no frame in the application's stacks. */
+    return real.dl_iterate_phdr(cb, data);
 }
 
 /* The profile is finished before any exec attempt: if the exec fails the process goes on

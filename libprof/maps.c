@@ -159,7 +159,9 @@ int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len)
             continue;
         m.time_ns = time_ns;
         struct build_id_query q = { .addr = (uintptr_t)m.start, .id = m.build_id };
-        if (path[0] == '/')
+        /* The vdso has no file, but the reporter can read its own copy when the build-ids
+         * agree (the same kernel). */
+        if (path[0] == '/' || strcmp(path, "[vdso]") == 0)
             dl_iterate_phdr(build_id_cb, &q);
         m.build_id_len = q.len;
         if (append_map(out, out_len, &cap, &m, path) == 0)

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -31,7 +32,7 @@
 
 struct entry {
     pid_t tid;
-    int fd;        /* perf source: the counter */
+    int fd;        /* perf source: the counter; -1 for a thread timer */
     uint64_t id;   /* perf source: the counter's kernel id, to recognize its descriptor */
     timer_t timer; /* thread source: the POSIX timer */
 };
@@ -44,6 +45,8 @@ static struct {
     int itimer_armed;
     struct entry *entries;
     size_t n, cap;
+    size_t n_perf;      /* entries holding a counter's descriptor */
+    size_t perf_budget; /* descriptors we may hold: a small part of RLIMIT_NOFILE */
 } reg = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static pid_t self_tid(void)
@@ -167,12 +170,19 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
             lp_log("PROF_FREQ=%u is above what CPU-time timers deliver on this kernel (%u Hz, "
                    "its scheduler tick): expect about %u samples per CPU-second%s",
                    cfg->freq_hz, tick, tick,
-                   out->source == PROF_TIMER_ITIMER ? "; PROF_TIMER=perf goes higher" : "");
+                   out->source == PROF_TIMER_THREAD
+                       ? ", each weighted by the periods it stands for; PROF_TIMER=perf goes higher"
+                       : "; PROF_TIMER=perf goes higher");
     }
+    struct rlimit lim;
+    size_t budget = 128;
+    if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
+        budget = lim.rlim_cur / 8;
     pthread_mutex_lock(&reg.mu);
     reg.choice = *out;
     reg.hz = cfg->freq_hz;
     reg.chosen = 1;
+    reg.perf_budget = budget;
     pthread_mutex_unlock(&reg.mu);
     return 0;
 }
@@ -199,27 +209,35 @@ static int arm_locked(pid_t tid)
         reg.cap = cap;
     }
     struct entry e = { .tid = tid, .fd = -1 };
-    int rc;
-    if (reg.choice.source == PROF_TIMER_PERF) {
+    int rc = -EMFILE;
+    /* A counter costs the application a descriptor; past the budget (a program with very
+     * many threads), threads get a per-thread timer on the same signal instead. */
+    if (reg.choice.source == PROF_TIMER_PERF && reg.n_perf < reg.perf_budget) {
         rc = smp_timer_perf_open(tid, reg.choice.signo, reg.hz, reg.choice.event);
         e.fd = rc;
         rc = rc < 0 ? rc : 0;
         if (rc == 0 && ioctl(e.fd, PERF_EVENT_IOC_ID, &e.id) != 0)
             e.id = 0;
-    } else {
-        rc = smp_timer_thread_create(tid, reg.choice.signo, reg.hz, &e.timer);
+        if (rc != 0)
+            e.fd = -1;
     }
-    if (rc == 0)
+    if (rc != 0)
+        rc = smp_timer_thread_create(tid, reg.choice.signo, reg.hz, &e.timer);
+    if (rc == 0) {
         reg.entries[reg.n++] = e;
+        reg.n_perf += e.fd >= 0;
+    }
     return rc;
 }
 
 static void disarm_entry(const struct entry *e)
 {
-    if (reg.choice.source == PROF_TIMER_PERF)
+    if (e->fd >= 0) {
         smp_timer_perf_close(e->fd);
-    else
+        reg.n_perf--;
+    } else {
         smp_timer_thread_delete(e->timer);
+    }
 }
 
 int lp_timers_arm_self(void)
@@ -284,9 +302,10 @@ void lp_timers_forget(void)
     /* The parent may have held the lock when it forked: this child has one thread. */
     pthread_mutex_init(&reg.mu, NULL);
     for (size_t i = 0; i < reg.n; i++)
-        if (reg.choice.source == PROF_TIMER_PERF && reg.entries[i].fd >= 0)
+        if (reg.entries[i].fd >= 0)
             close(reg.entries[i].fd); /* not PERF_EVENT_IOC_DISABLE: the parent's counter */
     reg.n = 0;
+    reg.n_perf = 0;
     reg.itimer_armed = 0;
 }
 
@@ -294,10 +313,10 @@ int lp_timers_check(void)
 {
     int repaired = 0;
     pthread_mutex_lock(&reg.mu);
-    for (size_t i = 0; reg.choice.source == PROF_TIMER_PERF && i < reg.n;) {
+    for (size_t i = 0; i < reg.n;) {
         struct entry *e = &reg.entries[i];
         uint64_t id = 0;
-        if (ioctl(e->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == e->id) {
+        if (e->fd < 0 || (ioctl(e->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == e->id)) {
             i++;
             continue;
         }
@@ -311,6 +330,7 @@ int lp_timers_check(void)
         } else {
             if (fd >= 0)
                 smp_timer_perf_close(fd);
+            reg.n_perf--;
             *e = reg.entries[--reg.n]; /* the thread is gone */
         }
     }

@@ -136,10 +136,7 @@ static void load_code_map(void)
 
 #include "sampler/walk_unw.h"
 
-#define LP_EXPORT __attribute__((visibility("default")))
-
 typedef int phdr_cb_fn(struct dl_phdr_info *, size_t, void *);
-typedef int dl_iterate_phdr_fn(phdr_cb_fn *, void *);
 
 struct snapshot {
     size_t n_objects;                                 /* entries in use */
@@ -149,22 +146,7 @@ struct snapshot {
 static struct snapshot snaps[2];         /* written by refresh under `lock` */
 static _Atomic(struct snapshot *) current; /* what handlers iterate; NULL before init */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* serializes take_snapshot() */
-static dl_iterate_phdr_fn *real_iterate; /* glibc's, from dlsym(RTLD_NEXT) */
 static int ready;                        /* lp_unwind_init(PROF_UNWIND_LIBUNWIND) done */
-
-static dl_iterate_phdr_fn *real(void)
-{
-    if (real_iterate == NULL)
-        real_iterate = (dl_iterate_phdr_fn *)dlsym(RTLD_NEXT, "dl_iterate_phdr");
-    return real_iterate;
-}
-
-/* Resolves glibc's dl_iterate_phdr() at load, so that a first call from an application's
- * own signal handler (a crash handler's backtrace) does not have to call dlsym(). */
-__attribute__((constructor)) static void resolve_real(void)
-{
-    real();
-}
 
 static int copy_object(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -181,8 +163,8 @@ static void take_snapshot(void)
     pthread_mutex_lock(&lock);
     struct snapshot *s = atomic_load(&current) == &snaps[0] ? &snaps[1] : &snaps[0];
     s->n_objects = 0;
-    if (real() != NULL)
-        real()(copy_object, s);
+    /* Not from a handler: the interposer (libprof/interpose.c) forwards to glibc's. */
+    dl_iterate_phdr(copy_object, s);
     atomic_store_explicit(&current, s, memory_order_release);
     pthread_mutex_unlock(&lock);
 }
@@ -199,13 +181,14 @@ static int iterate_snapshot(phdr_cb_fn *cb, void *data)
     return rc;
 }
 
-/* Interposes glibc's for the whole process (exported); see unwind.h. */
-LP_EXPORT int dl_iterate_phdr(phdr_cb_fn *cb, void *data)
+int lp_unwind_serving_phdr(void)
 {
-    if (smp_unw_busy && atomic_load_explicit(&current, memory_order_acquire) != NULL)
-        return iterate_snapshot(cb, data);
-    dl_iterate_phdr_fn *fn = real();
-    return fn != NULL ? fn(cb, data) : 0;
+    return smp_unw_busy && atomic_load_explicit(&current, memory_order_acquire) != NULL;
+}
+
+int lp_unwind_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+    return iterate_snapshot(cb, data);
 }
 
 /* Unwinds this thread's own stack once, through the handler's code path, so that the

@@ -12,12 +12,13 @@
  * dl_iterate_phdr() takes the loader's lock, which the interrupted thread may hold (inside
  * dlopen, or in a C++ exception's unwind), so calling it from the handler could deadlock.
  * libunwind 1.6.2 has no hook to replace it, so libprof.so exports dl_iterate_phdr()
- * itself: on a thread inside smp_walk_unw() it iterates the snapshot without a lock;
- * anywhere else it forwards to glibc's.
+ * itself (libprof/interpose.c): on a thread inside smp_walk_unw() it iterates the snapshot
+ * without a lock (lp_unwind_iterate_phdr()); anywhere else it forwards to glibc's.
  */
 #ifndef PROF_LIBPROF_UNWIND_H
 #define PROF_LIBPROF_UNWIND_H
 
+#include <link.h>
 #include <stdint.h>
 
 #define LP_UNWIND_MAX_OBJECTS 1024u      /* loaded objects the snapshot can hold */
@@ -39,6 +40,12 @@ void lp_unwind_refresh(void);
  * (valid until the second refresh after this call; "" for anonymous code) and
  * *file_offset, or -ENOENT when pc is in no known mapping. */
 int lp_unwind_module_at(uintptr_t pc, const char **path, uint64_t *file_offset);
+
+/* Async-signal-safe. 1 when the calling thread is inside smp_walk_unw() and a snapshot
+ * exists: its dl_iterate_phdr() calls go to lp_unwind_iterate_phdr(), else to glibc's. */
+int lp_unwind_serving_phdr(void);
+/* Async-signal-safe, lock-free. dl_iterate_phdr() over the snapshot. */
+int lp_unwind_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data);
 
 /* Not async-signal-safe. Bracket the real dlclose(): begin makes handlers walk with frame
  * pointers and waits until no handler is inside libunwind (whose snapshot may point into

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * The profile writer (see writer.h). The thread's loop: wait LP_WRITER_PERIOD_MS (or until
+ * The profile writer (see writer.h). The thread's loop: wait LP_WRITER_PERIOD_MS
+ * (LP_WRITER_BUSY_PERIOD_MS while samples come fast enough to fill the ring; or until
  * woken by a flush request or stop), drain the ring into the buffer, write the buffer out.
  * A short period bounds what a killed process loses; the cost is one write(2) per period.
  */
@@ -245,13 +246,14 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&w->mu);
     w->tid = (pid_t)syscall(SYS_gettid);
     pthread_cond_broadcast(&w->cv);
+    unsigned period_ms = LP_WRITER_PERIOD_MS;
     for (;;) {
         int stop = w->stop;
         uint64_t req = w->flush_req;
         if (!stop && req == w->flush_done) {
             struct timespec until;
             clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_nsec += (long)LP_WRITER_PERIOD_MS * 1000000L;
+            until.tv_nsec += (long)period_ms * 1000000L;
             if (until.tv_nsec >= 1000000000L) {
                 until.tv_sec++;
                 until.tv_nsec -= 1000000000L;
@@ -264,8 +266,12 @@ static void *writer_main(void *arg)
         if (w->on_period)
             w->on_period();
         lp_writer_take_posts(w);
-        lp_writer_drain(w, w->ring);
+        size_t moved = lp_writer_drain(w, w->ring);
         lp_writer_flush(w);
+        /* A ring a quarter full after one period would overflow at a little more: drain
+         * more often while the rate is that high. */
+        period_ms = moved * 4 > smp_ring_capacity(w->ring) ? LP_WRITER_BUSY_PERIOD_MS
+                                                           : LP_WRITER_PERIOD_MS;
         pthread_mutex_lock(&w->mu);
         if (req != w->flush_done) {
             w->flush_done = req;

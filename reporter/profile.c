@@ -156,8 +156,10 @@ const char *rep_profile_thread_name(const struct rep_profile *p, uint32_t tid)
 
 double rep_profile_hz(const struct rep_profile *p)
 {
-    uint64_t ticks =
-        p->stats[PROF_STAT_SIGNALS] ? p->stats[PROF_STAT_SIGNALS] : p->stats[PROF_STAT_SAMPLES];
+    /* Weight, not signals: a per-thread timer's sample may stand for several periods. */
+    uint64_t ticks = p->stats[PROF_STAT_WEIGHT]    ? p->stats[PROF_STAT_WEIGHT]
+                     : p->stats[PROF_STAT_SIGNALS] ? p->stats[PROF_STAT_SIGNALS]
+                                                   : p->stats[PROF_STAT_SAMPLES];
     if (p->has_stats && ticks > 0 && p->stats[PROF_STAT_CPU_NS] > 0)
         return (double)ticks * 1e9 / (double)p->stats[PROF_STAT_CPU_NS];
     if (!p->has_process)

@@ -31,7 +31,7 @@
 #define READ_CHUNK_BYTES (1u << 20)
 /* A stream gives the kernel back the pages of the file it has walked past every so many
  * bytes, so that its resident size stays bounded whatever the file's size. */
-#define READ_DROP_BYTES (16u << 20)
+#define READ_DROP_BYTES (2u << 20)
 
 /* What a walk over the records does. */
 enum walk_mode {

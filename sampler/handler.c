@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The profiling signal handler (see handler.h). Everything reachable from here is on the
- * handler's path: this file, walk_fp.c and ring.c, checked by `make lint` against an
- * allowlist of async-signal-safe calls. The thread's stack bounds were captured outside
+ * handler's path: this file, walk_fp.c, walk_unw.c, probe.c, codemap.c and ring.c, checked
+ * by `make lint` against an allowlist of async-signal-safe calls. The thread's stack bounds were captured outside
  * the handler; the walk never reads outside them.
  */
 #include "sampler/handler.h"
@@ -38,7 +38,7 @@ static uint64_t now_ns(void)
 }
 
 /* Fills the slot's frames and returns the stop reason. */
-static uint8_t take_stack(struct smp_slot *slot, const ucontext_t *uc)
+SMP_READS_STACK static uint8_t take_stack(struct smp_slot *slot, const ucontext_t *uc)
 {
     struct smp_regs regs = {
         .pc = arch_pc(uc), .sp = arch_sp(uc), .fp = arch_fp(uc), .lr = arch_lr(uc)
@@ -84,16 +84,19 @@ static uint8_t take_stack(struct smp_slot *slot, const ucontext_t *uc)
  * The perf source's counter stops after each overflow and is re-armed here. */
 static uint32_t our_weight(const siginfo_t *info)
 {
+    /* The perf source arms a per-thread timer instead of a counter for the threads past
+     * its descriptor budget, so both kinds of per-thread signal can come. */
     switch (smp_sampler.source) {
     case PROF_TIMER_THREAD:
-        if (info->si_code != SI_TIMER || info->si_value.sival_ptr != SMP_TIMER_COOKIE)
-            return 0;
-        return info->si_overrun > 0 ? 1u + (uint32_t)info->si_overrun : 1u;
     case PROF_TIMER_PERF:
-        if (info->si_code != POLL_HUP && info->si_code != POLL_IN)
-            return 0;
-        ioctl(info->si_fd, PERF_EVENT_IOC_REFRESH, 1);
-        return 1;
+        if (info->si_code == SI_TIMER && info->si_value.sival_ptr == SMP_TIMER_COOKIE)
+            return info->si_overrun > 0 ? 1u + (uint32_t)info->si_overrun : 1u;
+        if (smp_sampler.source == PROF_TIMER_PERF &&
+            (info->si_code == POLL_HUP || info->si_code == POLL_IN)) {
+            ioctl(info->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+            return 1;
+        }
+        return 0;
     default:
         return info->si_code == SI_KERNEL ? 1 : 0;
     }
@@ -148,6 +151,8 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
     smp_ring_publish(smp_sampler.ring, slot);
 
     count(PROF_STAT_SAMPLES);
+    atomic_fetch_add_explicit(&smp_sampler.counters[PROF_STAT_WEIGHT], weight,
+                              memory_order_relaxed);
     if (why != PROF_STOP_END) {
         count(PROF_STAT_TRUNCATED);
         count(PROF_STAT_STOP_DEPTH + why - PROF_STOP_DEPTH);

@@ -45,7 +45,8 @@ static uint8_t check_frame(uintptr_t fp, uintptr_t lo, uintptr_t hi, uintptr_t p
 }
 
 /* The word at addr into *out, when it lies inside [lo, hi) and is aligned. */
-static int stack_word(uintptr_t addr, uintptr_t lo, uintptr_t hi, uintptr_t *out)
+SMP_READS_STACK static int stack_word(uintptr_t addr, uintptr_t lo, uintptr_t hi,
+                                      uintptr_t *out)
 {
     if (addr < lo || addr >= hi || hi - addr < sizeof(uintptr_t) ||
         (addr & (sizeof(uintptr_t) - 1)))
@@ -80,7 +81,8 @@ static unsigned leaf_state(uintptr_t pc)
 
 /* The return address into the leaf's caller when the frame pointer still describes the
  * caller's frame, else 0 (see the file comment). */
-static uintptr_t leaf_caller(const struct smp_regs *regs, uintptr_t lo, uintptr_t hi)
+SMP_READS_STACK static uintptr_t leaf_caller(const struct smp_regs *regs, uintptr_t lo,
+                                             uintptr_t hi)
 {
     uintptr_t w0 = 0, w1 = 0;
     int has0 = stack_word(regs->sp, lo, hi, &w0);
@@ -116,7 +118,7 @@ uintptr_t smp_walk_fp_leaf_caller(const struct smp_regs *regs, uintptr_t lo, uin
     return arch_strip_pac(leaf_caller(regs, lo > regs->sp ? lo : regs->sp, hi));
 }
 
-unsigned smp_walk_fp(const struct smp_regs *regs, const struct smp_stack *stack,
+SMP_READS_STACK unsigned smp_walk_fp(const struct smp_regs *regs, const struct smp_stack *stack,
                      uint64_t *frames, unsigned max_frames, uint8_t *stop_reason,
                      uint8_t *flags)
 {

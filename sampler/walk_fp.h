@@ -29,6 +29,15 @@ struct smp_stack {
                         * routine: the walk ends there, complete; 0 = not known */
 };
 
+/* Marks the functions that load words from other functions' frames. AddressSanitizer
+ * poisons parts of frames as redzones, and these reads, always inside the proven stack
+ * bounds, are what a stack walker does; ASan builds must not report them. */
+#if defined(__SANITIZE_ADDRESS__)
+#define SMP_READS_STACK __attribute__((no_sanitize_address))
+#else
+#define SMP_READS_STACK
+#endif
+
 /* Async-signal-safe, re-entrant. Writes the leaf pc then one return address per frame into
  * frames (at most max_frames, which must be >= 1), sets *stop_reason to a PROF_STOP_*
  * value, *flags to PROF_SAMPLE_LEAF_CALLER when frames[1] was recovered for an interrupted

@@ -34,13 +34,17 @@ static void run_lib(struct e2e_proc *p, const char *profile, const char *const *
                  p->err);
 }
 
-/* Per-thread share of the samples against the share of CPU time each thread measured. */
-static void check_fairness(const char *source)
+/* Per-thread share of the samples against the share of CPU time each thread measured.
+ * With a descriptor limit, the program runs under `ulimit -n` in a shell. */
+static void check_fairness(const char *source, const char *nofile)
 {
     struct e2e_proc p;
     const char *truth = e2e_path("fair.truth");
+    char cmd[1024];
+    snprintf(cmd, sizeof(cmd), "ulimit -n %s && exec %s 1.5 %s", nofile ? nofile : "1024",
+             E2E_WORKLOAD("fair"), truth);
     run_lib(&p, "fair.prof", E2E_ARGV(e2e_env("PROF_TIMER", source)),
-            E2E_ARGV(E2E_WORKLOAD("fair"), "1.5", truth));
+            E2E_ARGV("/bin/sh", "-c", cmd));
     e2e_proc_free(&p);
     struct e2e_scan s;
     e2e_scan_file(&s, e2e_path("fair.prof"));
@@ -75,12 +79,19 @@ static void check_fairness(const char *source)
 
 Test(e2e_life, thread_source_is_fair_per_thread)
 {
-    check_fairness("thread");
+    check_fairness("thread", NULL);
 }
 
 Test(e2e_life, perf_source_is_fair_per_thread)
 {
-    check_fairness("perf");
+    check_fairness("perf", NULL);
+}
+
+/* With 24 descriptors the perf source may hold 3 counters: the program's fourth thread gets
+ * a per-thread timer, and every thread is still sampled in proportion. */
+Test(e2e_life, perf_source_past_its_descriptor_budget_stays_fair)
+{
+    check_fairness("perf", "24");
 }
 
 /* The weight a source delivers per CPU-second at 1000 Hz asked: perf reaches the rate;
