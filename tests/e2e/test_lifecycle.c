@@ -367,6 +367,27 @@ Test(e2e_life, profile_survives_kill_9)
     check_abrupt_end("kill", 128 + SIGKILL);
 }
 
+/* prof_flush() makes every sample taken so far durable: a process that then ends without
+ * its destructors loses none (but the few taken between the flush and the end). */
+Test(e2e_life, prof_flush_writes_everything_sampled_so_far)
+{
+    struct e2e_proc p;
+    const char *all[] = { e2e_env("PROF_OUTPUT", e2e_path("flush.prof")), "PROF_TIMER=perf",
+                          "PROF_FREQ=1000", NULL };
+    struct e2e_opts o = { .preload = 1, .env = all };
+    e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("dies"), "flush", "0.5"));
+    cr_assert_eq(p.status, 0, "exit status %d (4: prof_flush failed)", p.status);
+    double cpu = 0;
+    cr_assert(sscanf(p.out, "cpu_s %lf", &cpu) == 1, "stdout:\n%s", p.out);
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("flush.prof"));
+    double kept = (double)s.weight_sum / 1000.0;
+    cr_log_info("%.3f s of CPU, %.3f s of samples in the file", cpu, kept);
+    /* Without the flush up to a writer period (50 ms) would be missing. */
+    cr_expect(kept >= cpu - 0.02, "only %.3f s of %.3f s of CPU in the file", kept, cpu);
+}
+
 Test(e2e_life, unwritable_output_is_one_line_and_the_program_runs)
 {
     const char *cases[] = { "/dev/full", "/proc/version/x.prof", "/nonexistent-dir/x.prof" };

@@ -2,7 +2,8 @@
 /*
  * A program that burns CPU and then ends abruptly, to check what a profile keeps of a
  * process that never reaches its destructors:
- *   dies MODE SECONDS     MODE: exit, _exit, abort, segv or kill
+ *   dies MODE SECONDS     MODE: exit, _exit, abort, segv, kill, or flush (prof_flush(),
+ *                         then _exit(0): everything sampled must be in the file)
  * It burns SECONDS of CPU in burn(), prints "cpu_s X" (its CPU time just before the end)
  * on stdout, unbuffered, then calls exit(0), _exit(0), abort(), dereferences a null
  * pointer, or sends itself SIGKILL.
@@ -14,6 +15,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "include/prof.h"
+
+#pragma weak prof_flush
 
 static double process_cpu(void)
 {
@@ -39,14 +44,16 @@ int main(int argc, char **argv)
         return 2;
     volatile uint64_t sink = burn(atof(argv[2]));
     (void)sink;
+    const char *mode = argv[1];
+    if (strcmp(mode, "flush") == 0 && (!prof_flush || prof_flush() != 0))
+        return 4;
     char line[64];
     int n = snprintf(line, sizeof(line), "cpu_s %.4f\n", process_cpu());
     if (write(1, line, (size_t)n) != n)
         return 3;
-    const char *mode = argv[1];
     if (strcmp(mode, "exit") == 0)
         exit(0);
-    if (strcmp(mode, "_exit") == 0)
+    if (strcmp(mode, "_exit") == 0 || strcmp(mode, "flush") == 0)
         _exit(0);
     if (strcmp(mode, "abort") == 0)
         abort();
