@@ -171,6 +171,7 @@ bench:
 	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk
 	@bench/walk.sh $(BUILD)
 	@bench/run.sh $(BUILD)
+	@python3 bench/fairness.py $(BUILD)
 	@bench/reporter.sh $(BUILD)
 	@bench/ci_false_alarms.sh $(BUILD)
 

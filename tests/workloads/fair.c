@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Per-thread fairness truth: three threads, named fair-1..fair-3, burn CPU in the ratio
- * 1:2:3 (by the amount of work given to each), while the main thread waits. Each measures
+ * 1:2:3 (by the amount of work given to each), in burn_1(), burn_2() and burn_3() (so that
+ * a profiler without thread ids shows the split by function), while the main thread waits. Each measures
  * its own CPU time with its thread CPU clock. At the end the truth file gets one line per
  * thread, "TID SHARE", SHARE being its part of the three threads' CPU time.
  *   fair [SECONDS] [TRUTH_FILE]     (about SECONDS of CPU in all, default 1.2)
@@ -30,17 +31,25 @@ static double thread_cpu(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-__attribute__((noinline)) static uint64_t burn(uint64_t n)
-{
-    uint64_t x = 88172645463325252ull;
-    for (uint64_t i = 0; i < n; i++) {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        __asm__ volatile("" : "+r"(x));
+#define BURN(name, seed)                                                                   \
+    __attribute__((noipa)) static uint64_t name(uint64_t n)                                \
+    {                                                                                      \
+        uint64_t x = (seed);                                                               \
+        for (uint64_t i = 0; i < n; i++) {                                                 \
+            x ^= x << 13;                                                                  \
+            x ^= x >> 7;                                                                   \
+            x ^= x << 17;                                                                  \
+            __asm__ volatile("" : "+r"(x));                                                \
+        }                                                                                  \
+        return x;                                                                          \
     }
-    return x;
-}
+
+BURN(burn, 88172645463325252ull)
+BURN(burn_1, 1ull)
+BURN(burn_2, 2ull)
+BURN(burn_3, 3ull)
+
+static uint64_t (*const burners[3])(uint64_t) = { burn_1, burn_2, burn_3 };
 
 static void *run(void *arg)
 {
@@ -50,7 +59,7 @@ static void *run(void *arg)
     pthread_setname_np(pthread_self(), name);
     w->tid = (pid_t)syscall(SYS_gettid);
     double t0 = thread_cpu();
-    volatile uint64_t sink = burn(w->work);
+    volatile uint64_t sink = burners[w->index - 1](w->work);
     (void)sink;
     w->cpu_s = thread_cpu() - t0;
     return NULL;
