@@ -34,7 +34,7 @@ endif
 UNW_SRCS := sampler/walk_unw.c
 ifeq ($(UNWIND),1)
 BASE_CFLAGS += -DPROF_HAVE_LIBUNWIND
-UNW_LDLIBS  := -lunwind
+UNW_LDLIBS  :=
 else
 SMP_SRCS := $(filter-out $(UNW_SRCS),$(SMP_SRCS))
 UNW_LDLIBS  :=

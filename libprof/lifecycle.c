@@ -223,7 +223,8 @@ static int start_session(int is_child, int sample_now)
     }
     /* The stepper is ready before the handler exists (libprof/unwind.h). */
     if (lp_unwind_init(lp.cfg.unwinder) != 0) {
-        lp_log("PROF_UNWIND=libunwind: built without libunwind; using frame pointers");
+        lp_log("PROF_UNWIND=libunwind: libunwind is not available (libprof built without it, "
+               "or libunwind.so.8 not installed); using frame pointers");
         lp.cfg.unwinder = PROF_UNWIND_FP;
     }
     rc = lp_writer_open(&lp.writer, path);

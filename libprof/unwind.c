@@ -191,18 +191,57 @@ int lp_unwind_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), voi
     return iterate_snapshot(cb, data);
 }
 
+/* libunwind is loaded only for PROF_UNWIND=libunwind: dlopen() and the functions by their
+ * real names (libunwind.h maps unw_step to _ULx86_64_step and so on; LP_UNW_NAME expands
+ * the macro, then quotes it). */
+#define LP_UNW_QUOTE(x) #x
+#define LP_UNW_NAME(x) LP_UNW_QUOTE(x)
+
+static struct {
+    int (*getcontext)(unw_context_t *);
+    int (*init_local)(unw_cursor_t *, unw_context_t *);
+    int (*step)(unw_cursor_t *);
+    int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+    int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+    unw_addr_space_t *local_addr_space;
+} unw;
+
+static int load_libunwind(void)
+{
+    void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        lib = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+    if (!lib)
+        return -ENOENT;
+    void *init_local2 = dlsym(lib, LP_UNW_NAME(unw_init_local2));
+    unw.getcontext = (int (*)(unw_context_t *))dlsym(lib, LP_UNW_NAME(unw_tdep_getcontext));
+    unw.init_local = (int (*)(unw_cursor_t *, unw_context_t *))dlsym(
+        lib, LP_UNW_NAME(unw_init_local));
+    unw.step = (int (*)(unw_cursor_t *))dlsym(lib, LP_UNW_NAME(unw_step));
+    unw.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))dlsym(
+        lib, LP_UNW_NAME(unw_get_reg));
+    unw.set_caching_policy = (int (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(
+        lib, LP_UNW_NAME(unw_set_caching_policy));
+    unw.local_addr_space = (unw_addr_space_t *)dlsym(lib, LP_UNW_NAME(unw_local_addr_space));
+    if (!init_local2 || !unw.getcontext || !unw.init_local || !unw.step || !unw.get_reg ||
+        !unw.set_caching_policy || !unw.local_addr_space)
+        return -ENOENT; /* libunwind stays loaded: it may be the application's too */
+    smp_walk_unw_set_api(init_local2, (void *)unw.step, (void *)unw.get_reg);
+    return 0;
+}
+
 /* Unwinds this thread's own stack once, through the handler's code path, so that the
  * lazy bindings and caches libunwind uses are in place before a signal needs them. */
 static void warm_up(void)
 {
     unw_context_t uc;
     unw_cursor_t cursor;
-    if (unw_getcontext(&uc) != 0 || unw_init_local(&cursor, &uc) != 0)
+    if (unw.getcontext(&uc) != 0 || unw.init_local(&cursor, &uc) != 0)
         return;
     smp_unw_busy = 1;
-    for (int i = 0; i < 64 && unw_step(&cursor) > 0; i++) {
+    for (int i = 0; i < 64 && unw.step(&cursor) > 0; i++) {
         unw_word_t ip;
-        unw_get_reg(&cursor, UNW_REG_IP, &ip);
+        unw.get_reg(&cursor, UNW_REG_IP, &ip);
     }
     smp_unw_busy = 0;
 }
@@ -215,7 +254,9 @@ int lp_unwind_init(unsigned unwinder)
     pthread_mutex_unlock(&map_lock);
     if (unwinder != PROF_UNWIND_LIBUNWIND || ready)
         return 0;
-    unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+    if (load_libunwind() != 0)
+        return -ENOTSUP;
+    unw.set_caching_policy(*unw.local_addr_space, UNW_CACHE_PER_THREAD);
     take_snapshot();
     warm_up();
     ready = 1;

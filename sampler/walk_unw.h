@@ -23,6 +23,13 @@
  * installed, read by the handler. */
 extern int smp_unw_enabled;
 
+/* Not async-signal-safe. The libunwind functions the stepper calls (unw_init_local2,
+ * unw_step, unw_get_reg), found by libprof/unwind.c with dlsym() after it loaded
+ * libunwind with dlopen(): libunwind is loaded only when PROF_UNWIND=libunwind asks for it,
+ * since loading it costs every process close to a millisecond. Set before
+ * smp_unw_enabled. */
+void smp_walk_unw_set_api(void *init_local2, void *step, void *get_reg);
+
 /* 1 while this thread is inside smp_walk_unw(); libprof/unwind.c's dl_iterate_phdr reads
  * it. Initial-exec TLS, so the handler reaches it without a call. */
 extern __thread int smp_unw_busy __attribute__((tls_model("initial-exec")));
