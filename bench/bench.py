@@ -33,6 +33,7 @@ KERNEL_HZ = 250  # the most setitimer(ITIMER_PROF) delivers per CPU-second here
 
 PROF_REC_SAMPLE = 4
 PROF_REC_STATS = 5
+PROF_REC_SAMPLES = 8  # format 2: a batch of compact samples naming interned stacks
 PROF_STAT_SIGNALS = 0
 PROF_STAT_DROPPED = 2
 
@@ -75,8 +76,36 @@ def read_truth(path):
     return values
 
 
+def leb128(data, off):
+    """(value, next offset) of the unsigned LEB128 number at off."""
+    value = shift = 0
+    while True:
+        byte = data[off]
+        off += 1
+        value |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            return value, off
+
+
+def samples_batch(data, off, size):
+    """(entries, sum of their weights) of a SAMPLES record: 4 LEB128 numbers an entry,
+    the last one the weight minus 1 (docs/FORMAT.md)."""
+    count = struct.unpack_from("<I", data, off + 16)[0]
+    pos, end, weight = off + 24, off + size, 0
+    for _ in range(count):
+        for _ in range(3):  # time step, tid, stack id
+            _, pos = leb128(data, pos)
+        w, pos = leb128(data, pos)
+        weight += w + 1
+        if pos > end:
+            raise ValueError("a SAMPLES record runs past its end")
+    return count, weight
+
+
 def libprof_samples(path):
-    """(sample records, sum of their weights, signals, dropped) of a libprof profile."""
+    """(samples, sum of their weights, signals, dropped) of a libprof profile: SAMPLE
+    records (format 1) and the entries of SAMPLES batches (format 2)."""
     with open(path, "rb") as f:
         data = f.read()
     if len(data) < 16 or data[:8] != b"LIBPROF\0":
@@ -90,6 +119,10 @@ def libprof_samples(path):
         if rtype == PROF_REC_SAMPLE and size >= 40:
             n += 1
             weight += struct.unpack_from("<I", data, off + 20)[0]
+        elif rtype == PROF_REC_SAMPLES and size >= 24:
+            count, w = samples_batch(data, off, size)
+            n += count
+            weight += w
         elif rtype == PROF_REC_STATS and size >= 16:
             count = min(struct.unpack_from("<I", data, off + 8)[0], (size - 16) // 8)
             counters = struct.unpack_from(f"<{count}Q", data, off + 16)

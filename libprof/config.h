@@ -16,7 +16,7 @@
 #define LP_MAX_HZ 100000u
 #define LP_DEFAULT_DEPTH 256u
 #define LP_MAX_DEPTH 4096u
-#define LP_DEFAULT_BUFFER_KB 1024u
+#define LP_DEFAULT_BUFFER_KB 4096u /* a quarter shared, the rest 24 per-thread rings */
 #define LP_MIN_BUFFER_KB 64u
 #define LP_MAX_BUFFER_KB (1024u * 1024u)
 #define LP_TIMER_AUTO 0u /* perf where permitted, else per-thread timers */

@@ -70,8 +70,7 @@ static pthread_key_t thread_exit_key;
 static void thread_exit(void *unused)
 {
     (void)unused;
-    lp_timers_disarm_self();
-    lp_session_post_thread_name();
+    lp_session_thread_exit();
 }
 
 void lp_interpose_init(void)
@@ -134,8 +133,7 @@ static void *thread_trampoline(void *p)
     free(p);
     lp_thread_enter();
     pthread_setspecific(thread_exit_key, (void *)1);
-    if (lp_session_sampling())
-        lp_timers_arm_self();
+    lp_session_thread_start();
     smp_self.root_fp = (uintptr_t)__builtin_frame_address(0);
     void *ret = st.fn(st.arg);
     __asm__ volatile("" ::: "memory");

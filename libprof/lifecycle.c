@@ -36,6 +36,7 @@
 #include "libprof/log.h"
 #include "libprof/maps.h"
 #include "libprof/record.h"
+#include "libprof/rings.h"
 #include "libprof/threads.h"
 #include "libprof/timers.h"
 #include "libprof/unwind.h"
@@ -104,14 +105,23 @@ static void write_stats_record(void)
         lp_writer_commit(&lp.writer, lp_record_stats(dst, need, c, PROF_STAT_N));
 }
 
+/* PROF_BUFFER_KB is shared out: a quarter (64 KiB at least) to the shared ring, the rest
+ * to per-thread rings of LP_THREAD_RING_KB (libprof/rings.h). */
 static int map_ring(void)
 {
     if (lp.ring_mem) {
-        /* A fork child's copy: empty it (zeroed memory is an empty ring). */
+        /* A fork child's copy: empty it (zeroed memory is an empty ring), and every
+         * per-thread ring but this thread's, whose threads are not in the child. */
         memset(lp.ring_mem, 0, lp.ring_bytes);
+        lp_rings_forget(smp_self.ring);
         return smp_ring_init(&lp.ring, lp.ring_mem, lp.ring_bytes, lp.cfg.max_depth);
     }
-    lp.ring_bytes = (size_t)lp.cfg.buffer_kb * 1024u;
+    size_t total = (size_t)lp.cfg.buffer_kb * 1024u;
+    lp.ring_bytes = total / 4 > LP_MIN_BUFFER_KB * 1024u ? total / 4 : LP_MIN_BUFFER_KB * 1024u;
+    size_t n_thread_rings = (total - (total > lp.ring_bytes ? lp.ring_bytes : total)) /
+                            (LP_THREAD_RING_KB * 1024u);
+    if (lp_rings_init(n_thread_rings, LP_THREAD_RING_KB * 1024u, lp.cfg.max_depth) != 0)
+        return -ENOMEM;
     lp.ring_mem = mmap(NULL, lp.ring_bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (lp.ring_mem == MAP_FAILED) {
@@ -139,9 +149,11 @@ static void quiesce_handlers(void)
 
 static int start_session(int is_child, int sample_now);
 
-/* The writer thread's periodic chores: keep per-thread counters alive. */
+/* The writer thread's periodic chores: drain the per-thread rings, keep per-thread
+ * counters alive. */
 static void on_writer_period(void)
 {
+    lp_rings_drain(&lp.writer);
     if (atomic_load_explicit(&smp_sampler.active, memory_order_relaxed))
         lp_timers_check();
 }
@@ -243,6 +255,8 @@ static int start_session(int is_child, int sample_now)
         return rc;
     }
     smp_sampler.ring = &lp.ring;
+    if (!is_child)
+        smp_self.ring = lp_rings_take();
     smp_sampler.max_frames = lp.cfg.max_depth;
     smp_sampler.source = lp.timer.source;
     lp_thread_enter();
@@ -336,6 +350,28 @@ int lp_session_app_setitimer(int which)
     return 1;
 }
 
+void lp_session_thread_start(void)
+{
+    if (!lp_session_live())
+        return;
+    smp_self.ring = lp_rings_take();
+    if (lp_session_sampling())
+        lp_timers_arm_self();
+}
+
+void lp_session_thread_exit(void)
+{
+    lp_timers_disarm_self();
+    /* From here on the handler uses the shared ring: this one can be recycled once the
+     * writer has emptied it. */
+    struct smp_ring *r = smp_self.ring;
+    smp_self.ring = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (lp_session_live())
+        lp_rings_retire(r);
+    lp_session_post_thread_name();
+}
+
 int lp_session_follow(void)
 {
     return lp.cfg.follow;
@@ -420,6 +456,7 @@ void lp_session_finish(void)
     }
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
     lp_writer_take_posts(&lp.writer);
+    lp_rings_drain(&lp.writer);
     lp_writer_drain(&lp.writer, &lp.ring);
     lp_threads_write_names(&lp.writer, now);
     lp_maps_write(&lp.writer, now);

@@ -20,6 +20,11 @@ int lp_session_app_sigaction(int signo, const struct sigaction *act, struct siga
 /* Before the application's setitimer(which): when it arms the timer our source uses, our
  * sampling moves to another source. Returns 1 when it did that. */
 int lp_session_app_setitimer(int which);
+/* On a thread started by our pthread_create, before its start routine: its own ring and
+ * its timer. */
+void lp_session_thread_start(void);
+/* When that thread exits: timer released, ring retired, name recorded. */
+void lp_session_thread_exit(void);
 /* PROF_FOLLOW: 1 when children and exec'd programs are profiled too. */
 int lp_session_follow(void);
 /* 1 when the session is live and sampling (not paused). */

@@ -134,7 +134,13 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
         goto out;
     count(PROF_STAT_SIGNALS);
 
-    struct smp_slot *slot = smp_ring_reserve(smp_sampler.ring);
+    /* This thread's own ring first; when it has none or it is full, the shared one. */
+    struct smp_ring *ring = smp_self.ring;
+    struct smp_slot *slot = ring ? smp_ring_reserve(ring) : NULL;
+    if (!slot) {
+        ring = smp_sampler.ring;
+        slot = smp_ring_reserve(ring);
+    }
     if (!slot) {
         count(PROF_STAT_DROPPED);
         goto out;
@@ -148,7 +154,7 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
     slot->rec.stop_reason = why;
     slot->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
     slot->rec.reserved = 0;
-    smp_ring_publish(smp_sampler.ring, slot);
+    smp_ring_publish(ring, slot);
 
     count(PROF_STAT_SAMPLES);
     atomic_fetch_add_explicit(&smp_sampler.counters[PROF_STAT_WEIGHT], weight,

@@ -37,7 +37,9 @@ struct smp_sampler {
                                                 * signal: signals not from our timer are
                                                 * handed to it */
     _Atomic int in_flight;                     /* handlers running now; handlers */
-    struct smp_ring *ring;                     /* where samples go; libprof/, see above */
+    struct smp_ring *ring;                     /* the shared ring: for threads without a
+                                                * ring of their own, or whose ring is full;
+                                                * libprof/, see above */
     unsigned max_frames;                       /* walk depth limit, <= the ring's */
     _Atomic uint64_t counters[PROF_STAT_N];    /* PROF_STAT_*; handlers add, libprof reads */
 };
@@ -46,6 +48,8 @@ struct smp_thread {
     uintptr_t stack_lo; /* lowest address of this thread's stack */
     uintptr_t stack_hi; /* one past its highest address; 0 = unknown */
     uintptr_t root_fp;  /* frame of libprof's entry trampoline on this stack, 0 = none */
+    struct smp_ring *ring; /* this thread's own ring, NULL = use the shared one; libprof/
+                            * sets it at thread start and clears it at exit */
     uint32_t tid;       /* kernel thread id, 0 = not known yet */
 };
 

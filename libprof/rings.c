@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The pool of per-thread sample rings (see rings.h). */
+#include "libprof/rings.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "libprof/writer.h"
+#include "sampler/ring.h"
+
+enum entry_state { FREE, IN_USE, RETIRED };
+
+struct entry {
+    struct smp_ring ring; /* first: a ring pointer is its entry's */
+    void *mem;            /* mapped at first take, never unmapped */
+    enum entry_state state;
+};
+
+static struct {
+    pthread_mutex_t mu;
+    struct entry *entries;
+    size_t n;
+    size_t ring_bytes;
+    unsigned max_frames;
+} pool = { .mu = PTHREAD_MUTEX_INITIALIZER };
+
+int lp_rings_init(size_t n, size_t ring_bytes, unsigned max_frames)
+{
+    pthread_mutex_lock(&pool.mu);
+    free(pool.entries);
+    pool.entries = calloc(n ? n : 1, sizeof(*pool.entries));
+    pool.n = pool.entries ? n : 0;
+    pool.ring_bytes = ring_bytes;
+    pool.max_frames = max_frames;
+    pthread_mutex_unlock(&pool.mu);
+    return pool.entries ? 0 : -ENOMEM;
+}
+
+/* Empties a ring (zeroed memory is an empty ring). With pool.mu held. */
+static int reset(struct entry *e)
+{
+    if (!e->mem) {
+        void *m = mmap(NULL, pool.ring_bytes, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return -ENOMEM;
+        e->mem = m;
+    } else {
+        memset(e->mem, 0, pool.ring_bytes);
+    }
+    return smp_ring_init(&e->ring, e->mem, pool.ring_bytes, pool.max_frames);
+}
+
+struct smp_ring *lp_rings_take(void)
+{
+    struct smp_ring *r = NULL;
+    pthread_mutex_lock(&pool.mu);
+    for (size_t i = 0; i < pool.n && !r; i++) {
+        struct entry *e = &pool.entries[i];
+        if (e->state == FREE && reset(e) == 0) {
+            e->state = IN_USE;
+            r = &e->ring;
+        }
+    }
+    pthread_mutex_unlock(&pool.mu);
+    return r;
+}
+
+void lp_rings_retire(struct smp_ring *r)
+{
+    if (!r)
+        return;
+    pthread_mutex_lock(&pool.mu);
+    ((struct entry *)r)->state = RETIRED;
+    pthread_mutex_unlock(&pool.mu);
+}
+
+size_t lp_rings_drain(struct lp_writer *w)
+{
+    size_t moved = 0;
+    pthread_mutex_lock(&pool.mu);
+    for (size_t i = 0; i < pool.n; i++) {
+        struct entry *e = &pool.entries[i];
+        if (e->state == FREE)
+            continue;
+        moved += lp_writer_drain(w, &e->ring);
+        /* A retired ring's thread has left its handler for good: once it is empty it can
+         * serve another thread. */
+        if (e->state == RETIRED && smp_ring_used(&e->ring) == 0)
+            e->state = FREE;
+    }
+    pthread_mutex_unlock(&pool.mu);
+    return moved;
+}
+
+void lp_rings_forget(struct smp_ring *keep)
+{
+    pthread_mutex_init(&pool.mu, NULL); /* the parent may have held it when it forked */
+    for (size_t i = 0; i < pool.n; i++) {
+        struct entry *e = &pool.entries[i];
+        if (e->state == FREE)
+            continue;
+        if (&e->ring == keep)
+            reset(e);
+        else
+            e->state = FREE;
+    }
+}
+
+size_t lp_rings_in_use(void)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&pool.mu);
+    for (size_t i = 0; i < pool.n; i++)
+        n += pool.entries[i].state != FREE;
+    pthread_mutex_unlock(&pool.mu);
+    return n;
+}
