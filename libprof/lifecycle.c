@@ -118,9 +118,13 @@ static int map_ring(void)
     }
     size_t total = (size_t)lp.cfg.buffer_kb * 1024u;
     lp.ring_bytes = total / 4 > LP_MIN_BUFFER_KB * 1024u ? total / 4 : LP_MIN_BUFFER_KB * 1024u;
-    size_t n_thread_rings = (total - (total > lp.ring_bytes ? lp.ring_bytes : total)) /
-                            (LP_THREAD_RING_KB * 1024u);
-    if (lp_rings_init(n_thread_rings, LP_THREAD_RING_KB * 1024u, lp.cfg.max_depth) != 0)
+    /* A thread's ring holds 20 ms of its samples at least (four busy writer periods). */
+    size_t per_ring = LP_THREAD_RING_KB * 1024u;
+    while (per_ring / smp_ring_slot_bytes(lp.cfg.max_depth) < lp.cfg.freq_hz / 50u &&
+           per_ring < total / 4)
+        per_ring *= 2;
+    size_t n_thread_rings = (total - (total > lp.ring_bytes ? lp.ring_bytes : total)) / per_ring;
+    if (lp_rings_init(n_thread_rings, per_ring, lp.cfg.max_depth) != 0)
         return -ENOMEM;
     lp.ring_mem = mmap(NULL, lp.ring_bytes, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -151,11 +155,13 @@ static int start_session(int is_child, int sample_now);
 
 /* The writer thread's periodic chores: drain the per-thread rings, keep per-thread
  * counters alive. */
-static void on_writer_period(void)
+static int on_writer_period(void)
 {
-    lp_rings_drain(&lp.writer);
+    int busy = 0;
+    lp_rings_drain(&lp.writer, &busy);
     if (atomic_load_explicit(&smp_sampler.active, memory_order_relaxed))
         lp_timers_check();
+    return busy;
 }
 
 /* Puts the application's view of our signal's action in the handler's spare slot and
@@ -456,7 +462,7 @@ void lp_session_finish(void)
     }
     uint64_t now = clock_ns(CLOCK_MONOTONIC);
     lp_writer_take_posts(&lp.writer);
-    lp_rings_drain(&lp.writer);
+    lp_rings_drain(&lp.writer, NULL);
     lp_writer_drain(&lp.writer, &lp.ring);
     lp_threads_write_names(&lp.writer, now);
     lp_maps_write(&lp.writer, now);

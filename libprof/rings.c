@@ -78,7 +78,7 @@ void lp_rings_retire(struct smp_ring *r)
     pthread_mutex_unlock(&pool.mu);
 }
 
-size_t lp_rings_drain(struct lp_writer *w)
+size_t lp_rings_drain(struct lp_writer *w, int *busy)
 {
     size_t moved = 0;
     pthread_mutex_lock(&pool.mu);
@@ -86,7 +86,10 @@ size_t lp_rings_drain(struct lp_writer *w)
         struct entry *e = &pool.entries[i];
         if (e->state == FREE)
             continue;
-        moved += lp_writer_drain(w, &e->ring);
+        size_t n = lp_writer_drain(w, &e->ring);
+        if (busy && n * 4 > smp_ring_capacity(&e->ring))
+            *busy = 1;
+        moved += n;
         /* A retired ring's thread has left its handler for good: once it is empty it can
          * serve another thread. */
         if (e->state == RETIRED && smp_ring_used(&e->ring) == 0)

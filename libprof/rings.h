@@ -16,7 +16,8 @@
 
 #include <stddef.h>
 
-#define LP_THREAD_RING_KB 128u /* each thread's ring: 64 samples of 256 frames */
+#define LP_THREAD_RING_KB 128u /* each thread's ring at least: 64 samples of 256 frames;
+                                * larger at high rates (libprof/lifecycle.c) */
 
 struct lp_writer;
 struct smp_ring;
@@ -29,8 +30,9 @@ struct smp_ring *lp_rings_take(void);
 /* Gives a ring back (its thread exits). Its samples are still written; accepts NULL. */
 void lp_rings_retire(struct smp_ring *r);
 /* The writer: drains every ring in use or retired into w, recycling the retired ones it
- * emptied. Returns samples moved. */
-size_t lp_rings_drain(struct lp_writer *w);
+ * emptied. Returns samples moved; *busy (may be NULL) is set when a ring was more than a
+ * quarter full, so that the writer drains more often. */
+size_t lp_rings_drain(struct lp_writer *w, int *busy);
 /* In a fork child: every ring but keep (the forking thread's, emptied) becomes free,
  * emptied, as their threads do not exist here. */
 void lp_rings_forget(struct smp_ring *keep);

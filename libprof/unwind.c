@@ -53,6 +53,7 @@ static void parse_maps_line(char *line, struct module_table *t)
     unsigned long long stop = strtoull(end + 1, &end, 16);
     if (*end != ' ' || strlen(end) < 5 || end[3] != 'x' || stop <= start)
         return;
+    const char *end_perms = end + 1; /* "r-xp" */
     unsigned long long offset = strtoull(end + 5, &end, 16);
     const char *path = "";
     for (int field = 0; field < 2 && end != NULL; field++) /* dev, inode */
@@ -66,7 +67,8 @@ static void parse_maps_line(char *line, struct module_table *t)
         path = ""; /* out of room: the range still counts as code, without its file */
     size_t len = strlen(path) + 1;
     memcpy(t->paths + t->n_path_bytes, path, len);
-    t->ranges[t->n] = (struct smp_code_range){.start = (uintptr_t)start, .end = (uintptr_t)stop};
+    t->ranges[t->n] = (struct smp_code_range){
+        .start = (uintptr_t)start, .end = (uintptr_t)stop, .readable = end_perms[0] == 'r'};
     t->file_offsets[t->n] = offset;
     t->path_at[t->n] = (uint32_t)t->n_path_bytes;
     t->n_path_bytes += len;

@@ -263,15 +263,14 @@ static void *writer_main(void *arg)
             req = w->flush_req;
         }
         pthread_mutex_unlock(&w->mu);
-        if (w->on_period)
-            w->on_period();
+        int busy = w->on_period ? w->on_period() : 0;
         lp_writer_take_posts(w);
         size_t moved = lp_writer_drain(w, w->ring);
         lp_writer_flush(w);
         /* A ring a quarter full after one period would overflow at a little more: drain
          * more often while the rate is that high. */
-        period_ms = moved * 4 > smp_ring_capacity(w->ring) ? LP_WRITER_BUSY_PERIOD_MS
-                                                           : LP_WRITER_PERIOD_MS;
+        period_ms = busy || moved * 4 > smp_ring_capacity(w->ring) ? LP_WRITER_BUSY_PERIOD_MS
+                                                                   : LP_WRITER_PERIOD_MS;
         pthread_mutex_lock(&w->mu);
         if (req != w->flush_done) {
             w->flush_done = req;

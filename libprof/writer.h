@@ -42,7 +42,8 @@ struct lp_writer {
     size_t len;            /* bytes pending in buf */
     uint64_t bytes_written; /* to the file so far */
     struct smp_ring *ring; /* drained by the thread; set by start */
-    void (*on_period)(void); /* called by the thread every period, or NULL; set before start */
+    int (*on_period)(void); /* called by the thread every period, or NULL; set before start;
+                             * nonzero: samples come fast, drain again soon */
     pthread_t thread;      /* the writer thread, when running */
     pid_t tid;             /* its kernel thread id, known once lp_writer_start() returns */
     int running;           /* the thread was started and not joined; owner thread only */

@@ -33,6 +33,24 @@ int smp_codemap_contains(uintptr_t pc)
     return 0;
 }
 
+int smp_codemap_readable(uintptr_t addr, size_t len)
+{
+    const struct table *t = atomic_load_explicit(&current, memory_order_acquire);
+    if (t == NULL)
+        return 0;
+    size_t lo = 0, hi = t->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (addr < t->ranges[mid].start)
+            hi = mid;
+        else if (addr >= t->ranges[mid].end)
+            lo = mid + 1;
+        else
+            return t->ranges[mid].readable && len <= t->ranges[mid].end - addr;
+    }
+    return 0;
+}
+
 void smp_codemap_publish(const struct smp_code_range *ranges, size_t n)
 {
     struct table *t = atomic_load_explicit(&current, memory_order_relaxed) == &tables[0]

@@ -23,11 +23,17 @@
 struct smp_code_range {
     uintptr_t start; /* first address */
     uintptr_t end;   /* one past the last */
+    int readable;    /* mapped readable as well as executable (r-x) */
 };
 
 /* Async-signal-safe, re-entrant. 1 when pc lies in a published executable range, or when
  * no map was published yet; 0 otherwise. */
 int smp_codemap_contains(uintptr_t pc);
+
+/* Async-signal-safe, re-entrant. 1 when [addr, addr + len) lies in one published range
+ * mapped readable: the bytes of code a thread was just running there can be loaded
+ * directly, without the fault-proof probe. 0 otherwise, or before the first publish. */
+int smp_codemap_readable(uintptr_t addr, size_t len);
 
 /* Not async-signal-safe; one thread at a time (libprof/ serializes). Publishes n ranges
  * sorted by start and not overlapping (at most SMP_CODEMAP_MAX are kept). */

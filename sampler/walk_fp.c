@@ -65,17 +65,24 @@ static int is_return_address(uintptr_t ra)
            arch_is_call_site(before);
 }
 
-/* What the instruction bytes at pc say (ARCH_LEAF_*). The pc's page was just executed, but
- * it may be execute-only or unmapped by now, so the read goes through the probe, and it
- * stops at the page's end. */
+/* What the instruction bytes at pc say (ARCH_LEAF_*). The read stops at the page's end.
+ * The thread was just running this code, so when the code map has it in a readable
+ * mapping the bytes are loaded directly (the common case, at no cost); otherwise (an
+ * execute-only mapping, code outside the map) through the fault-proof probe, which costs
+ * a system call. */
 static unsigned leaf_state(uintptr_t pc)
 {
     uint8_t code[ARCH_CODE_PEEK];
     unsigned n = PAGE_BYTES - (unsigned)(pc & (PAGE_BYTES - 1));
     if (n > sizeof(code))
         n = sizeof(code);
-    if (smp_probe_read(code, pc, n) != 0)
+    if (smp_codemap_readable(pc, n)) {
+        const volatile uint8_t *at = (const volatile uint8_t *)pc;
+        for (unsigned i = 0; i < n; i++)
+            code[i] = at[i];
+    } else if (smp_probe_read(code, pc, n) != 0) {
         return ARCH_LEAF_UNKNOWN;
+    }
     return arch_leaf_state(code, n);
 }
 

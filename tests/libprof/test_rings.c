@@ -54,7 +54,7 @@ Test(rings, a_retired_ring_is_drained_then_recycled)
     push(a, 2);
     lp_rings_retire(a);
     cr_assert_null(lp_rings_take(), "not free before its samples are written");
-    cr_assert_eq(lp_rings_drain(&w), 2, "the retired ring's samples are written");
+    cr_assert_eq(lp_rings_drain(&w, NULL), 2, "the retired ring's samples are written");
     struct smp_ring *again = lp_rings_take();
     cr_assert_eq(again, a, "the emptied ring is recycled");
     cr_assert_null(smp_ring_peek(again), "and starts empty");
@@ -69,7 +69,7 @@ Test(rings, drains_rings_in_use_without_recycling_them)
     cr_assert_eq(lp_rings_init(2, 16384, FRAMES), 0);
     struct smp_ring *a = lp_rings_take();
     push(a, 7);
-    cr_assert_eq(lp_rings_drain(&w), 1);
+    cr_assert_eq(lp_rings_drain(&w, NULL), 1);
     cr_assert_eq(lp_rings_in_use(), 1);
     lp_writer_close(&w);
     unlink(path);

@@ -8,7 +8,8 @@
 #include "sampler/codemap.h"
 #include "sampler/walk_fp.h"
 
-static const struct smp_code_range two[] = {{0x1000, 0x2000}, {0x5000, 0x5100}};
+/* Made-up ranges: not readable, so that no stepper loads from them. */
+static const struct smp_code_range two[] = {{0x1000, 0x2000, 0}, {0x5000, 0x5100, 0}};
 
 Test(codemap, every_address_passes_before_a_map_is_published)
 {
@@ -56,4 +57,15 @@ Test(codemap, the_fp_walk_stops_at_a_return_address_outside_code)
     cr_assert_eq(smp_walk_fp(&regs, &stack, f, 8, &why, &flags), 2);
     cr_assert_eq(why, PROF_STOP_BOUNDS);
     cr_assert_eq(f[1], 0x1800);
+}
+
+Test(codemap, readable_only_inside_one_readable_range)
+{
+    static const struct smp_code_range mixed[] = {{0x1000, 0x2000, 1}, {0x5000, 0x5100, 0}};
+    smp_codemap_publish(mixed, 2);
+    cr_assert(smp_codemap_readable(0x1000, 16));
+    cr_assert(smp_codemap_readable(0x1ff0, 16));
+    cr_assert_not(smp_codemap_readable(0x1ff8, 16), "runs past the range's end");
+    cr_assert_not(smp_codemap_readable(0x5000, 4), "executable but not readable");
+    cr_assert_not(smp_codemap_readable(0x3000, 1), "no range there");
 }
