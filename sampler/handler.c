@@ -37,6 +37,24 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* When the interrupted code runs on the thread's alternate signal stack (an application
+ * signal handler installed with SA_ONSTACK), that stack's bounds replace the thread's:
+ * the walk then reads the handler's frames there, and stops where they end. */
+static void use_alt_stack_if_there(uintptr_t sp, struct smp_stack *stack)
+{
+    stack_t ss;
+    if (sp >= stack->lo && sp < stack->hi)
+        return;
+    if (syscall(SYS_sigaltstack, NULL, &ss) != 0 || (ss.ss_flags & SS_DISABLE))
+        return;
+    uintptr_t lo = (uintptr_t)ss.ss_sp, hi = lo + ss.ss_size;
+    if (sp >= lo && sp < hi) {
+        stack->lo = lo;
+        stack->hi = hi;
+        stack->root_fp = 0;
+    }
+}
+
 /* Fills the slot's frames and returns the stop reason. */
 SMP_READS_STACK static uint8_t take_stack(struct smp_slot *slot, const ucontext_t *uc)
 {
@@ -55,6 +73,7 @@ SMP_READS_STACK static uint8_t take_stack(struct smp_slot *slot, const ucontext_
         slot->rec.sp_word = 0;
         return PROF_STOP_NO_STACK;
     }
+    use_alt_stack_if_there(regs.sp, &stack);
 #ifdef PROF_HAVE_LIBUNWIND
     /* libunwind finds the leaf's caller from unwind tables itself: sp_word stays 0 so that
      * the reporter adds nothing. A nested walk on this thread falls back to the chain. */

@@ -407,3 +407,23 @@ Test(e2e_life, unwritable_output_is_one_line_and_the_program_runs)
     }
     e2e_proc_free(&plain);
 }
+
+/* Code running on the application's alternate signal stack is walked on that stack. */
+Test(e2e_life, an_alternate_signal_stack_is_walked)
+{
+    struct e2e_proc p;
+    run_lib(&p, "alt.prof", NULL, E2E_ARGV(E2E_WORKLOAD("altstack"), "1"));
+    cr_expect(strncmp(p.out, "handled ", 8) == 0, "stdout:\n%s", p.out);
+    e2e_proc_free(&p);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("alt.prof"));
+    long work = e2e_folded_containing(&f, "on_alt_stack_work");
+    long with_handler = e2e_folded_ending(&f, "on_usr1;on_alt_stack_work");
+    cr_log_info("%ld of %ld samples in on_alt_stack_work, %ld with on_usr1 above it", work,
+                f.total, with_handler);
+    cr_expect(work > f.total / 2, "only %ld of %ld samples on the alternate stack", work,
+              f.total);
+    cr_expect(with_handler > work * 9 / 10, "the handler's frame is missing: %ld of %ld",
+              with_handler, work);
+    e2e_folded_free(&f);
+}
