@@ -4,7 +4,7 @@
  * gcc 12 gives a leaf function that needs no stack no frame pointer setup, whatever the
  * flags, so the caller of such a leaf is found only through the return address at the
  * interrupted stack pointer (the sample's sp_word). The profile must still show the whole
- * path main;leaf_caller;leaf_spin.
+ * 9-deep path main;level_a;...;level_f;leaf_caller;leaf_spin.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -12,7 +12,7 @@
 
 #include "tests/e2e/support.h"
 
-#define PATH "main;leaf_caller;leaf_spin"
+#define PATH "main;level_a;level_b;level_c;level_d;level_e;level_f;leaf_caller;leaf_spin"
 #define MIN_COMPLETE 0.90
 
 TestSuite(e2e_leaf, .init = e2e_setup, .fini = e2e_teardown, .timeout = 60);

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * A workload whose hot function has no frame of its own: main -> leaf_caller -> leaf_spin,
+ * A workload whose hot function has no frame of its own, at the end of a known 9-deep path:
+ * main -> level_a -> ... -> level_f -> leaf_caller -> leaf_spin,
  * where leaf_spin calls nothing and needs no stack, so gcc 12 emits neither `push %rbp` nor
  * `mov %rsp,%rbp` for it even under -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer
  * (`objdump -d` shows its first instruction is the loop setup). While it runs, %rbp still
  * points at leaf_caller's frame and the return address into leaf_caller is the word at
- * %rsp; a frame-pointer walk that ignores that word reports main -> leaf_spin. The
- * end-to-end tests check that the profile has the whole path.
+ * %rsp; a frame-pointer walk that ignores that word reports level_f -> leaf_spin, 8 of the
+ * 9 frames. The end-to-end tests check that the profile has all 9.
  *
  *   leafy [SECONDS]    process CPU seconds to burn, 0.6 by default
  */
@@ -37,6 +38,20 @@ __attribute__((noipa)) uint64_t leaf_caller(uint64_t n_iters, uint64_t x)
     return leaf_spin(n_iters, x) + 1;
 }
 
+/* Six framed levels between main and leaf_caller, each doing work after its call so that
+ * none is a tail call. */
+#define LEVEL(name, next)                                                                  \
+    __attribute__((noipa)) static uint64_t name(uint64_t n_iters, uint64_t x)              \
+    {                                                                                      \
+        return next(n_iters, x) ^ 1;                                                       \
+    }
+LEVEL(level_f, leaf_caller)
+LEVEL(level_e, level_f)
+LEVEL(level_d, level_e)
+LEVEL(level_c, level_d)
+LEVEL(level_b, level_c)
+LEVEL(level_a, level_b)
+
 static double process_cpu_s(void)
 {
     struct timespec ts;
@@ -53,7 +68,7 @@ int main(int argc, char **argv)
     }
     uint64_t x = 0x9e3779b97f4a7c15ull;
     while (process_cpu_s() < seconds)
-        x = leaf_caller(1000000, x);
+        x = level_a(1000000, x);
     sink = x;
     return 0;
 }
