@@ -2,8 +2,8 @@
 /*
  * The profiling signal handler (see handler.h). Everything reachable from here is on the
  * handler's path: this file, walk_fp.c, walk_unw.c, probe.c, codemap.c and ring.c, checked
- * by `make lint` against an allowlist of async-signal-safe calls. The thread's stack bounds were captured outside
- * the handler; the walk never reads outside them.
+ * by `make lint` against an allowlist of async-signal-safe calls. The thread's stack
+ * bounds were captured outside the handler; the walk never reads outside them.
  */
 #include "sampler/handler.h"
 

@@ -6,7 +6,8 @@
  * F_SETOWN_EX with F_OWNER_TID). Software clocks run on high-resolution timers, so they
  * deliver the requested rate, above the scheduler tick. Each overflow disables the counter
  * (PERF_EVENT_IOC_REFRESH with a limit of one); the handler re-arms it with the same
- * ioctl on the descriptor the kernel names in si_fd, so a thread that stops handling signals stops being signalled.
+ * ioctl on the descriptor the kernel names in si_fd, so a thread that stops handling
+ * signals stops being signalled.
  * The descriptors are close-on-exec, numbered 3 or above.
  */
 #ifndef PROF_SAMPLER_TIMER_PERF_H

@@ -3,8 +3,8 @@
  * libunwind stepper, on the signal handler's path (see walk_unw.h). It calls only
  * unw_init_local2(), unw_step() and unw_get_reg(), through the pointers libprof/unwind.c
  * resolved when it loaded libunwind (so `make lint` sees no libunwind symbol here; these
- * three are the whole list); everything they need was set up by libprof/unwind.c before the first timer
- * was armed. The busy flag both guards against re-entry (libunwind's per-thread cache is
+ * three are the whole list); everything they need was set up by libprof/unwind.c before
+ * the first timer was armed. The busy flag both guards against re-entry (libunwind's per-thread cache is
  * not re-entrant) and tells our dl_iterate_phdr() to serve the snapshot.
  */
 #include "sampler/walk_unw.h"

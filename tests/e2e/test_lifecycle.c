@@ -23,12 +23,12 @@ TestSuite(e2e_life, .init = e2e_setup, .fini = e2e_teardown, .timeout = 90);
 static void run_lib(struct e2e_proc *p, const char *profile, const char *const *env,
                     const char *const argv[])
 {
-    const char *all[8] = { e2e_env("PROF_OUTPUT", e2e_path(profile)) };
+    const char *all[8] = {e2e_env("PROF_OUTPUT", e2e_path(profile))};
     size_t n = 1;
     for (size_t i = 0; env && env[i] && n < 7; i++)
         all[n++] = env[i];
     all[n] = NULL;
-    struct e2e_opts o = { .preload = 1, .env = all };
+    struct e2e_opts o = {.preload = 1, .env = all};
     e2e_run(p, &o, argv);
     cr_assert_eq(p->status, 0, "%s exited %d under the library; stderr:\n%s", argv[0], p->status,
                  p->err);
@@ -59,14 +59,13 @@ static void check_fairness(const char *source, const char *nofile)
         at += used;
     }
     /* Shares among the three workers (the main thread measures a rate first). */
-    uint64_t w[3] = { 0 }, sum = 0;
+    uint64_t w[3] = {0}, sum = 0;
     for (size_t i = 0; i < s.n_tids; i++)
         for (int k = 0; k < 3; k++)
             if (s.tids[i] == (uint32_t)tids[k])
                 w[k] = s.tid_weights[i];
     sum = w[0] + w[1] + w[2];
-    cr_assert(sum > 100, "%s: only %llu samples from the workers", source,
-              (unsigned long long)sum);
+    cr_assert(sum > 100, "%s: only %llu samples from the workers", source, (unsigned long long)sum);
     for (int k = 0; k < 3; k++) {
         double got = (double)w[k] / (double)sum;
         cr_log_info("%s: thread %d measured %.3f sampled %.3f", source, tids[k], want[k], got);
@@ -118,8 +117,7 @@ Test(e2e_life, sources_deliver_the_requested_weight)
     double perf = weight_per_cpu_s("perf");
     cr_expect(perf > 850 && perf < 1150, "perf: %.0f per CPU-second for 1000 asked", perf);
     double thread = weight_per_cpu_s("thread");
-    cr_expect(thread > 850 && thread < 1150, "thread: %.0f per CPU-second for 1000 asked",
-              thread);
+    cr_expect(thread > 850 && thread < 1150, "thread: %.0f per CPU-second for 1000 asked", thread);
 }
 
 /* ticks per CPU-second of the application's own SIGPROF handler. */
@@ -143,7 +141,8 @@ static void check_coexistence(const char *source, int expect_message)
     cr_log_info("%s: app ticks %.0f/s with the library, %.0f/s without", source, got, want);
     cr_expect(got > want * 0.8 && got < want * 1.2,
               "%s: the application's SIGPROF handler ran %.0f times per CPU-second, %.0f without "
-              "the library", source, got, want);
+              "the library",
+              source, got, want);
     size_t n_lib = 0;
     e2e_count_lines(lib.err, "libprof: ", &n_lib);
     if (expect_message)
@@ -183,8 +182,7 @@ static void check_churn(const char *source)
               "stdout:\n%s", p.out);
     cr_log_info("%s: fds %d -> %d, timers %d -> %d, rss %ld -> %ld kB", source, fd0, fd1, t0, t1,
                 rss0, rss1);
-    cr_expect_eq(fd1, fd0, "%s: descriptors leaked over 10000 threads: %d -> %d", source, fd0,
-                 fd1);
+    cr_expect_eq(fd1, fd0, "%s: descriptors leaked over 10000 threads: %d -> %d", source, fd0, fd1);
     cr_expect_eq(t1, t0, "%s: POSIX timers leaked over 10000 threads: %d -> %d", source, t0, t1);
     cr_expect(rss1 - rss0 < 4096, "%s: resident memory grew by %ld kB over 10000 threads", source,
               rss1 - rss0);
@@ -227,14 +225,15 @@ Test(e2e_life, blocking_calls_are_not_interrupted)
                 E2E_ARGV(E2E_WORKLOAD("syscalls")));
         int eintr = -1, short_reads = -1;
         double ms = 0, plain_ms = 0;
-        cr_assert(sscanf(lib.out, "eintr %d short %d sleep_ms %lf", &eintr, &short_reads, &ms) == 3);
+        cr_assert(sscanf(lib.out, "eintr %d short %d sleep_ms %lf", &eintr, &short_reads, &ms) ==
+                  3);
         cr_assert(sscanf(plain.out, "eintr %*d short %*d sleep_ms %lf", &plain_ms) == 1);
         cr_log_info("%s: %s", source, lib.out);
         cr_expect_eq(eintr, 0, "%s: %d calls failed with EINTR", source, eintr);
         cr_expect_eq(short_reads, 0, "%s: %d short reads", source, short_reads);
         /* 20 sleeps of 5 ms: timer slack aside, they must not be cut short or stretched. */
-        cr_expect(ms >= 100 && ms < plain_ms + 50, "%s: sleeps took %.1f ms (%.1f without)",
-                  source, ms, plain_ms);
+        cr_expect(ms >= 100 && ms < plain_ms + 50, "%s: sleeps took %.1f ms (%.1f without)", source,
+                  ms, plain_ms);
         e2e_proc_free(&lib);
     }
     e2e_proc_free(&plain);
@@ -255,8 +254,8 @@ Test(e2e_life, prof_start_late_arms_threads_that_exist)
                 f.total);
     cr_expect(in > 0, "the threads that existed before prof_start() were not sampled");
     /* A tick or two may straddle the switches; the phases themselves must not show. */
-    cr_expect(before <= 2 && after <= 2, "samples outside the profiled region: %ld before, %ld after",
-              before, after);
+    cr_expect(before <= 2 && after <= 2,
+              "samples outside the profiled region: %ld before, %ld after", before, after);
     e2e_folded_free(&f);
     struct e2e_scan s;
     e2e_scan_file(&s, e2e_path("late.prof"));
@@ -320,9 +319,9 @@ Test(e2e_life, follow_0_profiles_neither_children_nor_exec)
 static void check_abrupt_end(const char *mode, int want_status)
 {
     struct e2e_proc p;
-    const char *all[] = { e2e_env("PROF_OUTPUT", e2e_path("dies.prof")), "PROF_TIMER=perf",
-                          "PROF_FREQ=1000", NULL };
-    struct e2e_opts o = { .preload = 1, .env = all };
+    const char *all[] = {e2e_env("PROF_OUTPUT", e2e_path("dies.prof")), "PROF_TIMER=perf",
+                         "PROF_FREQ=1000", NULL};
+    struct e2e_opts o = {.preload = 1, .env = all};
     e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("dies"), mode, "1.0"));
     cr_expect_eq(p.status, want_status, "%s: exit status %d", mode, p.status);
     double cpu = 0;
@@ -372,9 +371,9 @@ Test(e2e_life, profile_survives_kill_9)
 Test(e2e_life, prof_flush_writes_everything_sampled_so_far)
 {
     struct e2e_proc p;
-    const char *all[] = { e2e_env("PROF_OUTPUT", e2e_path("flush.prof")), "PROF_TIMER=perf",
-                          "PROF_FREQ=1000", NULL };
-    struct e2e_opts o = { .preload = 1, .env = all };
+    const char *all[] = {e2e_env("PROF_OUTPUT", e2e_path("flush.prof")), "PROF_TIMER=perf",
+                         "PROF_FREQ=1000", NULL};
+    struct e2e_opts o = {.preload = 1, .env = all};
     e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("dies"), "flush", "0.5"));
     cr_assert_eq(p.status, 0, "exit status %d (4: prof_flush failed)", p.status);
     double cpu = 0;
@@ -390,13 +389,13 @@ Test(e2e_life, prof_flush_writes_everything_sampled_so_far)
 
 Test(e2e_life, unwritable_output_is_one_line_and_the_program_runs)
 {
-    const char *cases[] = { "/dev/full", "/proc/version/x.prof", "/nonexistent-dir/x.prof" };
+    const char *cases[] = {"/dev/full", "/proc/version/x.prof", "/nonexistent-dir/x.prof"};
     struct e2e_proc plain;
     e2e_run(&plain, NULL, E2E_ARGV(E2E_WORKLOAD("dies"), "exit", "0.2"));
     for (size_t i = 0; i < 3; i++) {
         struct e2e_proc p;
-        const char *env[] = { e2e_env("PROF_OUTPUT", cases[i]), NULL };
-        struct e2e_opts o = { .preload = 1, .env = env };
+        const char *env[] = {e2e_env("PROF_OUTPUT", cases[i]), NULL};
+        struct e2e_opts o = {.preload = 1, .env = env};
         e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("dies"), "exit", "0.2"));
         cr_expect_eq(p.status, 0, "%s: exit status %d", cases[i], p.status);
         size_t n_lib = 0, n = e2e_count_lines(p.err, "libprof: ", &n_lib);
@@ -419,11 +418,26 @@ Test(e2e_life, an_alternate_signal_stack_is_walked)
     e2e_report_folded(&f, e2e_path("alt.prof"));
     long work = e2e_folded_containing(&f, "on_alt_stack_work");
     long with_handler = e2e_folded_ending(&f, "on_usr1;on_alt_stack_work");
-    cr_log_info("%ld of %ld samples in on_alt_stack_work, %ld with on_usr1 above it", work,
-                f.total, with_handler);
-    cr_expect(work > f.total / 2, "only %ld of %ld samples on the alternate stack", work,
-              f.total);
+    cr_log_info("%ld of %ld samples in on_alt_stack_work, %ld with on_usr1 above it", work, f.total,
+                with_handler);
+    cr_expect(work > f.total / 2, "only %ld of %ld samples on the alternate stack", work, f.total);
     cr_expect(with_handler > work * 9 / 10, "the handler's frame is missing: %ld of %ld",
               with_handler, work);
     e2e_folded_free(&f);
+}
+
+/* A hardware event: used where the machine has a PMU; where it has none (as in most
+ * virtual machines) one line says so and the task clock samples instead. */
+Test(e2e_life, hardware_event_falls_back_with_one_line)
+{
+    struct e2e_proc p;
+    run_lib(&p, "hw.prof", E2E_ARGV("PROF_EVENT=cycles"), E2E_ARGV(E2E_WORKLOAD("shares"), "0.3"));
+    size_t n_lib = 0, n = e2e_count_lines(p.err, "libprof: ", &n_lib);
+    cr_expect(n == n_lib && n <= 1, "stderr:\n%s", p.err);
+    if (n_lib == 1)
+        cr_expect(strstr(p.err, "PROF_EVENT=cycles is not available") != NULL, "%s", p.err);
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("hw.prof"));
+    cr_expect(s.n_samples > 30, "%zu samples", s.n_samples);
 }

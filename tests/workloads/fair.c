@@ -2,8 +2,8 @@
 /*
  * Per-thread fairness truth: three threads, named fair-1..fair-3, burn CPU in the ratio
  * 1:2:3 (by the amount of work given to each), in burn_1(), burn_2() and burn_3() (so that
- * a profiler without thread ids shows the split by function), while the main thread waits. Each measures
- * its own CPU time with its thread CPU clock. At the end the truth file gets one line per
+ * a profiler without thread ids shows the split by function), while the main thread
+ * waits. Each measures its own CPU time with its thread CPU clock. At the end the truth file gets one line per
  * thread, "TID SHARE", SHARE being its part of the three threads' CPU time.
  *   fair [SECONDS] [TRUTH_FILE]     (about SECONDS of CPU in all, default 1.2)
  * Prints nothing; exits 0.
