@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sampler/codemap.h"
+
 struct lp_intern_stack {
     uint64_t hash;
     uint64_t sp_word;
@@ -32,32 +34,12 @@ void lp_intern_fini(struct lp_intern *t)
     free(t->frames);
     free(t->stacks);
     free(t->table);
-    free(t->ranges);
     memset(t, 0, sizeof(*t));
 }
 
-void lp_intern_add_range(struct lp_intern *t, uint64_t start, uint64_t end)
+uint64_t lp_intern_filter_sp(uint64_t sp_word)
 {
-    for (size_t i = 0; i < t->n_ranges; i++)
-        if (t->ranges[i].start == start && t->ranges[i].end == end)
-            return;
-    if (t->n_ranges == t->cap_ranges) {
-        size_t cap = t->cap_ranges ? t->cap_ranges * 2 : 32;
-        struct lp_intern_range *r = realloc(t->ranges, cap * sizeof(*r));
-        if (!r)
-            return;
-        t->ranges = r;
-        t->cap_ranges = cap;
-    }
-    t->ranges[t->n_ranges++] = (struct lp_intern_range){ start, end };
-}
-
-uint64_t lp_intern_filter_sp(const struct lp_intern *t, uint64_t sp_word)
-{
-    for (size_t i = 0; sp_word && i < t->n_ranges; i++)
-        if (sp_word >= t->ranges[i].start && sp_word < t->ranges[i].end)
-            return sp_word;
-    return 0;
+    return sp_word && smp_codemap_contains((uintptr_t)sp_word) ? sp_word : 0;
 }
 
 static int same(const struct lp_intern *t, const struct lp_intern_stack *s,

@@ -176,16 +176,8 @@ int lp_maps_write(struct lp_writer *w, uint64_t time_ns)
     unsigned char *recs;
     size_t len;
     int n = lp_maps_collect(time_ns, &recs, &len);
-    for (size_t off = 0; n > 0 && off < len;) {
-        struct prof_rec_hdr h;
-        memcpy(&h, recs + off, sizeof(h));
-        void *dst = lp_writer_reserve(w, h.size_bytes);
-        if (dst) {
-            memcpy(dst, recs + off, h.size_bytes);
-            lp_writer_commit(w, h.size_bytes);
-        }
-        off += h.size_bytes;
-    }
+    if (n > 0)
+        lp_writer_put_records(w, recs, len);
     free(recs);
     return n;
 }

@@ -124,12 +124,6 @@ void *lp_writer_reserve(struct lp_writer *w, size_t need)
 
 void lp_writer_commit(struct lp_writer *w, size_t n)
 {
-    struct prof_rec_map m;
-    if (n >= sizeof(m)) {
-        memcpy(&m, w->buf + w->len, sizeof(m));
-        if (m.hdr.type == PROF_REC_MAP && (m.prot & PROF_MAP_EXEC))
-            lp_intern_add_range(&w->intern, m.start, m.end);
-    }
     w->len += n;
 }
 
@@ -152,7 +146,7 @@ static void flush_batch(struct lp_writer *w)
 static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
                        const uint64_t *frames)
 {
-    uint64_t sp = lp_intern_filter_sp(&w->intern, rec->sp_word);
+    uint64_t sp = lp_intern_filter_sp(rec->sp_word);
     uint32_t id;
     int is_new;
     if (!w->batch || lp_intern_stack(&w->intern, frames, rec->n_frames, rec->stop_reason,
@@ -209,20 +203,26 @@ int lp_writer_post(struct lp_writer *w, const void *records, size_t len)
     return rc;
 }
 
-void lp_writer_take_posts(struct lp_writer *w)
+void lp_writer_put_records(struct lp_writer *w, const unsigned char *records, size_t len)
 {
-    pthread_mutex_lock(&w->post_mu);
-    size_t off = 0;
-    while (off < w->posted_len) {
+    for (size_t off = 0; off + sizeof(struct prof_rec_hdr) <= len;) {
         struct prof_rec_hdr h;
-        memcpy(&h, w->posted + off, sizeof(h));
+        memcpy(&h, records + off, sizeof(h));
+        if (h.size_bytes < sizeof(h) || h.size_bytes > len - off)
+            break; /* our own encoders never make one: stop rather than read past */
         void *dst = lp_writer_reserve(w, h.size_bytes);
         if (dst) {
-            memcpy(dst, w->posted + off, h.size_bytes);
+            memcpy(dst, records + off, h.size_bytes);
             lp_writer_commit(w, h.size_bytes);
         }
         off += h.size_bytes;
     }
+}
+
+void lp_writer_take_posts(struct lp_writer *w)
+{
+    pthread_mutex_lock(&w->post_mu);
+    lp_writer_put_records(w, w->posted, w->posted_len);
     w->posted_len = 0;
     pthread_mutex_unlock(&w->post_mu);
 }

@@ -77,6 +77,9 @@ void lp_writer_commit(struct lp_writer *w, size_t n);
  * thread's name at its exit) for the owner to write. Up to LP_WRITER_POST_MAX bytes wait;
  * beyond that a record is dropped and counted. 0 or -ENOSPC. */
 int lp_writer_post(struct lp_writer *w, const void *records, size_t len);
+/* Owner only: copies whole records (len bytes of them, as the encoders of record.h make
+ * them) into the buffer, flushing as needed. */
+void lp_writer_put_records(struct lp_writer *w, const unsigned char *records, size_t len);
 /* Owner only: moves posted records into the buffer. */
 void lp_writer_take_posts(struct lp_writer *w);
 /* Moves every published sample out of the ring into the buffer. Returns samples moved. */

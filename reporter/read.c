@@ -152,6 +152,20 @@ static int read_thread(struct rep_profile *p, const struct record *r, struct rep
     return rep_profile_add_thread(p, &t) == REP_OK ? REP_OK : rep_err_nomem(err);
 }
 
+/* One decoded sample, from a PROF_REC_SAMPLE or a PROF_REC_SAMPLES entry: counted by the
+ * walks that check the file, kept by those that keep samples. */
+static int take_sample(struct rep_profile *p, const struct rep_sample *s, const struct walk *w,
+                       struct rep_err *err)
+{
+    if (w->mode != WALK_SAMPLES) {
+        p->n_samples_read++;
+        p->n_stopped[s->stop_reason < PROF_STOP_N ? s->stop_reason : PROF_STOP_N]++;
+    }
+    if (w->mode == WALK_META)
+        return REP_OK;
+    return rep_profile_add_sample(p, s) == REP_OK ? REP_OK : rep_err_nomem(err);
+}
+
 static int read_sample(struct rep_profile *p, const struct record *r, const struct walk *w,
                        struct rep_err *err)
 {
@@ -172,13 +186,7 @@ static int read_sample(struct rep_profile *p, const struct record *r, const stru
         .sp_word = rec.sp_word,
         .frames = r->at + sizeof(rec),
     };
-    if (w->mode != WALK_SAMPLES) {
-        p->n_samples_read++;
-        p->n_stopped[rec.stop_reason < PROF_STOP_N ? rec.stop_reason : PROF_STOP_N]++;
-    }
-    if (w->mode == WALK_META)
-        return REP_OK;
-    return rep_profile_add_sample(p, &s) == REP_OK ? REP_OK : rep_err_nomem(err);
+    return take_sample(p, &s, w, err);
 }
 
 static int read_stack(struct rep_profile *p, const struct record *r, struct walk *w,
@@ -255,12 +263,9 @@ static int read_samples(struct rep_profile *p, const struct record *r, const str
             .sp_word = st->sp_word,
             .frames = st->frames,
         };
-        if (w->mode != WALK_SAMPLES) {
-            p->n_samples_read++;
-            p->n_stopped[s.stop_reason < PROF_STOP_N ? s.stop_reason : PROF_STOP_N]++;
-        }
-        if (w->mode != WALK_META && rep_profile_add_sample(p, &s) != REP_OK)
-            return rep_err_nomem(err);
+        rc = take_sample(p, &s, w, err);
+        if (rc != REP_OK)
+            return rc;
     }
     return REP_OK;
 }

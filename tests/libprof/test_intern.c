@@ -7,6 +7,7 @@
 
 #include "libprof/intern.h"
 #include "libprof/record.h"
+#include "sampler/codemap.h"
 
 Test(intern, same_stack_gets_the_same_id)
 {
@@ -80,13 +81,11 @@ Test(intern, refuses_beyond_its_frame_budget)
 
 Test(intern, keeps_sp_word_only_inside_code)
 {
-    struct lp_intern t;
-    lp_intern_init(&t, 100);
-    lp_intern_add_range(&t, 0x1000, 0x2000);
-    cr_assert_eq(lp_intern_filter_sp(&t, 0x1800), 0x1800);
-    cr_assert_eq(lp_intern_filter_sp(&t, 0x2000), 0);
-    cr_assert_eq(lp_intern_filter_sp(&t, 0x7fff0000), 0);
-    lp_intern_fini(&t);
+    static const struct smp_code_range code[] = { { 0x1000, 0x2000, 0 } };
+    smp_codemap_publish(code, 1);
+    cr_assert_eq(lp_intern_filter_sp(0x1800), 0x1800);
+    cr_assert_eq(lp_intern_filter_sp(0x2000), 0);
+    cr_assert_eq(lp_intern_filter_sp(0x7fff0000), 0);
 }
 
 Test(intern, batch_entries_are_compact)
