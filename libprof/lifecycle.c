@@ -35,7 +35,7 @@
 #include "libprof/interpose.h"
 #include "libprof/log.h"
 #include "libprof/maps.h"
-#include "libprof/record.h"
+#include "include/prof_record.h"
 #include "libprof/rings.h"
 #include "libprof/threads.h"
 #include "libprof/timers.h"
@@ -86,10 +86,10 @@ static void write_process_record(void)
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = '\0';
-    size_t need = lp_record_size_str(sizeof(p), strlen(exe));
+    size_t need = prof_record_size_str(sizeof(p), strlen(exe));
     void *dst = lp_writer_reserve(&lp.writer, need);
     if (dst)
-        lp_writer_commit(&lp.writer, lp_record_process(dst, need, &p, exe));
+        lp_writer_commit(&lp.writer, prof_record_process(dst, need, &p, exe));
 }
 
 static void write_stats_record(void)
@@ -102,7 +102,7 @@ static void write_stats_record(void)
     size_t need = sizeof(struct prof_rec_stats) + sizeof(c);
     void *dst = lp_writer_reserve(&lp.writer, need);
     if (dst)
-        lp_writer_commit(&lp.writer, lp_record_stats(dst, need, c, PROF_STAT_N));
+        lp_writer_commit(&lp.writer, prof_record_stats(dst, need, c, PROF_STAT_N));
 }
 
 /* PROF_BUFFER_KB is shared out: a quarter (64 KiB at least) to the shared ring, the rest
@@ -434,7 +434,7 @@ void lp_session_post_thread_name(void)
     unsigned char rec[64];
     if (!lp_session_live() || prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
         return;
-    size_t n = lp_record_thread(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC),
+    size_t n = prof_record_thread(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC),
                                 (uint32_t)syscall(SYS_gettid), name);
     if (n)
         lp_writer_post(&lp.writer, rec, n);
@@ -469,7 +469,7 @@ void lp_session_finish(void)
     write_stats_record();
     void *dst = lp_writer_reserve(&lp.writer, sizeof(struct prof_rec_hdr));
     if (dst)
-        lp_writer_commit(&lp.writer, lp_record_end(dst, sizeof(struct prof_rec_hdr)));
+        lp_writer_commit(&lp.writer, prof_record_end(dst, sizeof(struct prof_rec_hdr)));
     lp_writer_close(&lp.writer);
     atomic_store(&lp.state, LP_DONE);
 }

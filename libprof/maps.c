@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "libprof/fd.h"
-#include "libprof/record.h"
+#include "include/prof_record.h"
 #include "libprof/writer.h"
 
 struct build_id_query {
@@ -24,28 +24,6 @@ struct build_id_query {
     uint8_t *id;     /* out */
     uint8_t len;     /* out: 0 when not found */
 };
-
-/* The NT_GNU_BUILD_ID descriptor inside a PT_NOTE segment, or 0. */
-static uint8_t find_note(const unsigned char *p, size_t size, uint8_t *out)
-{
-    size_t off = 0;
-    while (off + sizeof(ElfW(Nhdr)) <= size) {
-        const ElfW(Nhdr) *nh = (const ElfW(Nhdr) *)(p + off);
-        size_t name_sz = (nh->n_namesz + 3u) & ~3u;
-        size_t desc_sz = (nh->n_descsz + 3u) & ~3u;
-        const unsigned char *name = p + off + sizeof(*nh);
-        if (off + sizeof(*nh) + name_sz + desc_sz > size)
-            break;
-        if (nh->n_type == NT_GNU_BUILD_ID && nh->n_namesz == 4 &&
-            memcmp(name, "GNU", 4) == 0 && nh->n_descsz > 0 &&
-            nh->n_descsz <= PROF_BUILD_ID_MAX) {
-            memcpy(out, name + name_sz, nh->n_descsz);
-            return (uint8_t)nh->n_descsz;
-        }
-        off += sizeof(*nh) + name_sz + desc_sz;
-    }
-    return 0;
-}
 
 static int build_id_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -63,8 +41,8 @@ static int build_id_cb(struct dl_phdr_info *info, size_t size, void *arg)
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type != PT_NOTE)
             continue;
-        q->len = find_note((const unsigned char *)(info->dlpi_addr + ph->p_vaddr),
-                           ph->p_memsz, q->id);
+        const unsigned char *notes = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
+        q->len = prof_record_build_id_note(notes, ph->p_memsz, q->id);
         if (q->len)
             break;
     }
@@ -127,7 +105,7 @@ static int parse_line(char *line, struct prof_rec_map *m, const char **path)
 static int append_map(unsigned char **buf, size_t *len, size_t *cap,
                       const struct prof_rec_map *m, const char *path)
 {
-    size_t need = lp_record_size_str(sizeof(*m), strlen(path));
+    size_t need = prof_record_size_str(sizeof(*m), strlen(path));
     if (*len + need > *cap) {
         size_t bigger_cap = *cap ? *cap * 2 : 8192;
         while (bigger_cap < *len + need)
@@ -138,7 +116,7 @@ static int append_map(unsigned char **buf, size_t *len, size_t *cap,
         *buf = bigger;
         *cap = bigger_cap;
     }
-    *len += lp_record_map(*buf + *len, need, m, path);
+    *len += prof_record_map(*buf + *len, need, m, path);
     return 0;
 }
 

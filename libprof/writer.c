@@ -19,7 +19,7 @@
 
 #include "libprof/fd.h"
 #include "libprof/log.h"
-#include "libprof/record.h"
+#include "include/prof_record.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
 
@@ -59,7 +59,7 @@ int lp_writer_open(struct lp_writer *w, const char *path)
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w->cv, &ca);
     pthread_condattr_destroy(&ca);
-    w->len = lp_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
+    w->len = prof_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
     return 0;
 }
 
@@ -135,7 +135,7 @@ static void flush_batch(struct lp_writer *w)
     size_t need = sizeof(struct prof_rec_samples) + w->batch_len + PROF_REC_ALIGN;
     void *dst = lp_writer_reserve(w, need);
     if (dst)
-        lp_writer_commit(w, lp_record_samples(dst, need, w->batch_base_ns, w->batch_n,
+        lp_writer_commit(w, prof_record_samples(dst, need, w->batch_base_ns, w->batch_n,
                                               w->batch, w->batch_len));
     w->batch_n = 0;
     w->batch_len = 0;
@@ -154,7 +154,7 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
         size_t need = sizeof(*rec) + (size_t)rec->n_frames * sizeof(uint64_t);
         void *dst = lp_writer_reserve(w, need);
         if (dst)
-            lp_writer_commit(w, lp_record_sample(dst, need, rec, frames));
+            lp_writer_commit(w, prof_record_sample(dst, need, rec, frames));
         return;
     }
     if (is_new) {
@@ -164,16 +164,16 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
         size_t need = sizeof(st) + (size_t)rec->n_frames * sizeof(uint64_t);
         void *dst = lp_writer_reserve(w, need);
         if (dst)
-            lp_writer_commit(w, lp_record_stack(dst, need, &st, frames));
+            lp_writer_commit(w, prof_record_stack(dst, need, &st, frames));
     }
-    if (w->batch_len + LP_RECORD_ENTRY_MAX > LP_WRITER_BATCH_BYTES)
+    if (w->batch_len + PROF_RECORD_ENTRY_MAX > LP_WRITER_BATCH_BYTES)
         flush_batch(w);
     if (w->batch_n == 0)
         w->batch_base_ns = w->batch_prev_ns = rec->time_ns;
     /* Samples of several threads need not come in time order: steps are signed. */
     int64_t delta = (int64_t)(rec->time_ns - w->batch_prev_ns);
     w->batch_prev_ns = rec->time_ns;
-    w->batch_len += lp_record_samples_entry(w->batch + w->batch_len, delta, rec->tid, id,
+    w->batch_len += prof_record_samples_entry(w->batch + w->batch_len, delta, rec->tid, id,
                                             rec->weight);
     w->batch_n++;
 }

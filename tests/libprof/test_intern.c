@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "libprof/intern.h"
-#include "libprof/record.h"
+#include "include/prof_record.h"
 #include "sampler/codemap.h"
 
 Test(intern, same_stack_gets_the_same_id)
@@ -90,10 +90,10 @@ Test(intern, keeps_sp_word_only_inside_code)
 
 Test(intern, batch_entries_are_compact)
 {
-    unsigned char e[LP_RECORD_ENTRY_MAX];
+    unsigned char e[PROF_RECORD_ENTRY_MAX];
     /* 4 ms later, a 7-digit tid, stack 300, weight 1. */
-    size_t n = lp_record_samples_entry(e, 4000000, 1234567, 300, 1);
+    size_t n = prof_record_samples_entry(e, 4000000, 1234567, 300, 1);
     cr_assert_leq(n, 10, "%zu bytes", n);
-    cr_assert_eq(lp_record_samples_entry(e, -1, 0, 0, 1), 4, "a step back of 1 ns is one byte");
+    cr_assert_eq(prof_record_samples_entry(e, -1, 0, 0, 1), 4, "a step back of 1 ns is one byte");
     cr_assert_eq(e[0], 1, "zigzag: -1 is 1");
 }

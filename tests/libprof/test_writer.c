@@ -13,7 +13,7 @@
 
 #include "libprof/log.h"
 #include "libprof/maps.h"
-#include "libprof/record.h"
+#include "include/prof_record.h"
 #include "libprof/threads.h"
 #include "libprof/writer.h"
 #include "sampler/ring.h"
@@ -75,7 +75,7 @@ Test(writer, writes_header_and_records_on_flush, .init = make_dir)
     cr_assert(fcntl(w.fd, F_GETFD) & FD_CLOEXEC);
     cr_assert_eq(file_size(p), 0, "nothing is written before a flush");
     void *dst = lp_writer_reserve(&w, 64);
-    lp_writer_commit(&w, lp_record_thread(dst, 64, 1, 2, "name"));
+    lp_writer_commit(&w, prof_record_thread(dst, 64, 1, 2, "name"));
     cr_assert_eq(lp_writer_flush(&w), 0);
     cr_assert_eq(file_size(p), sizeof(struct prof_file_header) + 32);
     cr_assert_eq(count_records(p, PROF_REC_THREAD), 1);
@@ -130,7 +130,7 @@ Test(writer, never_writes_into_a_file_that_took_its_descriptor, .init = make_dir
     int fd = open(other, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     cr_assert_eq(dup2(fd, ours), ours);
     void *dst = lp_writer_reserve(&w, 64);
-    lp_writer_commit(&w, lp_record_thread(dst, 64, 1, 2, "after"));
+    lp_writer_commit(&w, prof_record_thread(dst, 64, 1, 2, "after"));
     cr_assert_eq(lp_writer_flush(&w), 0);
     cr_assert_eq(file_size(other), 0, "the application's file is untouched");
     cr_assert_eq(count_records(prof, PROF_REC_THREAD), 1, "the record went to the profile");

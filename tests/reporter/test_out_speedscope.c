@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "include/prof_format.h"
-#include "libprof/record.h"
+#include "include/prof_record.h"
 #include "reporter/aggregate.h"
 #include "reporter/err.h"
 #include "reporter/names.h"
@@ -36,26 +36,26 @@ static char *speedscope(const struct rep_per_thread *t, const struct rep_names *
  * app+0xOFFSET). Returns its size in buf. */
 static size_t encode(unsigned char *buf, size_t cap, uint32_t pid, bool is_named)
 {
-    size_t n = lp_record_file_header(buf, cap);
+    size_t n = prof_record_file_header(buf, cap);
     struct prof_rec_process proc = {.pid = pid, .requested_hz = 100, .effective_hz = 100};
-    n += lp_record_process(buf + n, cap - n, &proc, "/nonexistent/app");
+    n += prof_record_process(buf + n, cap - n, &proc, "/nonexistent/app");
     struct prof_rec_map app = {.start = 0x400000, .end = 0x401000, .file_offset = 0x1000};
-    n += lp_record_map(buf + n, cap - n, &app, "/nonexistent/app");
+    n += prof_record_map(buf + n, cap - n, &app, "/nonexistent/app");
     const uint64_t f_main[] = {0x400010, 0x400201}; /* leaf first */
     const uint64_t f_work[] = {0x400110, 0x400301};
     struct prof_rec_sample s = {.weight = 1, .n_frames = 2, .tid = 12};
-    n += lp_record_sample(buf + n, cap - n, &s, f_work);
+    n += prof_record_sample(buf + n, cap - n, &s, f_work);
     s.tid = 11;
-    n += lp_record_sample(buf + n, cap - n, &s, f_main);
+    n += prof_record_sample(buf + n, cap - n, &s, f_main);
     s.tid = 12;
     s.weight = 2;
-    n += lp_record_sample(buf + n, cap - n, &s, f_work);
+    n += prof_record_sample(buf + n, cap - n, &s, f_work);
     s.n_frames = 1;
-    n += lp_record_sample(buf + n, cap - n, &s, f_work + 1);
-    n += lp_record_thread(buf + n, cap - n, 5, 11, "main");
+    n += prof_record_sample(buf + n, cap - n, &s, f_work + 1);
+    n += prof_record_thread(buf + n, cap - n, 5, 11, "main");
     if (is_named)
-        n += lp_record_thread(buf + n, cap - n, 5, 12, "worker");
-    n += lp_record_end(buf + n, cap - n);
+        n += prof_record_thread(buf + n, cap - n, 5, 12, "worker");
+    n += prof_record_end(buf + n, cap - n);
     return n;
 }
 

@@ -1,0 +1,226 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Reading another process's mappings (see procmaps.h). A line of /proc/PID/maps:
+ *   55d0c8a00000-55d0c8a21000 r-xp 00002000 fe:01 1234   /usr/bin/app
+ * Build-ids come from the mapped file's PT_NOTE segments: the file is opened through
+ * /proc/PID/map_files (exactly the mapped file, even deleted or in another mount
+ * namespace; needs privilege), else through /proc/PID/root, else by its path. The vDSO
+ * has no file: its notes are read from the target's memory.
+ */
+#include "reporter/procmaps.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "include/prof_record.h"
+#include "reporter/err.h"
+
+#define NOTES_MAX 65536u /* note segment bytes looked at */
+
+/* The build-id in an ELF image reached through rd (a file or the target's memory). */
+typedef ssize_t read_at_fn(void *ctx, void *buf, size_t n, uint64_t off);
+
+static uint8_t elf_build_id(read_at_fn *rd, void *ctx, uint8_t *out)
+{
+    Elf64_Ehdr eh;
+    if (rd(ctx, &eh, sizeof(eh), 0) != (ssize_t)sizeof(eh) ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 256)
+        return 0;
+    for (unsigned i = 0; i < eh.e_phnum; i++) {
+        Elf64_Phdr ph;
+        if (rd(ctx, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * sizeof(ph)) != (ssize_t)sizeof(ph))
+            return 0;
+        if (ph.p_type != PT_NOTE || ph.p_filesz == 0)
+            continue;
+        size_t n = ph.p_filesz < NOTES_MAX ? (size_t)ph.p_filesz : NOTES_MAX;
+        unsigned char *notes = malloc(n);
+        if (!notes)
+            return 0;
+        ssize_t got = rd(ctx, notes, n, ph.p_offset);
+        uint8_t len = got > 0 ? prof_record_build_id_note(notes, (size_t)got, out) : 0;
+        free(notes);
+        if (len)
+            return len;
+    }
+    return 0;
+}
+
+static ssize_t file_read_at(void *ctx, void *buf, size_t n, uint64_t off)
+{
+    return pread(*(int *)ctx, buf, n, (off_t)off);
+}
+
+struct mem_ctx {
+    pid_t pid;
+    uint64_t base;
+    uint64_t size;
+};
+
+static ssize_t mem_read_at(void *ctx, void *buf, size_t n, uint64_t off)
+{
+    struct mem_ctx *c = ctx;
+    if (off >= c->size)
+        return -1;
+    if (n > c->size - off)
+        n = (size_t)(c->size - off);
+    struct iovec local = {.iov_base = buf, .iov_len = n};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)(c->base + off), .iov_len = n};
+    return process_vm_readv(c->pid, &local, 1, &remote, 1, 0);
+}
+
+static void find_build_id(pid_t pid, struct rep_pmap *m)
+{
+    if (strcmp(m->path, "[vdso]") == 0) {
+        struct mem_ctx c = {.pid = pid, .base = m->start, .size = m->end - m->start};
+        m->build_id_len = elf_build_id(mem_read_at, &c, m->build_id);
+        return;
+    }
+    if (m->path[0] != '/')
+        return;
+    char tries[3][4200];
+    snprintf(tries[0], sizeof(tries[0]), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)pid,
+             m->start, m->end);
+    snprintf(tries[1], sizeof(tries[1]), "/proc/%d/root%s", (int)pid, m->path);
+    snprintf(tries[2], sizeof(tries[2]), "%s", m->path);
+    for (int i = 0; i < 3; i++) {
+        int fd = open(tries[i], O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        m->build_id_len = elf_build_id(file_read_at, &fd, m->build_id);
+        close(fd);
+        return;
+    }
+}
+
+/* Parses one maps line into m (path strdup'ed); 0, -1 for a line it does not know,
+ * -ENOMEM. */
+static int parse_line(const char *line, struct rep_pmap *m)
+{
+    unsigned long long start, end, off;
+    char perms[5];
+    int name_at = 0;
+    if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) < 4 ||
+        end <= start)
+        return -1;
+    memset(m, 0, sizeof(*m));
+    m->start = start;
+    m->end = end;
+    m->offset = off;
+    m->prot = (perms[0] == 'r' ? PROF_MAP_READ : 0) | (perms[1] == 'w' ? PROF_MAP_WRITE : 0) |
+              (perms[2] == 'x' ? PROF_MAP_EXEC : 0);
+    m->path = strdup(name_at > 0 ? line + name_at : "");
+    return m->path ? 0 : -ENOMEM;
+}
+
+int rep_pmaps_read(pid_t pid, struct rep_pmaps *out, struct rep_err *err)
+{
+    memset(out, 0, sizeof(*out));
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        if (errno == ENOENT)
+            return rep_err_set(err, REP_E_INPUT, "no process %d", (int)pid);
+        return rep_err_set(err, REP_E_INPUT, "cannot read %s: %s", path, strerror(errno));
+    }
+    char *line = NULL;
+    size_t line_cap = 0, cap = 0;
+    ssize_t got;
+    int rc = REP_OK;
+    while ((got = getline(&line, &line_cap, f)) > 0) {
+        if (line[got - 1] == '\n')
+            line[got - 1] = '\0';
+        if (out->n == cap) {
+            size_t bigger = cap ? cap * 2 : 64;
+            struct rep_pmap *v = realloc(out->v, bigger * sizeof(*v));
+            if (!v) {
+                rc = rep_err_nomem(err);
+                break;
+            }
+            out->v = v;
+            cap = bigger;
+        }
+        int r = parse_line(line, &out->v[out->n]);
+        if (r == -ENOMEM) {
+            rc = rep_err_nomem(err);
+            break;
+        }
+        if (r == 0)
+            out->n++;
+    }
+    /* Reading another user's maps opens fine and then fails (EACCES) or reads nothing. */
+    int read_errno = ferror(f) ? errno : 0;
+    free(line);
+    fclose(f);
+    if (rc == REP_OK && out->n == 0)
+        rc = rep_err_set(err, REP_E_INPUT, "cannot read %s: %s", path,
+                         read_errno ? strerror(read_errno) : "no mappings (a kernel thread?)");
+    if (rc != REP_OK) {
+        rep_pmaps_free(out);
+        return rc;
+    }
+    for (size_t i = 0; i < out->n; i++)
+        if (out->v[i].prot & PROF_MAP_EXEC)
+            find_build_id(pid, &out->v[i]);
+    return REP_OK;
+}
+
+void rep_pmaps_free(struct rep_pmaps *m)
+{
+    for (size_t i = 0; i < m->n; i++)
+        free(m->v[i].path);
+    free(m->v);
+    m->v = NULL;
+    m->n = 0;
+}
+
+const struct rep_pmap *rep_pmaps_find(const struct rep_pmaps *m, uint64_t addr)
+{
+    size_t lo = 0, hi = m->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (addr < m->v[mid].start)
+            hi = mid;
+        else if (addr >= m->v[mid].end)
+            lo = mid + 1;
+        else
+            return &m->v[mid];
+    }
+    return NULL;
+}
+
+bool rep_pmaps_is_code(const struct rep_pmaps *m, uint64_t addr)
+{
+    const struct rep_pmap *p = rep_pmaps_find(m, addr);
+    return p && (p->prot & PROF_MAP_EXEC);
+}
+
+int rep_pmaps_write(const struct rep_pmaps *m, uint64_t time_ns, FILE *out, struct rep_err *err)
+{
+    unsigned char buf[sizeof(struct prof_rec_map) + 4200];
+    for (size_t i = 0; i < m->n; i++) {
+        const struct rep_pmap *p = &m->v[i];
+        if (!(p->prot & PROF_MAP_EXEC))
+            continue;
+        struct prof_rec_map r = {.time_ns = time_ns,
+                                 .start = p->start,
+                                 .end = p->end,
+                                 .file_offset = p->offset,
+                                 .prot = p->prot,
+                                 .build_id_len = p->build_id_len};
+        memcpy(r.build_id, p->build_id, sizeof(r.build_id));
+        size_t n = prof_record_map(buf, sizeof(buf), &r, p->path);
+        if (n == 0)
+            continue; /* a path longer than PATH_MAX: not a file the reporter could open */
+        if (fwrite(buf, 1, n, out) != n)
+            return rep_err_set(err, REP_E_IO, "write error: %s", strerror(errno));
+    }
+    return REP_OK;
+}

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The stepper over another process (see remote_walk.h). The copy of the stack is the
+ * whole truth for stack words: the walk never reads the live stack, which keeps changing
+ * under a thread that runs (perf_event samples) and costs a system call per word.
+ */
+#include "reporter/remote_walk.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+
+#include "reporter/procmaps.h"
+
+static int copy_word(const struct fpstep_mem *m, uintptr_t addr, uintptr_t *out)
+{
+    const struct rep_rwalk *w = (const struct rep_rwalk *)m;
+    if (addr < w->stack_base || addr - w->stack_base > w->stack_len ||
+        w->stack_len - (addr - w->stack_base) < sizeof(*out))
+        return 0;
+    memcpy(out, w->stack + (addr - w->stack_base), sizeof(*out));
+    return 1;
+}
+
+static int target_code(const struct fpstep_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
+{
+    const struct rep_rwalk *w = (const struct rep_rwalk *)m;
+    struct iovec local = {.iov_base = out, .iov_len = n};
+    struct iovec remote = {.iov_base = (void *)addr, .iov_len = n};
+    return process_vm_readv(w->pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+static int target_is_code(const struct fpstep_mem *m, uintptr_t addr)
+{
+    const struct rep_rwalk *w = (const struct rep_rwalk *)m;
+    return rep_pmaps_is_code(w->maps, addr);
+}
+
+void rep_rwalk_init(struct rep_rwalk *w, pid_t pid, const struct rep_pmaps *maps,
+                    const unsigned char *stack, uint64_t stack_base, size_t stack_len)
+{
+    memset(w, 0, sizeof(*w));
+    w->mem.stack_word = copy_word;
+    w->mem.code = target_code;
+    w->mem.is_code = target_is_code;
+    w->pid = pid;
+    w->maps = maps;
+    w->stack = stack;
+    w->stack_base = stack_base;
+    w->stack_len = stack_len;
+}
+
+unsigned rep_rwalk(struct rep_rwalk *w, const struct fpstep_regs *regs, uint64_t *frames,
+                   unsigned max_frames, uint8_t *stop_reason, uint8_t *flags)
+{
+    return fpstep_walk(&w->mem, regs, (uintptr_t)w->stack_base,
+                       (uintptr_t)(w->stack_base + w->stack_len), 0, frames, max_frames,
+                       stop_reason, flags);
+}
+
+int rep_rwalk_read_stack(pid_t pid, const struct rep_pmaps *maps, uint64_t sp, size_t max,
+                         unsigned char **out, size_t *len)
+{
+    *out = NULL;
+    *len = 0;
+    const struct rep_pmap *m = rep_pmaps_find(maps, sp);
+    if (!m)
+        return -ENOENT;
+    size_t want = m->end - sp;
+    if (want > max)
+        want = max;
+    unsigned char *buf = malloc(want ? want : 1);
+    if (!buf)
+        return -ENOMEM;
+    struct iovec local = {.iov_base = buf, .iov_len = want};
+    struct iovec remote = {.iov_base = (void *)(uintptr_t)sp, .iov_len = want};
+    ssize_t got = process_vm_readv(pid, &local, 1, &remote, 1, 0);
+    if (got < 0) {
+        int e = errno;
+        free(buf);
+        return -e;
+    }
+    *out = buf;
+    *len = (size_t)got;
+    return 0;
+}

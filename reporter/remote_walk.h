@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Walking the frame pointers of another process's thread from outside, with the same
+ * stepper as the signal handler (sampler/fp_step.h): its stack comes from a copy (read
+ * through process_vm_readv, or the user stack the kernel copied into a perf_event
+ * sample), its code bytes through process_vm_readv, and "is this code" from its
+ * mappings (reporter/procmaps.h). Reporter thread only.
+ */
+#ifndef PROF_REPORTER_REMOTE_WALK_H
+#define PROF_REPORTER_REMOTE_WALK_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "sampler/fp_step.h"
+
+struct rep_pmaps;
+
+/* One walk's view of the target. */
+struct rep_rwalk {
+    struct fpstep_mem mem;        /* first: the stepper's accessors get this struct back */
+    pid_t pid;                    /* whose code bytes are read */
+    const struct rep_pmaps *maps; /* the target's mappings */
+    const unsigned char *stack;   /* a copy of the target's stack ... */
+    uint64_t stack_base;          /* ... whose first byte is at this address */
+    size_t stack_len;             /* bytes of the copy */
+};
+
+/* Not async-signal-safe. Prepares w to walk with a stack copy of stack_len bytes taken
+ * at stack_base. */
+void rep_rwalk_init(struct rep_rwalk *w, pid_t pid, const struct rep_pmaps *maps,
+                    const unsigned char *stack, uint64_t stack_base, size_t stack_len);
+/* Walks from regs over the copy (bounds: the copy itself), as fpstep_walk(). */
+unsigned rep_rwalk(struct rep_rwalk *w, const struct fpstep_regs *regs, uint64_t *frames,
+                   unsigned max_frames, uint8_t *stop_reason, uint8_t *flags);
+/* Reads [sp, end of the mapping that holds sp) of pid, at most max bytes, into a malloc'd
+ * buffer (*out, free it), *len its length. 0, or -errno (-ENOENT: sp is in no mapping). */
+int rep_rwalk_read_stack(pid_t pid, const struct rep_pmaps *maps, uint64_t sp, size_t max,
+                         unsigned char **out, size_t *len);
+
+#endif
