@@ -38,8 +38,10 @@
 #define PROF_REC_END 6u     /* last record of a file that was closed cleanly */
 #define PROF_REC_STACK 7u   /* a distinct stack, with the id that samples name it by */
 #define PROF_REC_SAMPLES 8u /* a batch of compact samples naming their stacks by id */
+#define PROF_REC_SNAPSHOT 9u /* a thread of an all-thread snapshot, answering or not */
 
 /* Timer sources (prof_rec_process.timer_source). */
+#define PROF_TIMER_NONE 0u   /* no timer: an all-thread snapshot (PROF_REC_SNAPSHOT) */
 #define PROF_TIMER_ITIMER 1u /* setitimer(ITIMER_PROF): process CPU time */
 #define PROF_TIMER_THREAD 2u /* timer_create() per thread on its CPU clock */
 #define PROF_TIMER_PERF 3u   /* perf_event_open() per thread (task clock or a PMU event) */
@@ -173,6 +175,25 @@ struct prof_rec_samples {
     uint32_t reserved;     /* 0 */
 };
 
+/* One per thread of the process when an all-thread snapshot was taken (prof_snapshot(),
+ * PROF_SNAPSHOT_SIGNAL, `prof stacks`). The stack of a thread that answered is the
+ * PROF_REC_SAMPLE with its tid (weight 1) that follows; the others have none. */
+struct prof_rec_snapshot {
+    struct prof_rec_hdr hdr;
+    uint64_t time_ns;  /* CLOCK_MONOTONIC when the snapshot was requested */
+    uint32_t tid;      /* kernel thread id */
+    uint8_t status;    /* PROF_SNAP_* */
+    char run_state;    /* the kernel's state letter at the request (R, S, D, T, t, Z, ...), 0
+                        * when unknown */
+    uint16_t reserved; /* 0 */
+};
+
+#define PROF_SNAP_OK 0u        /* answered: its stack follows */
+#define PROF_SNAP_NO_ANSWER 1u /* did not answer within the wait (the signal blocked?) */
+#define PROF_SNAP_GONE 2u      /* exited before it could answer */
+#define PROF_SNAP_FAILED 3u    /* its registers or stack could not be read */
+#define PROF_SNAP_N 4u
+
 /* The sizes docs/FORMAT.md documents; a change here is a format change. */
 _Static_assert(sizeof(struct prof_file_header) == 16, "header size");
 _Static_assert(sizeof(struct prof_rec_process) == 48, "process record size");
@@ -182,5 +203,6 @@ _Static_assert(sizeof(struct prof_rec_sample) == 40, "sample record size");
 _Static_assert(sizeof(struct prof_rec_stats) == 16, "stats record size");
 _Static_assert(sizeof(struct prof_rec_stack) == 24, "stack record size");
 _Static_assert(sizeof(struct prof_rec_samples) == 24, "samples record size");
+_Static_assert(sizeof(struct prof_rec_snapshot) == 24, "snapshot record size");
 
 #endif

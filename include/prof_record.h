@@ -141,6 +141,14 @@ static inline size_t prof_record_end(void *buf, size_t cap)
     return prof_record_put(buf, cap, PROF_REC_END, &h, sizeof(h), NULL, 0);
 }
 
+static inline size_t prof_record_snapshot(void *buf, size_t cap, uint64_t time_ns, uint32_t tid,
+                                          uint8_t status, char run_state)
+{
+    struct prof_rec_snapshot r = {
+        .time_ns = time_ns, .tid = tid, .status = status, .run_state = run_state};
+    return prof_record_put(buf, cap, PROF_REC_SNAPSHOT, &r, sizeof(r), NULL, 0);
+}
+
 /* The GNU build-id (NT_GNU_BUILD_ID) in an ELF note segment's bytes, as a MAP record
  * carries it: copies it into out (PROF_BUILD_ID_MAX bytes) and returns its length, or 0
  * when the notes hold none. Reads only inside [notes, notes + size). */

@@ -29,6 +29,7 @@ void rep_profile_fini(struct rep_profile *p)
         free(p->bytes);
     free(p->maps);
     free(p->threads);
+    free(p->snap_threads);
     free(p->samples);
     rep_profile_init(p, name);
 }
@@ -72,6 +73,15 @@ int rep_profile_add_sample(struct rep_profile *p, const struct rep_sample *s)
     if (grow((void **)&p->samples, p->n_samples, &p->cap_samples, sizeof(*s)) != REP_OK)
         return REP_E_NOMEM;
     p->samples[p->n_samples++] = *s;
+    return REP_OK;
+}
+
+int rep_profile_add_snap_thread(struct rep_profile *p, const struct rep_snap_thread *t)
+{
+    if (grow((void **)&p->snap_threads, p->n_snap_threads, &p->cap_snap_threads, sizeof(*t)) !=
+        REP_OK)
+        return REP_E_NOMEM;
+    p->snap_threads[p->n_snap_threads++] = *t;
     return REP_OK;
 }
 

@@ -66,6 +66,14 @@ struct rep_sample {
                                   * unaligned; read them with rep_sample_frame() */
 };
 
+/* A thread of an all-thread snapshot (PROF_REC_SNAPSHOT). */
+struct rep_snap_thread {
+    uint64_t time_ns; /* when the snapshot was requested */
+    uint32_t tid;
+    uint8_t status; /* PROF_SNAP_*, maybe one this reader does not know */
+    char run_state; /* the kernel's state letter, 0 when unknown */
+};
+
 struct rep_profile {
     const char *name;     /* the file's name for messages; not owned */
     unsigned char *bytes; /* the whole file; owned */
@@ -85,6 +93,10 @@ struct rep_profile {
     struct rep_sample *samples; /* in file order */
     size_t n_samples;
     size_t cap_samples;
+
+    struct rep_snap_thread *snap_threads; /* in file order: the threads a snapshot listed */
+    size_t n_snap_threads;
+    size_t cap_snap_threads;
 
     bool has_stats;              /* a PROF_REC_STATS was read */
     uint64_t stats[PROF_STAT_N]; /* the last one read; counters it lacked are 0 */
@@ -111,6 +123,7 @@ void rep_profile_fini(struct rep_profile *p);
 int rep_profile_add_map(struct rep_profile *p, const struct rep_map *m);
 int rep_profile_add_thread(struct rep_profile *p, const struct rep_thread *t);
 int rep_profile_add_sample(struct rep_profile *p, const struct rep_sample *s);
+int rep_profile_add_snap_thread(struct rep_profile *p, const struct rep_snap_thread *t);
 /* Sorts the mappings and threads and removes duplicates as described above. */
 void rep_profile_finish(struct rep_profile *p);
 /* The latest name of thread tid, or NULL. After rep_profile_finish(). */

@@ -45,7 +45,7 @@ struct walk {
     enum walk_mode mode;
     rep_read_fn *batch; /* called with up to REP_READ_BATCH samples in p */
     void *ctx;
-    size_t dropped_to; /* the mapping's bytes below this were given back */
+    size_t dropped_to;        /* the mapping's bytes below this were given back */
     struct stack_def *stacks; /* PROF_REC_STACKs read so far, by id; freed by walk() */
     size_t n_stacks;
     size_t cap_stacks;
@@ -244,8 +244,8 @@ static int read_samples(struct rep_profile *p, const struct record *r, const str
     uint64_t time = rec.base_time_ns;
     for (uint32_t i = 0; i < rec.n_samples; i++) {
         uint64_t step, tid, id, weight;
-        if (!get_uleb(&at, end, &step) || !get_uleb(&at, end, &tid) ||
-            !get_uleb(&at, end, &id) || !get_uleb(&at, end, &weight))
+        if (!get_uleb(&at, end, &step) || !get_uleb(&at, end, &tid) || !get_uleb(&at, end, &id) ||
+            !get_uleb(&at, end, &weight))
             return corrupt(p, r, err, "sample entries run past the record");
         if (id >= w->n_stacks)
             return corrupt(p, r, err, "a sample names a stack not defined before it");
@@ -268,6 +268,18 @@ static int read_samples(struct rep_profile *p, const struct record *r, const str
             return rc;
     }
     return REP_OK;
+}
+
+static int read_snapshot(struct rep_profile *p, const struct record *r, struct rep_err *err)
+{
+    struct prof_rec_snapshot rec;
+    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
+    if (rc != REP_OK)
+        return rc;
+    memcpy(&rec, r->at, sizeof(rec));
+    struct rep_snap_thread t = {
+        .time_ns = rec.time_ns, .tid = rec.tid, .status = rec.status, .run_state = rec.run_state};
+    return rep_profile_add_snap_thread(p, &t) == REP_OK ? REP_OK : rep_err_nomem(err);
 }
 
 static int read_stats(struct rep_profile *p, const struct record *r, struct rep_err *err)
@@ -308,6 +320,8 @@ static int read_record(struct rep_profile *p, const struct record *r, struct wal
         return read_sample(p, r, w, err);
     case PROF_REC_STATS:
         return read_stats(p, r, err);
+    case PROF_REC_SNAPSHOT:
+        return read_snapshot(p, r, err);
     case PROF_REC_END:
         p->has_end = true;
         return REP_OK;
