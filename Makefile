@@ -47,6 +47,7 @@ LIB_OBJS := $(SMP_OBJS) $(LP_OBJS)
 
 # The objects on the signal handler's path; `make lint` checks what they call.
 HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/ring.o \
+                $(OBJ)/sampler/snapshot.o \
                 $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o \
                 $(filter $(OBJ)/sampler/walk_unw.o,$(SMP_OBJS))
 

@@ -56,6 +56,18 @@ PROF_API int prof_backtrace(void **pcs, int max, int skip);
  * when a write fails. */
 PROF_API int prof_backtrace_fd(int fd, int skip);
 
+/* Writes the current stack of every thread of the process to fd, as a snapshot file
+ * (docs/FORMAT.md) that `prof stacks FILE` prints grouped by identical stack and `prof
+ * report` reads like a profile. Each thread walks its own stack in its own handler of the
+ * snapshot signal (PROF_SNAPSHOT_SIGNAL, SIGRTMAX-3 by default); the call waits at most one
+ * second for them, and a thread that did not answer in time (it blocks the signal) is
+ * listed as such. The calling thread is included: its stack shows this call. A thread
+ * blocked in a system call that the kernel does not restart after a handler (pause,
+ * sigsuspend, nanosleep, poll, epoll_wait, select) returns EINTR from it. Returns 0, or -1
+ * when this process has no profile or snapshots are off (PROF_SNAPSHOT_SIGNAL=0), or the
+ * write failed. Any thread; not async-signal-safe; one snapshot at a time. */
+PROF_API int prof_snapshot(int fd);
+
 #ifdef __cplusplus
 }
 #endif

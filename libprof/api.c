@@ -18,3 +18,10 @@ PROF_API int prof_flush(void)
 {
     return lp_session_flush() == 0 ? 0 : -1;
 }
+
+PROF_API int prof_snapshot(int fd)
+{
+    if (fd < 0)
+        return -1;
+    return lp_session_snapshot(fd) == 0 ? 0 : -1;
+}

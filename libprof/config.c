@@ -21,7 +21,8 @@ static const char *const foreign_vars[] = { "PROF_LIBRARY", NULL };
 static const char *const known_vars[] = { "PROF_OUTPUT", "PROF_FREQ",   "PROF_DEPTH",
                                           "PROF_BUFFER_KB", "PROF_LOG", "PROF_START",
                                           "PROF_TIMER", "PROF_SIGNAL", "PROF_FOLLOW",
-                                          "PROF_EVENT", "PROF_UNWIND", NULL };
+                                          "PROF_EVENT", "PROF_UNWIND",
+                                          "PROF_SNAPSHOT_SIGNAL", NULL };
 
 struct keyword {
     const char *name;
@@ -159,21 +160,29 @@ static int parse_signal(const char *s)
     return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : 0;
 }
 
-static void load_signal(char *const *env, int *out, struct lp_config_msgs *msgs)
+/* A signal variable into *out: 0 when unset or unusable (def_text says what is used then).
+ * For PROF_SNAPSHOT_SIGNAL, "0" and "off" turn snapshots off (*out = -1), silently. */
+static void load_signal(char *const *env, const char *name, const char *def_text, int *out,
+                        struct lp_config_msgs *msgs)
 {
-    const char *v = env_get(env, "PROF_SIGNAL");
+    const char *v = env_get(env, name);
     *out = 0;
     if (!v)
         return;
+    int is_snap = strcmp(name, "PROF_SNAPSHOT_SIGNAL") == 0;
+    if (is_snap && (strcmp(v, "0") == 0 || strcmp(v, "off") == 0)) {
+        *out = -1;
+        return;
+    }
     int sig = parse_signal(v);
     if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
         sig == SIGFPE || sig == SIGABRT || sig == SIGCHLD || sig == SIGPIPE)
         sig = 0;
     if (sig == 0)
         add_msg(msgs,
-                "PROF_SIGNAL='%.40s' is not a usable signal (a number, PROF, USR1, RTMIN+N, "
-                "RTMAX-N); using the timer's default",
-                v);
+                "%s='%.40s' is not a usable signal (a number, PROF, USR1, RTMIN+N, "
+                "RTMAX-N%s); using %s",
+                name, v, is_snap ? ", 0 for none" : "", def_text);
     *out = sig;
 }
 
@@ -215,7 +224,21 @@ int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs 
     load_keyword(env, "PROF_TIMER", timer_names, LP_TIMER_AUTO, &c->timer, msgs);
     load_keyword(env, "PROF_EVENT", event_names, SMP_PERF_TASK_CLOCK, &c->event, msgs);
     load_keyword(env, "PROF_UNWIND", unwind_names, PROF_UNWIND_FP, &c->unwinder, msgs);
-    load_signal(env, &c->signo, msgs);
+    load_signal(env, "PROF_SIGNAL", "the timer's default", &c->signo, msgs);
+    load_signal(env, "PROF_SNAPSHOT_SIGNAL", "RTMAX-3", &c->snap_signo, msgs);
+    if (c->snap_signo == 0) {
+        /* The default, or one below it when PROF_SIGNAL took it. */
+        c->snap_signo = SIGRTMAX - LP_DEFAULT_SNAP_RT_OFFSET;
+        if (c->snap_signo == c->signo)
+            c->snap_signo--;
+    } else if (c->snap_signo < 0) {
+        c->snap_signo = 0;
+    }
+    if (c->snap_signo != 0 && c->snap_signo == c->signo) {
+        add_msg(msgs, "PROF_SNAPSHOT_SIGNAL is PROF_SIGNAL's signal (%d); snapshots off",
+                c->signo);
+        c->snap_signo = 0;
+    }
     check_unknown(env, msgs);
     return msgs->n - before;
 }

@@ -17,6 +17,7 @@
 #define LP_DEFAULT_DEPTH 256u
 #define LP_MAX_DEPTH 4096u
 #define LP_DEFAULT_BUFFER_KB 4096u /* a quarter shared, the rest 24 per-thread rings */
+#define LP_DEFAULT_SNAP_RT_OFFSET 3 /* PROF_SNAPSHOT_SIGNAL default: SIGRTMAX - 3 */
 #define LP_MIN_BUFFER_KB 64u
 #define LP_MAX_BUFFER_KB (1024u * 1024u)
 #define LP_TIMER_AUTO 0u /* perf where permitted, else per-thread timers */
@@ -32,6 +33,7 @@ struct lp_config {
     int start;             /* PROF_START: 1 = sample from the start, 0 = wait for prof_start() */
     unsigned timer;        /* PROF_TIMER: LP_TIMER_AUTO or a PROF_TIMER_* source */
     int signo;             /* PROF_SIGNAL: 0 = the source's default */
+    int snap_signo;        /* PROF_SNAPSHOT_SIGNAL: asks for an all-thread snapshot; 0 = off */
     int follow;            /* PROF_FOLLOW: 1 = profile forked children and exec'd programs */
     unsigned event;        /* PROF_EVENT: SMP_PERF_* event of the perf source */
     unsigned unwinder;     /* PROF_UNWIND: PROF_UNWIND_FP (default) or PROF_UNWIND_LIBUNWIND */

@@ -37,6 +37,7 @@
 #include "libprof/maps.h"
 #include "include/prof_record.h"
 #include "libprof/rings.h"
+#include "libprof/snapshot.h"
 #include "libprof/threads.h"
 #include "libprof/timers.h"
 #include "libprof/unwind.h"
@@ -155,9 +156,18 @@ static int start_session(int is_child, int sample_now);
 
 /* The writer thread's periodic chores: drain the per-thread rings, keep per-thread
  * counters alive. */
+/* While the writer thread waits for a snapshot's answers: samples keep moving. */
+static void drain_while_waiting(void)
+{
+    int busy = 0;
+    lp_rings_drain(&lp.writer, &busy);
+    lp_writer_drain(&lp.writer, &lp.ring);
+}
+
 static int on_writer_period(void)
 {
     int busy = 0;
+    lp_snapshot_serve(lp.writer.path, lp.writer.tid, drain_while_waiting);
     lp_rings_drain(&lp.writer, &busy);
     if (atomic_load_explicit(&smp_sampler.active, memory_order_relaxed))
         lp_timers_check();
@@ -271,6 +281,11 @@ static int start_session(int is_child, int sample_now)
                lp.timer.signo, strerror(-rc));
         return rc;
     }
+    if (lp.cfg.snap_signo != 0 &&
+        (rc = lp_snapshot_install(lp.cfg.snap_signo, lp.cfg.max_depth,
+                                  lp_interpose_real_sigaction())) != 0)
+        lp_log("cannot install a handler for signal %d (PROF_SNAPSHOT_SIGNAL): %s; "
+               "snapshots off", lp.cfg.snap_signo, strerror(-rc));
     lp.writer.on_period = on_writer_period;
     if ((rc = lp_writer_start(&lp.writer, &lp.ring)) != 0) {
         lp_log("cannot start: %s; profiling disabled", strerror(-rc));
@@ -302,6 +317,8 @@ __attribute__((constructor)) static void lp_constructor(void)
 
 int lp_session_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
 {
+    if (lp_snapshot_app_sigaction(signo, act, old))
+        return 1;
     if (signo <= 0 || signo != lp.installed_signo)
         return 0;
     static _Atomic int said;
@@ -477,4 +494,11 @@ void lp_session_finish(void)
 __attribute__((destructor)) static void lp_destructor(void)
 {
     lp_session_finish();
+}
+
+int lp_session_snapshot(int fd)
+{
+    if (!lp_session_live())
+        return -ESRCH;
+    return lp_snapshot_write(fd, lp.writer.tid, NULL);
 }

@@ -44,4 +44,8 @@ void lp_session_post_thread_name(void);
 /* Writes everything sampled so far to the file; waits up to a second. 0 or -errno. */
 int lp_session_flush(void);
 
+/* Writes an all-thread snapshot to fd (libprof/snapshot.h). 0, -ESRCH without a live
+ * session, or -errno. */
+int lp_session_snapshot(int fd);
+
 #endif

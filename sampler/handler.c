@@ -55,8 +55,8 @@ static void use_alt_stack_if_there(uintptr_t sp, struct smp_stack *stack)
     }
 }
 
-/* Fills the slot's frames and returns the stop reason. */
-SMP_READS_STACK static uint8_t take_stack(struct smp_slot *slot, const ucontext_t *uc)
+SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames,
+                                       const ucontext_t *uc)
 {
     struct smp_regs regs = {
         .pc = arch_pc(uc), .sp = arch_sp(uc), .fp = arch_fp(uc), .lr = arch_lr(uc)
@@ -66,11 +66,11 @@ SMP_READS_STACK static uint8_t take_stack(struct smp_slot *slot, const ucontext_
     };
     uint8_t why, flags;
 
-    slot->rec.flags = 0;
+    rec->flags = 0;
     if (stack.hi == 0) {
-        slot->frames[0] = arch_strip_pac(regs.pc);
-        slot->rec.n_frames = 1;
-        slot->rec.sp_word = 0;
+        frames[0] = arch_strip_pac(regs.pc);
+        rec->n_frames = 1;
+        rec->sp_word = 0;
         return PROF_STOP_NO_STACK;
     }
     use_alt_stack_if_there(regs.sp, &stack);
@@ -78,24 +78,24 @@ SMP_READS_STACK static uint8_t take_stack(struct smp_slot *slot, const ucontext_
     /* libunwind finds the leaf's caller from unwind tables itself: sp_word stays 0 so that
      * the reporter adds nothing. A nested walk on this thread falls back to the chain. */
     if (smp_unw_enabled) {
-        unsigned n = smp_walk_unw((void *)uc, &regs, &stack, slot->frames,
+        unsigned n = smp_walk_unw((void *)uc, &regs, &stack, frames,
                                   smp_sampler.max_frames, &why);
         if (n > 0) {
-            slot->rec.n_frames = (uint16_t)n;
-            slot->rec.sp_word = 0;
+            rec->n_frames = (uint16_t)n;
+            rec->sp_word = 0;
             return why;
         }
     }
 #endif
-    slot->rec.n_frames = (uint16_t)smp_walk_fp(&regs, &stack, slot->frames,
+    rec->n_frames = (uint16_t)smp_walk_fp(&regs, &stack, frames,
                                                smp_sampler.max_frames, &why, &flags);
-    slot->rec.flags = flags;
+    rec->flags = flags;
     /* The word at sp is the caller's return address when the leaf has no frame yet. When
      * the stepper already recovered that caller (PROF_SAMPLE_LEAF_CALLER), sp_word is 0 so
      * that the reporter does not add it a second time. */
     int sp_ok = regs.sp >= stack.lo && regs.sp < stack.hi && stack.hi - regs.sp >= 8 &&
                 !(regs.sp & 7u) && !(flags & PROF_SAMPLE_LEAF_CALLER);
-    slot->rec.sp_word = sp_ok ? *(const uint64_t *)regs.sp : 0;
+    rec->sp_word = sp_ok ? *(const uint64_t *)regs.sp : 0;
     return why;
 }
 
@@ -164,7 +164,7 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
         count(PROF_STAT_DROPPED);
         goto out;
     }
-    uint8_t why = take_stack(slot, ucontext);
+    uint8_t why = smp_take_stack(&slot->rec, slot->frames, ucontext);
     if (smp_self.tid == 0)
         smp_self.tid = (uint32_t)syscall(SYS_gettid);
     slot->rec.time_ns = now_ns();

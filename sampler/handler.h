@@ -22,6 +22,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <ucontext.h>
 
 #include "include/prof_format.h"
 
@@ -59,5 +60,11 @@ extern __thread struct smp_thread smp_self __attribute__((tls_model("initial-exe
 /* Async-signal-safe: the handler itself, for sigaction with SA_SIGINFO. Saves and
  * restores errno. */
 void smp_handler(int sig, siginfo_t *info, void *ucontext);
+
+/* Async-signal-safe, on the thread that was interrupted (in a handler of ours). Walks the
+ * stack of the context uc with the configured stepper, bounded by smp_self's stack (or the
+ * alternate signal stack it runs on): writes frames (smp_sampler.max_frames at most) and
+ * rec's n_frames, flags and sp_word, and returns the stop reason (PROF_STOP_*). */
+uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames, const ucontext_t *uc);
 
 #endif

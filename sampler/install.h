@@ -15,5 +15,8 @@ typedef int smp_sigaction_fn(int, const struct sigaction *, struct sigaction *);
  * stack), through sigaction_fn (libc's sigaction: libprof/ interposes the exported one).
  * The previous action goes to *old when old is not NULL. 0 or -errno. */
 int smp_install_handler(int signo, struct sigaction *old, smp_sigaction_fn *sigaction_fn);
+/* The same for another of our handlers (the snapshot signal's). */
+int smp_install(int signo, void (*handler)(int, siginfo_t *, void *), struct sigaction *old,
+                smp_sigaction_fn *sigaction_fn);
 
 #endif

@@ -17,7 +17,7 @@ err() { echo "lint: $*" >&2; fail=1; }
 
 # 1. Handler path. The allowlist: functions POSIX lists as async-signal-safe that these
 # files use, plus the compiler's and glibc's safe helpers.
-handler_objs="$obj/sampler/handler.o $obj/sampler/walk_fp.o $obj/sampler/ring.o
+handler_objs="$obj/sampler/handler.o $obj/sampler/walk_fp.o $obj/sampler/ring.o $obj/sampler/snapshot.o
               $obj/sampler/probe.o $obj/sampler/codemap.o"
 # The libunwind stepper, when built (UNWIND=1), may also call libunwind's local unwinder
 # (its entry points, per architecture). libunwind's local unwinding is async-signal-safe
@@ -27,7 +27,7 @@ handler_objs="$obj/sampler/handler.o $obj/sampler/walk_fp.o $obj/sampler/ring.o
 unw_obj=$obj/sampler/walk_unw.o
 unw_allow="_ULx86_64_init_local2 _ULx86_64_step _ULx86_64_get_reg
            _ULaarch64_init_local2 _ULaarch64_step _ULaarch64_get_reg"
-allow="_GLOBAL_OFFSET_TABLE_ __errno_location clock_gettime syscall ioctl memset memcpy
+allow="_GLOBAL_OFFSET_TABLE_ __errno_location clock_gettime syscall ioctl memset memcpy getpid
        __stack_chk_fail __aarch64_cas8_acq_rel __aarch64_ldadd8_relax __aarch64_ldadd4_acq
        __aarch64_ldadd4_rel __aarch64_cas8_relax __aarch64_ldadd8_acq_rel"
 all_handler_objs=$handler_objs
@@ -65,7 +65,7 @@ if grep -n '#include "' include/*.h | grep -v '#include "include/' >/dev/null; t
 fi
 
 # 3. Exported symbols of the library.
-exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd
+exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd prof_snapshot
          pthread_create pthread_setname_np dlopen dlclose dl_iterate_phdr
          sigaction signal setitimer
          __libc_start_main execve execv execvp execvpe execl execlp execle fexecve execveat"

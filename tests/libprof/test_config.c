@@ -2,6 +2,7 @@
 /* Unit tests of PROF_* parsing and output path templates (libprof/config.c). */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,4 +99,48 @@ Test(config, rejects_bad_templates)
     cr_assert_eq(lp_config_expand_path("", 1, "/", out, sizeof(out)), -EINVAL);
     cr_assert_eq(lp_config_expand_path("/a/very/long/path/%p", 123456, "/", out, sizeof(out)),
                  -ENAMETOOLONG);
+}
+
+Test(config, snapshot_signal_default_off_and_bad)
+{
+    struct lp_config_msgs m;
+    char *dflt[] = { NULL };
+    struct lp_config c = load(dflt, &m);
+    cr_assert_eq(c.snap_signo, SIGRTMAX - 3);
+
+    char *off[] = { "PROF_SNAPSHOT_SIGNAL=off", NULL };
+    c = load(off, &m);
+    cr_assert_eq(m.n, 0);
+    cr_assert_eq(c.snap_signo, 0);
+    char *zero[] = { "PROF_SNAPSHOT_SIGNAL=0", NULL };
+    c = load(zero, &m);
+    cr_assert_eq(c.snap_signo, 0);
+
+    char *named[] = { "PROF_SNAPSHOT_SIGNAL=SIGUSR2", NULL };
+    c = load(named, &m);
+    cr_assert_eq(m.n, 0);
+    cr_assert_eq(c.snap_signo, SIGUSR2);
+
+    char *bad[] = { "PROF_SNAPSHOT_SIGNAL=KILL", NULL };
+    c = load(bad, &m);
+    cr_assert_eq(m.n, 1);
+    cr_assert(strstr(m.text[0], "PROF_SNAPSHOT_SIGNAL") && strstr(m.text[0], "RTMAX-3"), "%s",
+              m.text[0]);
+    cr_assert_eq(c.snap_signo, SIGRTMAX - 3);
+}
+
+Test(config, snapshot_signal_moves_off_the_sampling_signal)
+{
+    struct lp_config_msgs m;
+    char *taken[] = { "PROF_SIGNAL=RTMAX-3", NULL };
+    struct lp_config c = load(taken, &m);
+    cr_assert_eq(m.n, 0);
+    cr_assert_eq(c.signo, SIGRTMAX - 3);
+    cr_assert_eq(c.snap_signo, SIGRTMAX - 4);
+
+    char *same[] = { "PROF_SIGNAL=USR1", "PROF_SNAPSHOT_SIGNAL=USR1", NULL };
+    c = load(same, &m);
+    cr_assert_eq(m.n, 1);
+    cr_assert(strstr(m.text[0], "snapshots off"), "%s", m.text[0]);
+    cr_assert_eq(c.snap_signo, 0);
 }
