@@ -109,8 +109,8 @@ WALK_BENCH_OBJS := $(filter $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/walk_unw.o \
                    $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o,$(SMP_OBJS))
 $(BUILD)/bench/walk: bench/walk.c $(WALK_BENCH_OBJS)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -fno-omit-frame-pointer -o $@ $< $(WALK_BENCH_OBJS) $(UNW_LDLIBS) \
-	    -lpthread
+	$(CC) $(BASE_CFLAGS) -fno-omit-frame-pointer -o $@ $< $(WALK_BENCH_OBJS) \
+	    $(if $(filter 1,$(UNWIND)),-lunwind) -lpthread
 
 $(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS)
 	@mkdir -p $(@D)

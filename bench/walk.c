@@ -21,6 +21,9 @@
 #include "sampler/probe.h"
 #include "sampler/walk_fp.h"
 #ifdef PROF_HAVE_LIBUNWIND
+#define UNW_LOCAL_ONLY
+#include <libunwind.h>
+
 #include "sampler/walk_unw.h"
 #endif
 
@@ -120,6 +123,9 @@ int main(int argc, char **argv)
     bounds = (struct smp_stack){.lo = (uintptr_t)addr, .hi = (uintptr_t)addr + size};
     smp_probe_init();
 #ifdef PROF_HAVE_LIBUNWIND
+    /* The library dlopens libunwind; the benchmark links it and hands over the same three
+     * entry points. */
+    smp_walk_unw_set_api((void *)unw_init_local2, (void *)unw_step, (void *)unw_get_reg);
     smp_unw_enabled = 1;
 #endif
     bench_probe();
