@@ -14,6 +14,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "include/prof_format.h"
@@ -147,6 +148,40 @@ static inline size_t prof_record_snapshot(void *buf, size_t cap, uint64_t time_n
     struct prof_rec_snapshot r = {
         .time_ns = time_ns, .tid = tid, .status = status, .run_state = run_state};
     return prof_record_put(buf, cap, PROF_REC_SNAPSHOT, &r, sizeof(r), NULL, 0);
+}
+
+/* One line of /proc/PID/maps, the source of MAP records:
+ *   55d0c8a00000-55d0c8a21000 r-xp 00002000 fe:01 1234   /usr/bin/app */
+struct prof_maps_line {
+    uint64_t start, end; /* [start, end) */
+    uint64_t offset;     /* file offset of start */
+    uint32_t prot;       /* PROF_MAP_* */
+    const char *path;    /* into the line: the file, "[vdso]" and the like, "" anonymous */
+};
+
+/* Parses line (without its newline) into *m; 0, or -1 when it is not a maps line. */
+static inline int prof_maps_parse_line(const char *line, struct prof_maps_line *m)
+{
+    char *end;
+    m->start = strtoull(line, &end, 16);
+    if (*end != '-')
+        return -1;
+    m->end = strtoull(end + 1, &end, 16);
+    if (*end != ' ' || strlen(end) < 6 || end[5] != ' ' || m->end <= m->start)
+        return -1;
+    const char *perms = end + 1; /* "r-xp" */
+    m->prot = (perms[0] == 'r' ? PROF_MAP_READ : 0u) | (perms[1] == 'w' ? PROF_MAP_WRITE : 0u) |
+              (perms[2] == 'x' ? PROF_MAP_EXEC : 0u);
+    m->offset = strtoull(perms + 5, &end, 16);
+    m->path = "";
+    for (int field = 0; field < 2 && end != NULL; field++) /* device, inode */
+        end = strchr(end + 1, ' ');
+    if (end != NULL) {
+        while (*end == ' ')
+            end++;
+        m->path = end;
+    }
+    return 0;
 }
 
 /* The GNU build-id (NT_GNU_BUILD_ID) in an ELF note segment's bytes, as a MAP record

@@ -82,22 +82,17 @@ static char *slurp(const char *path)
 }
 
 /* Parses one maps line into m and *path; 0 when it is an executable mapping. */
-static int parse_line(char *line, struct prof_rec_map *m, const char **path)
+static int parse_line(const char *line, struct prof_rec_map *m, const char **path)
 {
-    unsigned long long start, end, off;
-    char perms[5];
-    int name_at = 0;
-    if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) < 4)
-        return -1;
-    if (perms[2] != 'x')
+    struct prof_maps_line l;
+    if (prof_maps_parse_line(line, &l) != 0 || !(l.prot & PROF_MAP_EXEC))
         return -1;
     memset(m, 0, sizeof(*m));
-    m->start = start;
-    m->end = end;
-    m->file_offset = off;
-    m->prot = (perms[0] == 'r' ? PROF_MAP_READ : 0) | (perms[1] == 'w' ? PROF_MAP_WRITE : 0) |
-              PROF_MAP_EXEC;
-    *path = name_at > 0 ? line + name_at : "";
+    m->start = l.start;
+    m->end = l.end;
+    m->file_offset = l.offset;
+    m->prot = l.prot;
+    *path = l.path;
     return 0;
 }
 

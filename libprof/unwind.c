@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "include/prof_format.h"
+#include "include/prof_record.h"
 #include "sampler/codemap.h"
 #include "sampler/probe.h"
 
@@ -42,34 +43,22 @@ static struct module_table *spare_modules(void)
     return atomic_load(&modules_now) == &modules[0] ? &modules[1] : &modules[0];
 }
 
-/* Adds one /proc/self/maps line to t when it is executable:
- *   start-end perms offset dev inode [path] */
-static void parse_maps_line(char *line, struct module_table *t)
+/* Adds one /proc/self/maps line to t when it is executable. */
+static void parse_maps_line(const char *line, struct module_table *t)
 {
-    char *end;
-    unsigned long long start = strtoull(line, &end, 16);
-    if (*end != '-' || t->n >= SMP_CODEMAP_MAX)
+    struct prof_maps_line m;
+    if (t->n >= SMP_CODEMAP_MAX || prof_maps_parse_line(line, &m) != 0 ||
+        !(m.prot & PROF_MAP_EXEC))
         return;
-    unsigned long long stop = strtoull(end + 1, &end, 16);
-    if (*end != ' ' || strlen(end) < 5 || end[3] != 'x' || stop <= start)
-        return;
-    const char *end_perms = end + 1; /* "r-xp" */
-    unsigned long long offset = strtoull(end + 5, &end, 16);
-    const char *path = "";
-    for (int field = 0; field < 2 && end != NULL; field++) /* dev, inode */
-        end = strchr(end + 1, ' ');
-    if (end != NULL) {
-        while (*end == ' ')
-            end++;
-        path = end;
-    }
+    const char *path = m.path;
     if (t->n_path_bytes + strlen(path) + 1 > sizeof(t->paths))
         path = ""; /* out of room: the range still counts as code, without its file */
     size_t len = strlen(path) + 1;
     memcpy(t->paths + t->n_path_bytes, path, len);
-    t->ranges[t->n] = (struct smp_code_range){
-        .start = (uintptr_t)start, .end = (uintptr_t)stop, .readable = end_perms[0] == 'r'};
-    t->file_offsets[t->n] = offset;
+    t->ranges[t->n] = (struct smp_code_range){.start = (uintptr_t)m.start,
+                                               .end = (uintptr_t)m.end,
+                                               .readable = (m.prot & PROF_MAP_READ) != 0};
+    t->file_offsets[t->n] = m.offset;
     t->path_at[t->n] = (uint32_t)t->n_path_bytes;
     t->n_path_bytes += len;
     t->n++;
