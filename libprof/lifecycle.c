@@ -191,7 +191,7 @@ static int install_handler(int signo)
     if (lp.installed_signo == signo)
         return 0;
     struct sigaction old;
-    int rc = smp_install_handler(signo, &old, lp_interpose_real_sigaction());
+    int rc = smp_install_handler(signo, lp.cfg.snap_signo, &old, lp_interpose_real_sigaction());
     if (rc != 0)
         return rc;
     set_app_action(&old);
@@ -282,7 +282,7 @@ static int start_session(int is_child, int sample_now)
         return rc;
     }
     if (lp.cfg.snap_signo != 0 &&
-        (rc = lp_snapshot_install(lp.cfg.snap_signo, lp.cfg.max_depth,
+        (rc = lp_snapshot_install(lp.cfg.snap_signo, lp.timer.signo, lp.cfg.max_depth,
                                   lp_interpose_real_sigaction())) != 0)
         lp_log("cannot install a handler for signal %d (PROF_SNAPSHOT_SIGNAL): %s; "
                "snapshots off", lp.cfg.snap_signo, strerror(-rc));

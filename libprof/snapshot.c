@@ -48,7 +48,8 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int lp_snapshot_install(int signo, unsigned max_frames, smp_sigaction_fn *sigaction_fn)
+int lp_snapshot_install(int signo, int block, unsigned max_frames,
+                        smp_sigaction_fn *sigaction_fn)
 {
     if (snap.signo == signo) {
         if (snap.pid != getpid()) {
@@ -62,7 +63,7 @@ int lp_snapshot_install(int signo, unsigned max_frames, smp_sigaction_fn *sigact
         return 0;
     }
     struct sigaction old;
-    int rc = smp_install(signo, smp_snap_handler, &old, sigaction_fn);
+    int rc = smp_install(signo, smp_snap_handler, block, &old, sigaction_fn);
     if (rc != 0)
         return rc;
     smp_snap.app_actions[0] = old;

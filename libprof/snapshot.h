@@ -25,9 +25,10 @@
 #define LP_SNAPSHOT_WAIT_MS 1000u /* longest wait for the threads to answer */
 
 /* Installs the snapshot handler for signo (once per process; again after a fork is a
- * no-op); the action it replaces becomes the application's. max_frames: frames per
- * stack. 0 or -errno. */
-int lp_snapshot_install(int signo, unsigned max_frames, smp_sigaction_fn *sigaction_fn);
+ * no-op); the action it replaces becomes the application's. block: the sampling signal,
+ * held off while the handler runs. max_frames: frames per stack. 0 or -errno. */
+int lp_snapshot_install(int signo, int block, unsigned max_frames,
+                        smp_sigaction_fn *sigaction_fn);
 /* The application's sigaction() for signo: 1 when signo is the snapshot signal (its action
  * is kept aside, old filled from it), else 0 and the caller calls libc. */
 int lp_snapshot_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old);

@@ -10,18 +10,21 @@
 
 #include "sampler/handler.h"
 
-int smp_install_handler(int signo, struct sigaction *old, smp_sigaction_fn *sigaction_fn)
+int smp_install_handler(int signo, int block, struct sigaction *old,
+                        smp_sigaction_fn *sigaction_fn)
 {
-    return smp_install(signo, smp_handler, old, sigaction_fn);
+    return smp_install(signo, smp_handler, block, old, sigaction_fn);
 }
 
-int smp_install(int signo, void (*handler)(int, siginfo_t *, void *), struct sigaction *old,
-                smp_sigaction_fn *sigaction_fn)
+int smp_install(int signo, void (*handler)(int, siginfo_t *, void *), int block,
+                struct sigaction *old, smp_sigaction_fn *sigaction_fn)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = handler;
     sa.sa_flags = SA_SIGINFO | SA_RESTART;
     sigemptyset(&sa.sa_mask);
+    if (block > 0)
+        sigaddset(&sa.sa_mask, block);
     return sigaction_fn(signo, &sa, old) == 0 ? 0 : -errno;
 }

@@ -14,9 +14,12 @@ typedef int smp_sigaction_fn(int, const struct sigaction *, struct sigaction *);
  * (not SA_ONSTACK: the handler must never run on an application's small alternate
  * stack), through sigaction_fn (libc's sigaction: libprof/ interposes the exported one).
  * The previous action goes to *old when old is not NULL. 0 or -errno. */
-int smp_install_handler(int signo, struct sigaction *old, smp_sigaction_fn *sigaction_fn);
-/* The same for another of our handlers (the snapshot signal's). */
-int smp_install(int signo, void (*handler)(int, siginfo_t *, void *), struct sigaction *old,
-                smp_sigaction_fn *sigaction_fn);
+int smp_install_handler(int signo, int block, struct sigaction *old,
+                        smp_sigaction_fn *sigaction_fn);
+/* The same for another of our handlers (the snapshot signal's). block: a signal to hold
+ * off while the handler runs (0: none), so that our two handlers never nest: a snapshot
+ * taken inside the sampling handler would show the handler's frames. */
+int smp_install(int signo, void (*handler)(int, siginfo_t *, void *), int block,
+                struct sigaction *old, smp_sigaction_fn *sigaction_fn);
 
 #endif

@@ -39,7 +39,7 @@ static void setup_sampler(size_t n_slots, int with_bounds)
         smp_self.stack_lo = (uintptr_t)addr;
         smp_self.stack_hi = (uintptr_t)addr + size;
     }
-    cr_assert_eq(smp_install_handler(SIGPROF, NULL, sigaction), 0);
+    cr_assert_eq(smp_install_handler(SIGPROF, 0, NULL, sigaction), 0);
     atomic_store(&smp_sampler.active, 1);
 }
 
