@@ -34,7 +34,7 @@ int lp_writer_open(struct lp_writer *w, const char *path)
     if (!w->buf)
         return -ENOMEM;
     w->batch = malloc(LP_WRITER_BATCH_BYTES); /* without it, samples are written in full */
-    lp_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
+    prof_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
     int fd = lp_fd_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (fd < 0) {
         free(w->buf);
@@ -149,8 +149,8 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
     uint64_t sp = lp_intern_filter_sp(rec->sp_word);
     uint32_t id;
     int is_new;
-    if (!w->batch || lp_intern_stack(&w->intern, frames, rec->n_frames, rec->stop_reason,
-                                     rec->flags, sp, &id, &is_new) != 0) {
+    if (!w->batch || prof_intern_stack(&w->intern, frames, rec->n_frames, rec->stop_reason,
+                                       rec->flags, sp, &id, &is_new) != 0) {
         size_t need = sizeof(*rec) + (size_t)rec->n_frames * sizeof(uint64_t);
         void *dst = lp_writer_reserve(w, need);
         if (dst)
@@ -369,7 +369,7 @@ void lp_writer_close(struct lp_writer *w)
     pthread_mutex_unlock(&w->post_mu);
     free(w->batch);
     w->batch = NULL;
-    lp_intern_fini(&w->intern);
+    prof_intern_fini(&w->intern);
 }
 
 void lp_writer_forget(struct lp_writer *w)
@@ -380,7 +380,7 @@ void lp_writer_forget(struct lp_writer *w)
     w->batch = NULL;
     w->batch_n = 0;
     w->batch_len = 0;
-    lp_intern_fini(&w->intern);
+    prof_intern_fini(&w->intern);
     free(w->posted);
     w->posted = NULL;
     w->posted_len = w->posted_cap = 0;
