@@ -35,7 +35,9 @@
 #include "reporter/progress.h"
 #include "reporter/read.h"
 #include "reporter/record_cmd.h"
+#include "reporter/record_pid.h"
 #include "reporter/select.h"
+#include "reporter/stacks_cmd.h"
 #include "reporter/symbolize_cmd.h"
 #include "reporter/symbols.h"
 
@@ -68,6 +70,7 @@ struct report_opts {
 static const char usage_text[] =
     "usage: prof report [options] FILE...   print a profile (several files are merged)\n"
     "       prof record [options] [--] COMMAND [ARG]...   run COMMAND under libprof\n"
+    "       prof record -p PID [-F HZ] [-d SECS] -o FILE   sample a running process\n"
     "       prof --help | --version\n"
     "\n"
     "report options:\n"
@@ -114,12 +117,25 @@ static const char usage_text[] =
     "record options:\n"
     "  -o, --output PATH    profile to write (PROF_OUTPUT; %p is the pid)\n"
     "  -F, --freq HZ        sampling frequency (PROF_FREQ)\n"
-    "  -d, --depth N        frames per sample at most (PROF_DEPTH)\n"
+    "  -d, --depth N        frames per sample at most (PROF_DEPTH); with -p, -d is the\n"
+    "                       duration (-D) and only --depth sets the depth\n"
+    "  -p, --pid PID        sample the running process PID instead of running a command:\n"
+    "                       perf_event task-clock counters on its threads, user space only\n"
+    "                       (root, or your own process with kernel.perf_event_paranoid <= 2);\n"
+    "                       -o FILE is required (no %p); sampling stops after -d, on Ctrl-C\n"
+    "                       or SIGTERM, or when the process exits or execs, and the process\n"
+    "                       runs on untouched; -F and --depth apply as for a command\n"
+    "  -d, -D, --duration SECS  with -p: stop after SECS seconds (decimals allowed)\n"
+    "      --callchain fp|kernel  with -p: fp (default) walks a copy of each sample's stack\n"
+    "                       with libprof's stepper; kernel takes the kernel's frame-pointer\n"
+    "                       walk (smaller samples, no leaf fixes, depth at most\n"
+    "                       kernel.perf_event_max_stack)\n"
     "  The library is $PROF_LIBRARY, else libprof.so next to prof or in ../lib.\n"
     "\n"
     "exit status: 0 success; 1 internal failure (out of memory, output write error);\n"
     "  2 bad usage or bad input; record: the command's status (128+N if killed by\n"
-    "  signal N), 127 if it was not found, 126 if it could not be run.\n";
+    "  signal N), 127 if it was not found, 126 if it could not be run; record -p: 0, or 2\n"
+    "  when the process does not exist or cannot be sampled (the line says why).\n";
 
 static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -180,6 +196,12 @@ static void print_file_stats(const struct rep_profile *p)
     /* The reader counted the samples by stop reason, also those it did not keep. */
     const uint64_t *by_reason = p->n_stopped;
     uint64_t truncated = p->n_samples_read - p->n_stopped[PROF_STOP_END];
+    if (p->has_process && p->process.timer_source == PROF_TIMER_NONE) {
+        /* A snapshot: one stack per thread that answered, no counters. */
+        fprintf(stderr, "prof: %s: a snapshot of %zu threads, %zu stacks, %" PRIu64 " truncated\n",
+                p->name, p->n_snap_threads, p->n_samples_read, truncated);
+        return;
+    }
     char dropped[64];
     if (p->has_stats)
         snprintf(dropped, sizeof(dropped), "%" PRIu64 " dropped", p->stats[PROF_STAT_DROPPED]);
@@ -500,20 +522,68 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct rep
     return REP_OK;
 }
 
+/* What goes with what: -p or a command; --duration and --callchain with -p only. */
+static int check_record(int argc, char **argv, struct rep_record_opts *o, bool has_pid_only,
+                        struct rep_err *err)
+{
+    if (o->pid != 0 && optind < argc)
+        return rep_err_set(err, REP_E_INPUT,
+                           "record: -p samples a running process; give it or a command, not both");
+    if (o->pid == 0 && has_pid_only)
+        return rep_err_set(err, REP_E_INPUT, "record: --duration and --callchain go with -p PID");
+    if (o->pid != 0 && o->output == NULL)
+        return rep_err_set(err, REP_E_INPUT, "record: -p needs -o FILE");
+    if (o->pid != 0)
+        return REP_OK;
+    if (optind == argc)
+        return rep_err_set(err, REP_E_INPUT, "record: no command given (see prof --help)");
+    o->argv = argv + optind;
+    return REP_OK;
+}
+
+/* A number of seconds for --duration (or -d with -p). */
+static int parse_duration(const char *opt, const char *s, double *out, struct rep_err *err)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(s, &end);
+    if (errno != 0 || end == s || *end != '\0' || !(*out > 0) || *out > 1e9)
+        return rep_err_set(err, REP_E_INPUT, "%s: '%s' is not a number of seconds", opt, s);
+    return REP_OK;
+}
+
+static int parse_depth(const char *opt, const char *s, struct rep_record_opts *o,
+                       struct rep_err *err)
+{
+    unsigned long v;
+    if (!parse_number(s, 1, UINT16_MAX, &v))
+        return rep_err_set(err, REP_E_INPUT, "%s: '%s' is not a depth", opt, s);
+    o->depth = s;
+    return REP_OK;
+}
+
+/* -d is the depth when recording a command, and the duration with -p (`prof record -p PID
+ * -d SECONDS`, as perf users expect); --depth and --duration say either without doubt. */
 static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct rep_err *err)
 {
+    enum { OPT_CALLCHAIN = 256, OPT_DEPTH };
     static const struct option longs[] = {
         {"output", required_argument, NULL, 'o'},
         {"freq", required_argument, NULL, 'F'},
-        {"depth", required_argument, NULL, 'd'},
+        {"depth", required_argument, NULL, OPT_DEPTH},
+        {"pid", required_argument, NULL, 'p'},
+        {"duration", required_argument, NULL, 'D'},
+        {"callchain", required_argument, NULL, OPT_CALLCHAIN},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     unsigned long v;
-    int c;
+    const char *short_d = NULL;
+    bool has_pid_only = false;
+    int c, rc;
     opterr = 0;
     /* '+': options end at the command, whose own options are its business. */
-    while ((c = getopt_long(argc, argv, "+:o:F:d:h", longs, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:o:F:d:p:D:h", longs, NULL)) != -1) {
         switch (c) {
         case 'o':
             o->output = optarg;
@@ -525,9 +595,28 @@ static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct
             o->freq = optarg;
             break;
         case 'd':
-            if (!parse_number(optarg, 1, UINT16_MAX, &v))
-                return rep_err_set(err, REP_E_INPUT, "--depth: '%s' is not a depth", optarg);
-            o->depth = optarg;
+            short_d = optarg; /* its meaning depends on -p, which may come later */
+            break;
+        case OPT_DEPTH:
+            if ((rc = parse_depth("--depth", optarg, o, err)) != REP_OK)
+                return rc;
+            break;
+        case 'p':
+            if (!parse_number(optarg, 1, INT32_MAX, &v))
+                return rep_err_set(err, REP_E_INPUT, "--pid: '%s' is not a process id", optarg);
+            o->pid = (pid_t)v;
+            break;
+        case 'D':
+            if ((rc = parse_duration("--duration", optarg, &o->duration_s, err)) != REP_OK)
+                return rc;
+            has_pid_only = true;
+            break;
+        case OPT_CALLCHAIN:
+            if (strcmp(optarg, "fp") != 0 && strcmp(optarg, "kernel") != 0)
+                return rep_err_set(err, REP_E_INPUT, "--callchain: '%s' is not fp or kernel",
+                                   optarg);
+            o->is_kernel_callchain = strcmp(optarg, "kernel") == 0;
+            has_pid_only = true;
             break;
         case 'h':
             fputs(usage_text, stdout);
@@ -538,10 +627,14 @@ static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct
             return unknown_option(err, "record", argv);
         }
     }
-    if (optind == argc)
-        return rep_err_set(err, REP_E_INPUT, "record: no command given (see prof --help)");
-    o->argv = argv + optind;
-    return REP_OK;
+    if (short_d && o->pid != 0)
+        rc = parse_duration("-d (with -p: the duration; --depth sets the depth)", short_d,
+                            &o->duration_s, err);
+    else if (short_d)
+        rc = parse_depth("-d", short_d, o, err);
+    else
+        rc = REP_OK;
+    return rc == REP_OK ? check_record(argc, argv, o, has_pid_only, err) : rc;
 }
 
 int main(int argc, char **argv)
@@ -557,6 +650,7 @@ int main(int argc, char **argv)
         fputs(usage_text, stdout);
         fputs(rep_diff_cmd_usage, stdout);
         fputs(rep_symbolize_cmd_usage, stdout);
+        fputs(rep_stacks_cmd_usage, stdout);
         return 0;
     }
     if (strcmp(cmd, "--version") == 0) {
@@ -572,12 +666,17 @@ int main(int argc, char **argv)
         struct rep_record_opts o = {0};
         int status = 0;
         rc = parse_record(argc - 1, argv + 1, &o, &err);
-        if (rc == REP_OK)
+        if (rc == REP_OK && o.pid != 0) {
+            rc = rep_record_pid_run(&o, stderr, &err);
+        } else if (rc == REP_OK) {
             rc = rep_record_run(&o, &status, &err);
-        if (rc == REP_OK)
-            return status;
+            if (rc == REP_OK)
+                return status;
+        }
     } else if (strcmp(cmd, "symbolize") == 0) {
         rc = rep_symbolize_cmd_run(argc - 1, argv + 1, stdout, &err);
+    } else if (strcmp(cmd, "stacks") == 0) {
+        rc = rep_stacks_cmd_run(argc - 1, argv + 1, &err);
     } else if (strcmp(cmd, "diff") == 0 || strcmp(cmd, "check") == 0) {
         bool regressed = false;
         rc = rep_diff_cmd_run(argc - 1, argv + 1, strcmp(cmd, "check") == 0, &regressed, &err);

@@ -5,10 +5,12 @@
  * Build-ids come from the mapped file's PT_NOTE segments: the file is opened through
  * /proc/PID/map_files (exactly the mapped file, even deleted or in another mount
  * namespace; needs privilege), else through /proc/PID/root, else by its path. The vDSO
- * has no file: its notes are read from the target's memory.
+ * has no file: its notes are read from the target's memory. A mapping the target makes
+ * later (rep_pmaps_add()) cuts or replaces the older ones it overlaps, as in the kernel.
  */
 #include "reporter/procmaps.h"
 
+#include <assert.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -202,25 +204,93 @@ bool rep_pmaps_is_code(const struct rep_pmaps *m, uint64_t addr)
     return p && (p->prot & PROF_MAP_EXEC);
 }
 
-int rep_pmaps_write(const struct rep_pmaps *m, uint64_t time_ns, FILE *out, struct rep_err *err)
+int rep_pmaps_write_one(const struct rep_pmap *p, uint64_t time_ns, FILE *out, struct rep_err *err)
 {
     unsigned char buf[sizeof(struct prof_rec_map) + 4200];
+    struct prof_rec_map r = {.time_ns = time_ns,
+                             .start = p->start,
+                             .end = p->end,
+                             .file_offset = p->offset,
+                             .prot = p->prot,
+                             .build_id_len = p->build_id_len};
+    memcpy(r.build_id, p->build_id, sizeof(r.build_id));
+    size_t n = prof_record_map(buf, sizeof(buf), &r, p->path);
+    if (n == 0)
+        return REP_OK; /* a path longer than PATH_MAX: not a file the reporter could open */
+    if (fwrite(buf, 1, n, out) != n)
+        return rep_err_set(err, REP_E_IO, "write error: %s", strerror(errno));
+    return REP_OK;
+}
+
+int rep_pmaps_write(const struct rep_pmaps *m, uint64_t time_ns, FILE *out, struct rep_err *err)
+{
     for (size_t i = 0; i < m->n; i++) {
-        const struct rep_pmap *p = &m->v[i];
-        if (!(p->prot & PROF_MAP_EXEC))
+        if (!(m->v[i].prot & PROF_MAP_EXEC))
             continue;
-        struct prof_rec_map r = {.time_ns = time_ns,
-                                 .start = p->start,
-                                 .end = p->end,
-                                 .file_offset = p->offset,
-                                 .prot = p->prot,
-                                 .build_id_len = p->build_id_len};
-        memcpy(r.build_id, p->build_id, sizeof(r.build_id));
-        size_t n = prof_record_map(buf, sizeof(buf), &r, p->path);
-        if (n == 0)
-            continue; /* a path longer than PATH_MAX: not a file the reporter could open */
-        if (fwrite(buf, 1, n, out) != n)
-            return rep_err_set(err, REP_E_IO, "write error: %s", strerror(errno));
+        int rc = rep_pmaps_write_one(&m->v[i], time_ns, out, err);
+        if (rc != REP_OK)
+            return rc;
     }
+    return REP_OK;
+}
+
+/* The part [start, end) of mapping e, which holds it. */
+static struct rep_pmap part_of(const struct rep_pmap *e, uint64_t start, uint64_t end)
+{
+    struct rep_pmap r = *e;
+    r.offset = e->offset + (start - e->start);
+    r.start = start;
+    r.end = end;
+    return r;
+}
+
+int rep_pmaps_add(struct rep_pmaps *m, pid_t pid, const struct rep_pmap *p)
+{
+    assert(p->start < p->end);
+    /* An older mapping that holds p on both sides is cut in two: its second part needs a
+     * path of its own. There is at most one such mapping, so n + 2 entries are enough. */
+    const struct rep_pmap *outer = NULL;
+    for (size_t i = 0; i < m->n && outer == NULL; i++)
+        if (m->v[i].start < p->start && m->v[i].end > p->end)
+            outer = &m->v[i];
+    struct rep_pmap added = *p;
+    added.path = strdup(p->path != NULL ? p->path : "");
+    char *outer_path = outer != NULL ? strdup(outer->path) : NULL;
+    struct rep_pmap *v = malloc((m->n + 2) * sizeof(*v));
+    if (added.path == NULL || (outer != NULL && outer_path == NULL) || v == NULL) {
+        free(added.path);
+        free(outer_path);
+        free(v);
+        return REP_E_NOMEM;
+    }
+    if ((added.prot & PROF_MAP_EXEC) && added.build_id_len == 0)
+        find_build_id(pid, &added);
+    size_t n = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        const struct rep_pmap *e = &m->v[i];
+        if (e->end <= p->start || e->start >= p->end) {
+            v[n++] = *e;
+            continue;
+        }
+        bool has_left = (e->start < p->start), has_right = (e->end > p->end);
+        if (has_left)
+            v[n++] = part_of(e, e->start, p->start);
+        if (has_right) {
+            v[n] = part_of(e, p->end, e->end);
+            if (has_left)
+                v[n].path = outer_path;
+            n++;
+        }
+        if (!has_left && !has_right)
+            free(e->path);
+    }
+    size_t at = 0;
+    while (at < n && v[at].start < p->start)
+        at++;
+    memmove(&v[at + 1], &v[at], (n - at) * sizeof(*v));
+    v[at] = added;
+    free(m->v);
+    m->v = v;
+    m->n = n + 1;
     return REP_OK;
 }

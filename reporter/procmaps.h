@@ -46,5 +46,14 @@ bool rep_pmaps_is_code(const struct rep_pmaps *m, uint64_t addr);
 /* Writes one PROF_REC_MAP record per executable mapping, seen at time_ns. REP_OK or
  * REP_E_IO. */
 int rep_pmaps_write(const struct rep_pmaps *m, uint64_t time_ns, FILE *out, struct rep_err *err);
+/* Writes the PROF_REC_MAP record of one mapping, whatever its protection, seen at time_ns.
+ * REP_OK or REP_E_IO. */
+int rep_pmaps_write_one(const struct rep_pmap *p, uint64_t time_ns, FILE *out, struct rep_err *err);
+/* Adds a mapping that pid made after m was read (`prof record -p` learns of them from the
+ * kernel): a copy of *p, its path copied, with the build-id read as rep_pmaps_read() does
+ * when p is executable and carries none. Like the kernel, it takes the place of whatever
+ * part of older mappings it overlaps; m stays sorted and free of overlaps. Entries of m
+ * move: pointers into m->v are dead afterwards. REP_OK or REP_E_NOMEM. */
+int rep_pmaps_add(struct rep_pmaps *m, pid_t pid, const struct rep_pmap *p);
 
 #endif

@@ -12,13 +12,25 @@
 #ifndef PROF_REPORTER_RECORD_CMD_H
 #define PROF_REPORTER_RECORD_CMD_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 struct rep_err;
 
 struct rep_record_opts {
-    const char *output; /* PROF_OUTPUT for the command (%p is its pid), NULL: unchanged */
+    const char *output; /* PROF_OUTPUT for the command (%p is its pid), NULL: unchanged;
+                         * with pid, the file to write (required) */
     const char *freq;   /* PROF_FREQ, NULL: unchanged */
     const char *depth;  /* PROF_DEPTH, NULL: unchanged */
-    char *const *argv;  /* the command and its arguments, NULL-terminated, argv[0] set */
+    char *const *argv;  /* the command and its arguments, NULL-terminated, argv[0] set;
+                         * NULL with pid */
+    /* -p: sample this running process instead of running a command (reporter/record_pid.h);
+     * 0: run argv. The two fields below apply to it only. */
+    pid_t pid;
+    double duration_s;        /* --duration: seconds to sample; 0: until it exits or prof
+                               * is interrupted */
+    bool is_kernel_callchain; /* --callchain kernel: the kernel's frame-pointer walk instead
+                               * of prof's stepper over a copy of the stack */
 };
 
 /* Not async-signal-safe. */

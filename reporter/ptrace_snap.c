@@ -1,0 +1,445 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The ptrace snapshot (see ptrace_snap.h), in four phases:
+ *
+ *   1. attach: list /proc/PID/task, read each new thread's state letter and name (before
+ *      the stop changes its state to 't'), seize it and ask it to stop; then wait for the
+ *      stops of those threads and list the tasks again, until a listing finds no new
+ *      thread (a thread that runs can start another until it is stopped itself);
+ *   2. read: the process's mappings, then per stopped thread its registers
+ *      (PTRACE_GETREGSET NT_PRSTATUS), a copy of its stack from the stack pointer up to the
+ *      end of its mapping, and the walk over that copy;
+ *   3. detach every thread, always, also after an error;
+ *   4. write the records, once the process runs again.
+ *
+ * What the first stop of a thread can be, and what is done so that the process cannot
+ * tell: a PTRACE_EVENT_STOP (the interrupt, or the group-stop of a process stopped by
+ * SIGSTOP, which it returns to when detached); or a signal-delivery-stop, when a signal was
+ * being delivered as the thread was seized: its registers are read there, and the signal is
+ * handed back to PTRACE_DETACH, which delivers it, so that it is neither lost nor doubled.
+ * The interrupt still pending on such a thread dies with the detach.
+ */
+#include "reporter/ptrace_snap.h"
+
+#include <dirent.h>
+#include <elf.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/prof_format.h"
+#include "include/prof_record.h"
+#include "reporter/err.h"
+#include "reporter/procmaps.h"
+#include "reporter/procstat.h"
+#include "reporter/remote_walk.h"
+
+#define MAX_ROUNDS 64   /* task listings at most: a process that keeps starting threads */
+#define POLL_NS 1000000 /* between two looks at the threads not stopped yet */
+
+/* One thread of the target. */
+struct task {
+    pid_t tid;
+    char state;                      /* the kernel's letter before the attach, 0 unknown */
+    char name[PROF_THREAD_NAME_MAX]; /* its comm before the attach */
+    bool is_seized;                  /* traced by us: must be detached */
+    bool is_stopped;                 /* in a ptrace stop: registers can be read */
+    int signal;                      /* of a signal-delivery-stop: delivered at detach */
+    uint8_t status;                  /* PROF_SNAP_* */
+    struct prof_rec_sample rec;      /* its stack's record, when status is OK */
+    uint64_t *frames;                /* its stack, leaf first, rec.n_frames; malloc'd */
+};
+
+struct snap {
+    pid_t pid;
+    struct task *tasks; /* in the order first listed */
+    size_t n_tasks;
+    size_t cap_tasks;
+    uint64_t time_ns;  /* CLOCK_MONOTONIC at the start */
+    double deadline_s; /* CLOCK_MONOTONIC by which threads must have stopped */
+    bool is_refused;   /* a live thread refused to be seized (permission) */
+    uint64_t *scratch; /* REP_PTRACE_SNAP_DEPTH frames: one walk's, before they are kept */
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t clock_ns(clockid_t clock)
+{
+    struct timespec ts;
+    clock_gettime(clock, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static bool has_task(const struct snap *s, pid_t tid)
+{
+    for (size_t i = 0; i < s->n_tasks; i++)
+        if (s->tasks[i].tid == tid)
+            return true;
+    return false;
+}
+
+/* Seizes thread t and asks it to stop. A thread that is exiting (a zombie refuses to be
+ * seized with EPERM) is gone; any other refusal is remembered for the error message. */
+static void seize(struct snap *s, struct task *t)
+{
+    if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL) != 0) {
+        int e = errno;
+        char now = rep_proc_task_state(s->pid, t->tid);
+        if (e == ESRCH || now == 0 || now == 'Z' || now == 'X') {
+            t->status = PROF_SNAP_GONE;
+        } else {
+            t->status = PROF_SNAP_FAILED;
+            s->is_refused = true;
+        }
+        return;
+    }
+    t->is_seized = true;
+    /* Fails only when the thread is already gone; its exit is then seen by waitpid. */
+    ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
+}
+
+/* Adds and seizes the threads of the process not seen yet; *n_new says how many. */
+static int scan_tasks(struct snap *s, size_t *n_new, struct rep_err *err)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
+    DIR *d = opendir(path);
+    *n_new = 0;
+    if (d == NULL) {
+        if (errno == ENOENT && s->n_tasks == 0)
+            return rep_err_set(err, REP_E_INPUT, "no process %d", (int)s->pid);
+        return REP_OK; /* the process exited meanwhile: its threads are gone */
+    }
+    struct dirent *e;
+    int rc = REP_OK;
+    while ((e = readdir(d)) != NULL) {
+        char *end;
+        long tid = strtol(e->d_name, &end, 10);
+        if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end != '\0' || has_task(s, (pid_t)tid))
+            continue;
+        if (s->n_tasks == s->cap_tasks) {
+            size_t cap = s->cap_tasks ? s->cap_tasks * 2 : 16;
+            struct task *t = realloc(s->tasks, cap * sizeof(*t));
+            if (t == NULL) {
+                rc = rep_err_nomem(err);
+                break;
+            }
+            s->tasks = t;
+            s->cap_tasks = cap;
+        }
+        struct task *t = &s->tasks[s->n_tasks++];
+        memset(t, 0, sizeof(*t));
+        t->tid = (pid_t)tid;
+        t->status = PROF_SNAP_NO_ANSWER;
+        t->state = rep_proc_task_state(s->pid, t->tid);
+        rep_proc_task_name(s->pid, t->tid, t->name);
+        seize(s, t);
+        (*n_new)++;
+    }
+    closedir(d);
+    return rc;
+}
+
+static void mark_gone(struct task *t)
+{
+    t->is_seized = false; /* reaped, or never ours: nothing to detach */
+    t->status = PROF_SNAP_GONE;
+}
+
+/* What the wait status of a seized thread means for it. */
+static void take_status(struct task *t, int st)
+{
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+        mark_gone(t);
+        return;
+    }
+    if (!WIFSTOPPED(st))
+        return;
+    t->is_stopped = true;
+    /* With PTRACE_SEIZE every group-stop and the interrupt are PTRACE_EVENT_STOPs; a stop
+     * without an event is a signal being delivered, which the detach must deliver. */
+    if ((st >> 16) == 0)
+        t->signal = WSTOPSIG(st);
+}
+
+/* Waits until the seized threads from index first on have stopped, or the deadline. */
+static void wait_stops(struct snap *s, size_t first)
+{
+    struct timespec tick = {0, POLL_NS};
+    for (;;) {
+        bool is_waiting = false;
+        for (size_t i = first; i < s->n_tasks; i++) {
+            struct task *t = &s->tasks[i];
+            if (!t->is_seized || t->is_stopped)
+                continue;
+            int st;
+            pid_t r = waitpid(t->tid, &st, __WALL | WNOHANG);
+            if (r == t->tid)
+                take_status(t, st);
+            else if (r < 0 && errno == ECHILD)
+                mark_gone(t); /* not ours any more: it exited */
+            else
+                is_waiting = true;
+        }
+        if (!is_waiting || now_s() > s->deadline_s)
+            return;
+        nanosleep(&tick, NULL);
+    }
+}
+
+/* Phase 1. */
+static int attach_all(struct snap *s, struct rep_err *err)
+{
+    for (int round = 0; round < MAX_ROUNDS; round++) {
+        size_t first = s->n_tasks, n_new;
+        int rc = scan_tasks(s, &n_new, err);
+        if (rc != REP_OK)
+            return rc;
+        if (n_new == 0)
+            return REP_OK;
+        wait_stops(s, first);
+    }
+    return REP_OK;
+}
+
+/* The registers a walk starts from, of a stopped thread; false when they cannot be read
+ * (or the thread is not a 64-bit one of this architecture). */
+static bool read_regs(pid_t tid, struct fpstep_regs *r)
+{
+#if defined(__x86_64__)
+    struct user_regs_struct u;
+    struct iovec iov = {.iov_base = &u, .iov_len = sizeof(u)};
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) != 0 || iov.iov_len != sizeof(u))
+        return false;
+    *r = (struct fpstep_regs){.pc = u.rip, .sp = u.rsp, .fp = u.rbp, .lr = 0};
+#elif defined(__aarch64__)
+    struct user_regs_struct u;
+    struct iovec iov = {.iov_base = &u, .iov_len = sizeof(u)};
+    if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) != 0 || iov.iov_len != sizeof(u))
+        return false;
+    *r = (struct fpstep_regs){.pc = u.pc, .sp = u.sp, .fp = u.regs[29], .lr = u.regs[30]};
+#else
+#error "ptrace_snap.c: no register layout for this architecture"
+#endif
+    return true;
+}
+
+/* Phase 2 for one stopped thread: its stack into t->frames and t->rec. */
+static int read_stack(struct snap *s, struct task *t, const struct rep_pmaps *maps)
+{
+    struct fpstep_regs regs;
+    unsigned char *copy;
+    size_t len;
+    t->status = PROF_SNAP_FAILED;
+    if (!read_regs(t->tid, &regs))
+        return REP_OK;
+    int r = rep_rwalk_read_stack(s->pid, maps, regs.sp, REP_PTRACE_SNAP_STACK_MAX, &copy, &len);
+    if (r != 0)
+        return r == -ENOMEM ? REP_E_NOMEM : REP_OK;
+    struct rep_rwalk w;
+    uint8_t stop_reason, flags;
+    rep_rwalk_init(&w, s->pid, maps, copy, regs.sp, len);
+    unsigned n = rep_rwalk(&w, &regs, s->scratch, REP_PTRACE_SNAP_DEPTH, &stop_reason, &flags);
+    free(copy);
+    if ((t->frames = malloc(n * sizeof(*t->frames))) == NULL)
+        return REP_E_NOMEM;
+    memcpy(t->frames, s->scratch, n * sizeof(*t->frames));
+    if (stop_reason != PROF_STOP_END)
+        flags |= PROF_SAMPLE_TRUNCATED;
+    t->rec = (struct prof_rec_sample){.time_ns = s->time_ns,
+                                      .tid = (uint32_t)t->tid,
+                                      .weight = 1,
+                                      .n_frames = (uint16_t)n,
+                                      .stop_reason = stop_reason,
+                                      .flags = flags};
+    t->status = PROF_SNAP_OK;
+    return REP_OK;
+}
+
+/* Phase 3. A thread that has not stopped by now cannot be detached (PTRACE_DETACH needs
+ * a stopped tracee); it is when prof exits, which also drops the interrupt still pending
+ * on it. */
+static void detach_all(struct snap *s)
+{
+    for (size_t i = 0; i < s->n_tasks; i++) {
+        struct task *t = &s->tasks[i];
+        int st;
+        if (t->is_seized && !t->is_stopped && waitpid(t->tid, &st, __WALL | WNOHANG) == t->tid)
+            take_status(t, st);
+        if (t->is_seized && t->is_stopped)
+            ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(uintptr_t)t->signal);
+        t->is_seized = false;
+    }
+}
+
+/* Whether prof has CAP_SYS_PTRACE in its effective set (bit 19 of CapEff). */
+static bool has_cap_ptrace(void)
+{
+    char caps[32];
+    return rep_proc_status_field(getpid(), "CapEff", caps, sizeof(caps)) &&
+           (strtoull(caps, NULL, 16) >> 19 & 1) != 0;
+}
+
+/* The one line that says why the process could not be attached. */
+static int permission_error(pid_t pid, struct rep_err *err)
+{
+    char v[128];
+    unsigned ruid, euid, suid;
+    if (rep_proc_status_field(pid, "Kthread", v, sizeof(v)) && atoi(v) == 1)
+        return rep_err_set(err, REP_E_INPUT,
+                           "process %d is a kernel thread: it has no user-space stack", (int)pid);
+    if (rep_proc_status_field(pid, "TracerPid", v, sizeof(v)) && atol(v) > 0)
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot attach to process %d: it is already traced by process %ld (a "
+                           "debugger?)",
+                           (int)pid, atol(v));
+    bool is_admin = has_cap_ptrace();
+    if (!is_admin && rep_proc_status_field(pid, "Uid", v, sizeof(v)) &&
+        sscanf(v, "%u %u %u", &ruid, &euid, &suid) == 3 &&
+        (ruid != geteuid() || euid != geteuid() || suid != geteuid()))
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot attach to process %d: it belongs to another user (uid %u) and "
+                           "prof runs as uid %u; run prof as that user or as root",
+                           (int)pid, euid, (unsigned)geteuid());
+    int scope = -1;
+    if (rep_proc_read("/proc/sys/kernel/yama/ptrace_scope", v, sizeof(v)) > 0)
+        scope = atoi(v);
+    if (scope == 3)
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot attach to process %d: kernel.yama.ptrace_scope is 3, which "
+                           "forbids ptrace on this system until it restarts",
+                           (int)pid);
+    if (scope == 2 && !is_admin)
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot attach to process %d: kernel.yama.ptrace_scope is 2: only root "
+                           "(CAP_SYS_PTRACE) may attach; run prof as root",
+                           (int)pid);
+    if (scope == 1 && !is_admin)
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot attach to process %d: kernel.yama.ptrace_scope is 1: a process "
+                           "may attach only to its descendants; run prof as root "
+                           "(CAP_SYS_PTRACE) or set kernel.yama.ptrace_scope to 0",
+                           (int)pid);
+    return rep_err_set(err, REP_E_INPUT,
+                       "cannot attach to process %d: permission denied (a setuid or "
+                       "non-dumpable process?)",
+                       (int)pid);
+}
+
+static int put(FILE *out, const void *rec, size_t n, struct rep_err *err)
+{
+    if (n == 0 || fwrite(rec, 1, n, out) != n)
+        return rep_err_set(err, REP_E_IO, "write error: %s", n ? strerror(errno) : "record");
+    return REP_OK;
+}
+
+/* The header, the PROCESS record and the MAP records. */
+static int write_head(const struct snap *s, const struct rep_pmaps *maps, FILE *out,
+                      struct rep_err *err)
+{
+    unsigned char buf[sizeof(struct prof_rec_process) + 4200];
+    char exe[4096];
+    rep_proc_exe(s->pid, exe, sizeof(exe));
+    struct prof_rec_process p = {
+        .pid = (uint32_t)s->pid,
+        .ppid = (uint32_t)rep_proc_ppid(s->pid),
+        .start_mono_ns = s->time_ns,
+        .start_real_ns = clock_ns(CLOCK_REALTIME),
+        .timer_source = PROF_TIMER_NONE,
+        .unwinder = PROF_UNWIND_FP,
+        .max_depth = REP_PTRACE_SNAP_DEPTH,
+    };
+    int rc = put(out, buf, prof_record_file_header(buf, sizeof(buf)), err);
+    if (rc == REP_OK)
+        rc = put(out, buf, prof_record_process(buf, sizeof(buf), &p, exe), err);
+    if (rc == REP_OK)
+        rc = rep_pmaps_write(maps, s->time_ns, out, err);
+    return rc;
+}
+
+/* Phase 4: the whole file. */
+static int write_profile(const struct snap *s, const struct rep_pmaps *maps, FILE *out,
+                         struct rep_err *err)
+{
+    size_t cap = sizeof(struct prof_rec_sample) + REP_PTRACE_SNAP_DEPTH * sizeof(uint64_t);
+    unsigned char *buf = malloc(cap);
+    if (buf == NULL)
+        return rep_err_nomem(err);
+    int rc = write_head(s, maps, out, err);
+    for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
+        const struct task *t = &s->tasks[i];
+        if (t->name[0] != '\0')
+            rc = put(out, buf, prof_record_thread(buf, cap, s->time_ns, (uint32_t)t->tid, t->name),
+                     err);
+    }
+    for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
+        const struct task *t = &s->tasks[i];
+        rc = put(out, buf,
+                 prof_record_snapshot(buf, cap, s->time_ns, (uint32_t)t->tid, t->status, t->state),
+                 err);
+        if (rc == REP_OK && t->status == PROF_SNAP_OK)
+            rc = put(out, buf, prof_record_sample(buf, cap, &t->rec, t->frames), err);
+    }
+    if (rc == REP_OK)
+        rc = put(out, buf, prof_record_end(buf, cap), err);
+    if (rc == REP_OK && fflush(out) != 0)
+        rc = rep_err_set(err, REP_E_IO, "write error: %s", strerror(errno));
+    free(buf);
+    return rc;
+}
+
+/* Phases 2 to 4, once every thread that could be is stopped. */
+static int read_and_write(struct snap *s, FILE *out, struct rep_err *err)
+{
+    struct rep_pmaps maps;
+    int rc = rep_pmaps_read(s->pid, &maps, err);
+    if (rc == REP_OK && (s->scratch = malloc(REP_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL)
+        rc = rep_err_nomem(err);
+    for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
+        if (s->tasks[i].is_stopped && read_stack(s, &s->tasks[i], &maps) != REP_OK)
+            rc = rep_err_nomem(err);
+    }
+    detach_all(s);
+    if (rc == REP_OK)
+        rc = write_profile(s, &maps, out, err);
+    rep_pmaps_free(&maps);
+    return rc;
+}
+
+int rep_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct rep_err *err)
+{
+    struct snap s = {.pid = pid, .time_ns = clock_ns(CLOCK_MONOTONIC)};
+    s.deadline_s = now_s() + stop_timeout_s;
+    int rc = attach_all(&s, err);
+    bool is_any_seized = false;
+    for (size_t i = 0; i < s.n_tasks; i++)
+        is_any_seized = is_any_seized || s.tasks[i].is_stopped || s.tasks[i].is_seized;
+    if (rc == REP_OK && !is_any_seized) {
+        if (s.is_refused)
+            rc = permission_error(pid, err);
+        else
+            rc = rep_err_set(err, REP_E_INPUT, "no process %d (it exited)", (int)pid);
+    }
+    if (rc == REP_OK)
+        rc = read_and_write(&s, out, err);
+    detach_all(&s);
+    for (size_t i = 0; i < s.n_tasks; i++)
+        free(s.tasks[i].frames);
+    free(s.tasks);
+    free(s.scratch);
+    return rc;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * An all-thread snapshot of a running process taken from outside with ptrace, for
+ * `prof stacks` when the process does not run under libprof (or will not answer). Every
+ * thread is seized (PTRACE_SEIZE) and stopped (PTRACE_INTERRUPT) without a signal, its
+ * registers and stack are read, its frame-pointer chain is walked with the library's own
+ * stepper (reporter/remote_walk.h), and every thread is detached again. Read-only: nothing
+ * is written into the process, and it runs on as before: a signal that arrived while a
+ * thread was stopped is delivered when it is detached, a process stopped by SIGSTOP stays
+ * stopped, and a system call that the stop interrupted restarts (an interrupt stop is not
+ * a signal, so no handler runs and the call never sees EINTR).
+ *
+ * The result is a snapshot profile in the libprof format (docs/FORMAT.md): the file
+ * header, PROCESS (timer_source PROF_TIMER_NONE), the executable MAP records, one THREAD
+ * record per named thread, then per thread a PROF_REC_SNAPSHOT and, when its stack was
+ * read, a PROF_REC_SAMPLE of weight 1, then END: the same file libprof writes when it is
+ * asked for a snapshot, so one printer serves both. Reporter thread only; prof must not
+ * have other children being waited for meanwhile.
+ */
+#ifndef PROF_REPORTER_PTRACE_SNAP_H
+#define PROF_REPORTER_PTRACE_SNAP_H
+
+#include <stdio.h>
+#include <sys/types.h>
+
+struct rep_err;
+
+#define REP_PTRACE_SNAP_STACK_MAX (8u << 20) /* stack bytes copied per thread at most */
+#define REP_PTRACE_SNAP_DEPTH 1024u          /* frames per thread at most */
+
+/* Not async-signal-safe. */
+/* Takes the snapshot of process pid and writes it to out. Threads have stop_timeout_s
+ * seconds (from the first attach) to stop; one that has not stopped by then is listed as
+ * not answering. REP_OK; REP_E_INPUT with a one-line message when the process does not
+ * exist or cannot be attached (the message says why: another user's process, the Yama
+ * ptrace scope, a debugger already attached); REP_E_NOMEM; REP_E_IO when writing to out
+ * failed. The process is detached whatever the outcome. */
+int rep_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct rep_err *err);
+
+#endif

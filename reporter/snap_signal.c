@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The snapshot request by signal (see snap_signal.h). The signal's name is parsed here
+ * again rather than shared with libprof/config.c, which the reporter may not link; the
+ * rules are the same, and so is the choice of the default (tests/reporter/test_snap_signal.c
+ * holds both to them).
+ *
+ * A file being written is read as it is: the reader keeps what it could read and says
+ * whether the END record was there, so "complete" is exactly "has_end and not cut short".
+ */
+#include "reporter/snap_signal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "reporter/err.h"
+#include "reporter/procstat.h"
+#include "reporter/profile.h"
+#include "reporter/read.h"
+
+#define ENVIRON_MAX (1u << 20) /* bytes of /proc/PID/environ looked at */
+
+/* A whole decimal number in [min, max]; false otherwise. */
+static bool parse_uint(const char *s, long min, long max, long *out)
+{
+    char *end;
+    if (s[0] < '0' || s[0] > '9')
+        return false;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || *end != '\0' || v < min || v > max)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The signal s names, 0 when none: libprof/config.c's parse_signal(). */
+static int signal_of_name(const char *s)
+{
+    static const struct {
+        const char *name;
+        int sig;
+    } plain[] = {{"PROF", SIGPROF},
+                 {"VTALRM", SIGVTALRM},
+                 {"ALRM", SIGALRM},
+                 {"USR1", SIGUSR1},
+                 {"USR2", SIGUSR2}};
+    long n;
+    if (parse_uint(s, 1, SIGRTMAX, &n))
+        return (int)n;
+    if (strncmp(s, "SIG", 3) == 0)
+        s += 3;
+    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
+        if (strcmp(s, plain[i].name) == 0)
+            return plain[i].sig;
+    int base = strncmp(s, "RTMIN", 5) == 0 ? SIGRTMIN : strncmp(s, "RTMAX", 5) == 0 ? SIGRTMAX : 0;
+    if (base == 0)
+        return 0;
+    if (s[5] == '\0')
+        return base;
+    if ((s[5] != '+' && s[5] != '-') || !parse_uint(s + 6, 0, 64, &n))
+        return 0;
+    int sig = s[5] == '+' ? base + (int)n : base - (int)n;
+    return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : 0;
+}
+
+/* The signals libprof refuses to take for itself. */
+static bool is_refused(int sig)
+{
+    return sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+           sig == SIGFPE || sig == SIGABRT || sig == SIGCHLD || sig == SIGPIPE;
+}
+
+int rep_snap_signal_parse(const char *s, int *sig /* out */, struct rep_err *err)
+{
+    if (strcmp(s, "0") == 0 || strcmp(s, "off") == 0) {
+        *sig = 0;
+        return REP_OK;
+    }
+    int v = signal_of_name(s);
+    if (v == 0 || is_refused(v))
+        return rep_err_set(err, REP_E_INPUT,
+                           "--signal: '%s' is not a usable signal (a number, PROF, USR1, USR2, "
+                           "RTMIN+N, RTMAX-N, or off)",
+                           s);
+    *sig = v;
+    return REP_OK;
+}
+
+bool rep_snap_signal_has_libprof(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (f == NULL)
+        return false;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    bool found = false;
+    while (!found && (n = getline(&line, &cap, f)) > 0) {
+        line[strcspn(line, "\n")] = '\0';
+        const char *slash = strrchr(line, '/');
+        found = slash != NULL && (strcmp(slash + 1, "libprof.so") == 0 ||
+                                  strcmp(slash + 1, "libprof.so (deleted)") == 0);
+    }
+    free(line);
+    fclose(f);
+    return found;
+}
+
+/* The value of NAME in the n bytes of NUL-separated entries at env, or NULL. */
+static const char *env_value(const char *env, size_t n, const char *name)
+{
+    size_t len = strlen(name);
+    for (const char *e = env; e < env + n; e += strlen(e) + 1)
+        if (strncmp(e, name, len) == 0 && e[len] == '=')
+            return e + len + 1;
+    return NULL;
+}
+
+/* A signal variable's value as libprof takes it: 0 when unusable, -1 for "0" and "off". */
+static int env_signal(const char *v)
+{
+    if (v == NULL)
+        return 0;
+    if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0)
+        return -1;
+    int sig = signal_of_name(v);
+    return is_refused(sig) ? 0 : sig;
+}
+
+int rep_snap_signal_of(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
+    char *env = malloc(ENVIRON_MAX);
+    long n = env != NULL ? rep_proc_read(path, env, ENVIRON_MAX) : -ENOMEM;
+    int snap = 0, prof = 0;
+    if (n > 0) {
+        snap = env_signal(env_value(env, (size_t)n, "PROF_SNAPSHOT_SIGNAL"));
+        prof = env_signal(env_value(env, (size_t)n, "PROF_SIGNAL"));
+    }
+    free(env);
+    if (snap < 0)
+        return 0;
+    if (snap == 0) {
+        /* The default, or one below it when PROF_SIGNAL took it. */
+        snap = SIGRTMAX - REP_SNAP_SIGNAL_RT_OFFSET;
+        if (snap == prof)
+            snap--;
+    }
+    return snap == prof ? 0 : snap;
+}
+
+bool rep_snap_signal_is_caught(pid_t pid, int sig)
+{
+    char mask[32];
+    if (sig <= 0 || sig > 64 || !rep_proc_status_field(pid, "SigCgt", mask, sizeof(mask)))
+        return false;
+    return (strtoull(mask, NULL, 16) >> (sig - 1) & 1) != 0;
+}
+
+/* Creates the answer file; *nonce and path get its name. */
+static int create_answer(pid_t pid, uint32_t *nonce, char *path, size_t cap, struct rep_err *err)
+{
+    for (int tries = 0; tries < 8; tries++) {
+        if (getrandom(nonce, sizeof(*nonce), 0) != (ssize_t)sizeof(*nonce))
+            *nonce = (uint32_t)getpid() ^ (uint32_t)time(NULL) ^ (uint32_t)tries << 24;
+        snprintf(path, cap, "/tmp/prof-stacks.%d.%u", (int)pid, *nonce);
+        int fd = open(path, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC, 0600);
+        if (fd < 0 && errno == EEXIST)
+            continue;
+        if (fd < 0)
+            return rep_err_set(err, REP_E_INPUT, "%s: %s", path, strerror(errno));
+        /* The library runs as the process's effective uid: the file must be its own. */
+        char uids[128];
+        unsigned ruid, euid;
+        if (geteuid() == 0 && rep_proc_status_field(pid, "Uid", uids, sizeof(uids)) &&
+            sscanf(uids, "%u %u", &ruid, &euid) == 2 && euid != 0 && fchown(fd, euid, -1) != 0) {
+            int e = errno;
+            close(fd);
+            unlink(path);
+            return rep_err_set(err, REP_E_INPUT, "%s: chown: %s", path, strerror(e));
+        }
+        close(fd);
+        return REP_OK;
+    }
+    return rep_err_set(err, REP_E_INPUT, "cannot create an answer file in /tmp");
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Reads the answer file into p when it has grown since *seen bytes and is complete. */
+static bool read_answer(const char *path, off_t *seen, struct rep_profile *p)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || st.st_size == 0 || st.st_size == *seen)
+        return false;
+    *seen = st.st_size;
+    struct rep_err ignored = {0};
+    if (rep_read_file(path, p, &ignored) != REP_OK)
+        return false; /* the header is not whole yet */
+    if (p->has_end && !p->is_torn)
+        return true;
+    rep_profile_fini(p);
+    return false;
+}
+
+int rep_snap_signal_ask(pid_t pid, int sig, double timeout_s, const char *name,
+                        struct rep_profile *p /* out */, struct rep_err *err)
+{
+    char path[64];
+    uint32_t nonce;
+    rep_profile_init(p, name);
+    int rc = create_answer(pid, &nonce, path, sizeof(path), err);
+    if (rc != REP_OK)
+        return rc;
+    union sigval value = {.sival_ptr =
+                              (void *)(uintptr_t)((uint64_t)REP_SNAP_SIGNAL_MAGIC << 32 | nonce)};
+    if (sigqueue(pid, sig, value) != 0) {
+        rc = rep_err_set(err, REP_E_INPUT, "cannot signal process %d: %s", (int)pid,
+                         strerror(errno));
+        unlink(path);
+        return rc;
+    }
+    double deadline = now_s() + timeout_s;
+    struct timespec tick = {0, REP_SNAP_SIGNAL_POLL_NS};
+    off_t seen = 0;
+    rc = REP_E_NOTFOUND;
+    for (;;) {
+        if (read_answer(path, &seen, p)) {
+            rc = REP_OK;
+            break;
+        }
+        if (now_s() > deadline)
+            break;
+        nanosleep(&tick, NULL);
+    }
+    unlink(path);
+    p->name = name;
+    return rc;
+}
