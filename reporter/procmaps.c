@@ -105,19 +105,15 @@ static void find_build_id(pid_t pid, struct rep_pmap *m)
  * -ENOMEM. */
 static int parse_line(const char *line, struct rep_pmap *m)
 {
-    unsigned long long start, end, off;
-    char perms[5];
-    int name_at = 0;
-    if (sscanf(line, "%llx-%llx %4s %llx %*s %*s %n", &start, &end, perms, &off, &name_at) < 4 ||
-        end <= start)
+    struct prof_maps_line l;
+    if (prof_maps_parse_line(line, &l) != 0)
         return -1;
     memset(m, 0, sizeof(*m));
-    m->start = start;
-    m->end = end;
-    m->offset = off;
-    m->prot = (perms[0] == 'r' ? PROF_MAP_READ : 0) | (perms[1] == 'w' ? PROF_MAP_WRITE : 0) |
-              (perms[2] == 'x' ? PROF_MAP_EXEC : 0);
-    m->path = strdup(name_at > 0 ? line + name_at : "");
+    m->start = l.start;
+    m->end = l.end;
+    m->offset = l.offset;
+    m->prot = l.prot;
+    m->path = strdup(l.path);
     return m->path ? 0 : -ENOMEM;
 }
 
