@@ -3,7 +3,9 @@
 # The benchmark behind `make bench`: libprof against gperftools' libprofiler and `perf
 # record` on the shares workload, plus the start-up cost of each on /bin/true
 # (bench/bench.py, about 2 minutes); then each timer source's delivered rate at 100 to
-# 10000 Hz (bench/rates.py, about 1 minute) and the overhead matrix on the deep workload:
+# 10000 Hz (bench/rates.py, about 1 minute); `prof record -p` against `perf record -p` and
+# `prof stacks` against gdb on a running process (bench/attach.py, about 30 s); and the
+# overhead matrix on the deep workload:
 # 16 and 64 frames, 1 and 2 threads, cost per sample, memory, bytes per sample
 # (bench/overhead.py, about 5 minutes on an idle machine). docs/BENCH.md has the results.
 #   bench/run.sh BUILD_DIR
@@ -18,7 +20,8 @@ build=${1:?usage: bench/run.sh BUILD_DIR}
 here=$(dirname "$0")
 
 command -v python3 >/dev/null 2>&1 || { echo "bench: python3 is missing" >&2; exit 1; }
-for f in "$build/libprof.so" "$build/workloads/shares" "$build/workloads/deep"; do
+for f in "$build/libprof.so" "$build/workloads/shares" "$build/workloads/deep" \
+    "$build/workloads/parked"; do
     [ -e "$f" ] || { echo "bench: $f is missing (make all $build/workloads/shares)" >&2; exit 1; }
 done
 if [ ! -e "${BENCH_GPERF_LIB:-/usr/lib/x86_64-linux-gnu/libprofiler.so}" ]; then
@@ -27,4 +30,5 @@ if [ ! -e "${BENCH_GPERF_LIB:-/usr/lib/x86_64-linux-gnu/libprofiler.so}" ]; then
 fi
 python3 "$here/bench.py" "$build"
 python3 "$here/rates.py" "$build"
+python3 "$here/attach.py" "$build"
 exec python3 "$here/overhead.py" "$build"

@@ -15,7 +15,7 @@ PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config
       libc6-dbg golang-go
       clang libclang-rt-dev"
 if [ "${1:-}" = bench ]; then
-    PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf"
+    PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf gdb"
 fi
 if [ "${1:-}" = browser ]; then
     # node and npm may come from elsewhere than Debian's packages: asked for when missing.
