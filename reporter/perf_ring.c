@@ -1,0 +1,647 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The perf_event counters and rings of `prof record -p` (see perf_ring.h).
+ *
+ * The kernel lets inherited counters write into a mapped ring only when they are bound to a
+ * CPU, so a thread has one counter per CPU, and each CPU has one ring: the buffer of the
+ * first counter opened on it, into which the others on that CPU are redirected
+ * (PERF_EVENT_IOC_SET_OUTPUT). A ring is a metadata page, then a power-of-two data area the
+ * kernel appends records to (data_head) and prof consumes (data_tail). Records:
+ *
+ *   sample, default            header | id | pid tid | time | abi regs[N_REGS] | size stack dyn
+ *   sample, --callchain kernel header | id | pid tid | time | nr ips[nr]
+ *   any other                  header | body | pid tid | time | id         (sample_id_all)
+ *
+ * The id is the counter's that was opened, also in the records of the threads that
+ * inherited it (PERF_SAMPLE_IDENTIFIER), so each record says through whose counters it
+ * came.
+ */
+#include "reporter/perf_ring.h"
+
+#include <errno.h>
+#include <linux/capability.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <asm/perf_regs.h>
+
+#include "reporter/err.h"
+#include "reporter/procstat.h"
+
+/*
+ * Bytes of user stack the kernel copies into each sample, from the stack pointer up. The
+ * walk reads only this copy (the live stack has moved on by the time prof reads the
+ * sample), so it bounds how deep a walk goes: 32 KiB holds the default 256 frames at 128
+ * bytes a frame, which covers ordinary C and C++ code, and a walk that needs more ends
+ * truncated (PROF_STOP_BOUNDS) rather than guessing. It is also the cost: the kernel copies
+ * it in the thread's timer interrupt (a few microseconds at most, and less when the stack
+ * mapping ends sooner) and it is most of each record, so it sets how many samples a ring
+ * holds; and a record's size is a u16, which caps it below 64 KiB anyway.
+ */
+#define STACK_COPY_BYTES (32u * 1024u)
+
+#define RING_BUDGET_BYTES (64u << 20) /* all rings together, shared out over the CPUs */
+#define RING_MAX_BYTES (2u << 20)     /* one ring at most: about 60 samples with stacks */
+#define RING_MIN_BYTES (128u << 10)   /* one ring at least: 3 samples with stacks */
+#define KERNEL_RING_DIV 16u /* --callchain kernel: samples of 1 KiB or less, rings 16x smaller */
+#define SAMPLE_ID_BYTES 24u /* the trailer of side-band records: pid tid, time, id */
+
+/* The user registers a sample carries, in the kernel's order (ascending register number),
+ * and how they become the stepper's. */
+#if defined(__x86_64__)
+#define REGS_MASK                                                                                  \
+    ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+#define N_REGS 3u
+static struct fpstep_regs regs_from(const uint64_t *r)
+{
+    return (struct fpstep_regs){.fp = r[0], .sp = r[1], .pc = r[2], .lr = 0};
+}
+#elif defined(__aarch64__)
+#define REGS_MASK                                                                                  \
+    ((1ull << PERF_REG_ARM64_X29) | (1ull << PERF_REG_ARM64_LR) | (1ull << PERF_REG_ARM64_SP) |    \
+     (1ull << PERF_REG_ARM64_PC))
+#define N_REGS 4u
+static struct fpstep_regs regs_from(const uint64_t *r)
+{
+    return (struct fpstep_regs){.fp = r[0], .lr = r[1], .sp = r[2], .pc = r[3]};
+}
+#else
+#error "perf_ring.c: no perf_event register layout for this architecture"
+#endif
+
+/* An integer from a one-line /proc file (a sysctl), or fallback. */
+static long read_proc_long(const char *path, long fallback)
+{
+    char v[64];
+    return rep_proc_read(path, v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : fallback;
+}
+
+/* ---- opening the counters ---- */
+
+static bool has_cap(int cap)
+{
+    char v[32];
+    return rep_proc_status_field(getpid(), "CapEff", v, sizeof(v)) &&
+           (strtoull(v, NULL, 16) >> cap & 1) != 0;
+}
+
+/* The one line that says why the kernel refused to sample the process. */
+static int permission_error(pid_t pid, struct rep_err *err)
+{
+    long paranoid = read_proc_long("/proc/sys/kernel/perf_event_paranoid", 2);
+    if (paranoid >= 3 && !has_cap(CAP_PERFMON) && !has_cap(CAP_SYS_ADMIN))
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot sample process %d: perf_event_paranoid is %ld (unprivileged "
+                           "perf_event_open disabled); run as root or set "
+                           "kernel.perf_event_paranoid to 2 or lower",
+                           (int)pid, paranoid);
+    char v[128];
+    unsigned ruid, euid, suid;
+    if (!has_cap(CAP_SYS_PTRACE) && rep_proc_status_field(pid, "Uid", v, sizeof(v)) &&
+        sscanf(v, "%u %u %u", &ruid, &euid, &suid) == 3 &&
+        (ruid != geteuid() || euid != geteuid() || suid != geteuid()))
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot sample process %d: it belongs to another user (uid %u) and "
+                           "prof runs as uid %u; run prof as that user or as root",
+                           (int)pid, euid, (unsigned)geteuid());
+    return rep_err_set(err, REP_E_INPUT,
+                       "cannot sample process %d: permission denied (a set-uid, set-capability "
+                       "or non-dumpable process?); run prof as root",
+                       (int)pid);
+}
+
+static int open_error(const struct rep_pring *p, int e, struct rep_err *err)
+{
+    if (e == EACCES || e == EPERM)
+        return permission_error(p->pid, err);
+    if (e == EMFILE || e == ENFILE)
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot sample process %d: it needs a descriptor per thread and CPU, "
+                           "and prof's open-file limit is reached (ulimit -n)",
+                           (int)p->pid);
+    if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP)
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot sample process %d: this kernel has no task-clock perf_event "
+                           "(%s)",
+                           (int)p->pid, strerror(e));
+    return rep_err_set(err, REP_E_INPUT, "cannot sample process %d: perf_event_open: %s",
+                       (int)p->pid, strerror(e));
+}
+
+/* Raises prof's soft open-file limit to the hard one; false when it cannot grow. */
+static bool raise_fd_limit(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur >= rl.rlim_max)
+        return false;
+    rl.rlim_cur = rl.rlim_max;
+    return setrlimit(RLIMIT_NOFILE, &rl) == 0;
+}
+
+static void fill_attr(struct rep_pring *p, unsigned hz, unsigned max_depth)
+{
+    struct perf_event_attr *a = &p->attr;
+    memset(a, 0, sizeof(*a));
+    a->size = sizeof(*a);
+    a->type = PERF_TYPE_SOFTWARE;
+    a->config = PERF_COUNT_SW_TASK_CLOCK; /* the thread's CPU time, like libprof's timers */
+    /* A clock event turns the frequency into a fixed period of 1/hz of CPU time. */
+    a->freq = 1;
+    a->sample_freq = hz;
+    a->sample_type = PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+    if (p->is_kernel_callchain) {
+        a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+        a->exclude_callchain_kernel = 1;
+        /* One frame more than kept: a chain that has it was cut by the depth limit. */
+        a->sample_max_stack = (uint16_t)(max_depth + (max_depth < p->max_stack));
+    } else {
+        a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+        a->sample_regs_user = REGS_MASK;
+        a->sample_stack_user = STACK_COPY_BYTES;
+    }
+    a->exclude_kernel = 1; /* user-space samples only, as perf_event_paranoid 2 allows */
+    a->exclude_hv = 1;
+    a->inherit = 1;        /* threads started later are sampled from their first tick ... */
+    a->inherit_thread = 1; /* ... but child processes are not (Linux 5.13) */
+    a->remove_on_exec = 1; /* the program exec replaces it with is not sampled (5.13) */
+    a->mmap = 1;           /* MMAP2 records: mappings made later (dlopen) */
+    a->mmap2 = 1;
+    a->comm = 1; /* COMM records: thread names set later */
+    a->comm_exec = 1;
+    a->task = 1;          /* FORK and EXIT records: which threads inherited, which ended */
+    a->sample_id_all = 1; /* side-band records carry pid, tid, time and id too */
+    a->use_clockid = 1;   /* sample times on libprof's clock */
+    a->clockid = CLOCK_MONOTONIC;
+    a->watermark = 1;
+}
+
+/* A counter on thread tid and CPU cpu; its descriptor, or -errno. */
+static int open_counter(struct rep_pring *p, pid_t tid, int cpu)
+{
+    /* Wake prof when a ring is a quarter full: the rest is headroom for its latency. */
+    p->attr.wakeup_watermark = (uint32_t)(p->ring_bytes / 4);
+    for (;;) {
+        long fd = syscall(SYS_perf_event_open, &p->attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+        if (fd >= 0)
+            return (int)fd;
+        int e = errno;
+        if (e == EINVAL && (p->attr.inherit_thread || p->attr.remove_on_exec)) {
+            /* A kernel before 5.13: child processes' samples are dropped by pid, and exec
+             * is seen from its COMM record. */
+            p->attr.inherit_thread = 0;
+            p->attr.remove_on_exec = 0;
+            continue;
+        }
+        if (e == EMFILE && raise_fd_limit())
+            continue;
+        return -e;
+    }
+}
+
+/* Keeps a new counter, in id order. */
+static int keep_counter(struct rep_pring *p, int fd, pid_t tid, struct rep_err *err)
+{
+    uint64_t id;
+    if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
+        return rep_err_set(err, REP_E_INPUT, "cannot sample process %d: PERF_EVENT_IOC_ID: %s",
+                           (int)p->pid, strerror(errno));
+    if (p->n_counters == p->cap_counters) {
+        size_t cap = p->cap_counters ? 2 * p->cap_counters : 64;
+        struct rep_pring_counter *v = realloc(p->counters, cap * sizeof(*v));
+        if (v == NULL)
+            return rep_err_nomem(err);
+        p->counters = v;
+        p->cap_counters = cap;
+    }
+    size_t at = p->n_counters;
+    while (at > 0 && p->counters[at - 1].id > id)
+        at--;
+    memmove(&p->counters[at + 1], &p->counters[at], (p->n_counters - at) * sizeof(*p->counters));
+    p->counters[at] = (struct rep_pring_counter){.fd = fd, .tid = tid, .id = id};
+    p->n_counters++;
+    p->n_live++;
+    return REP_OK;
+}
+
+/* ---- the rings ---- */
+
+static size_t ring_min_bytes(const struct rep_pring *p)
+{
+    size_t min = p->is_kernel_callchain ? RING_MIN_BYTES / KERNEL_RING_DIV : RING_MIN_BYTES;
+    return min > p->page_bytes ? min : p->page_bytes;
+}
+
+/* Maps the ring of counter fd. An unprivileged user may lock perf_event_mlock_kb per CPU,
+ * then up to RLIMIT_MEMLOCK: past that the mapping fails with EPERM, and smaller rings
+ * (which lose samples sooner in a burst) are tried down to the minimum. 0 or -errno. */
+static int map_ring(struct rep_pring *p, struct rep_pring_buf *r, int fd)
+{
+    for (;;) {
+        size_t bytes = p->page_bytes + p->ring_bytes;
+        void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (m != MAP_FAILED) {
+            *r = (struct rep_pring_buf){.fd = fd,
+                                        .meta = m,
+                                        .data = (unsigned char *)m + p->page_bytes,
+                                        .data_bytes = p->ring_bytes,
+                                        .map_bytes = bytes};
+            return 0;
+        }
+        int e = errno;
+        if ((e != EPERM && e != ENOMEM) || p->ring_bytes / 2 < ring_min_bytes(p))
+            return -e;
+        p->ring_bytes /= 2;
+    }
+}
+
+/* Makes counter fd write into the ring of CPU k, mapping it if it is the first. 0 or an
+ * REP_E_* with the message. */
+static int join_ring(struct rep_pring *p, size_t k, int fd, pid_t tid, struct rep_err *err)
+{
+    struct rep_pring_buf *r = &p->rings[k];
+    if (r->fd >= 0) {
+        if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) == 0)
+            return REP_OK;
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot sample process %d: PERF_EVENT_IOC_SET_OUTPUT: %s", (int)p->pid,
+                           strerror(errno));
+    }
+    int e = map_ring(p, r, fd);
+    if (e == -EPERM || e == -ENOMEM)
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot sample process %d: no locked memory left for the sample "
+                           "buffer of CPU %d (thread %d; see kernel.perf_event_mlock_kb and "
+                           "ulimit -l); run as root, or try --callchain kernel, whose buffers "
+                           "are smaller",
+                           (int)p->pid, p->cpus[k], (int)tid);
+    if (e != 0)
+        return rep_err_set(err, REP_E_INPUT, "cannot sample process %d: mmap: %s", (int)p->pid,
+                           strerror(-e));
+    return REP_OK;
+}
+
+/* ---- the online CPUs ---- */
+
+/* The numbers in a /sys list ("0-3,8") into *out (malloc'd), *n of them. 0 or -errno.
+ * (record_pid.c has the same helper for its /proc listing.) */
+static int push_number(int **out, size_t *n, size_t *cap, int v)
+{
+    if (*n == *cap) {
+        *cap = *cap ? 2 * *cap : 64;
+        int *bigger = realloc(*out, *cap * sizeof(**out));
+        if (bigger == NULL)
+            return -ENOMEM;
+        *out = bigger;
+    }
+    (*out)[(*n)++] = v;
+    return 0;
+}
+
+/* The online CPUs, from /sys/devices/system/cpu/online ("0-3,8"), else 0 to the count. */
+static int list_cpus(int **cpus, size_t *n)
+{
+    char v[4096];
+    size_t cap = 0;
+    int rc = 0;
+    *cpus = NULL;
+    *n = 0;
+    if (rep_proc_read("/sys/devices/system/cpu/online", v, sizeof(v)) > 0) {
+        for (char *p = v; rc == 0 && *p >= '0' && *p <= '9';) {
+            long lo = strtol(p, &p, 10), hi = lo;
+            if (*p == '-')
+                hi = strtol(p + 1, &p, 10);
+            for (long c = lo; rc == 0 && c <= hi; c++)
+                rc = push_number(cpus, n, &cap, (int)c);
+            if (*p == ',')
+                p++;
+        }
+    }
+    long count = sysconf(_SC_NPROCESSORS_ONLN);
+    for (long c = 0; rc == 0 && *n == 0 && c < (count > 0 ? count : 1); c++)
+        rc = push_number(cpus, n, &cap, (int)c);
+    return rc;
+}
+
+/* ---- the counters and rings of a process ---- */
+
+int rep_pring_init(struct rep_pring *p, pid_t pid, unsigned hz, unsigned *max_depth,
+                   bool is_kernel_callchain, struct rep_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->pid = pid;
+    p->is_kernel_callchain = is_kernel_callchain;
+    p->page_bytes = (size_t)sysconf(_SC_PAGESIZE);
+    long max_hz = read_proc_long("/proc/sys/kernel/perf_event_max_sample_rate", 100000);
+    if ((long)hz > max_hz)
+        return rep_err_set(err, REP_E_INPUT,
+                           "cannot sample at %u Hz: kernel.perf_event_max_sample_rate is %ld", hz,
+                           max_hz);
+    if (p->is_kernel_callchain) {
+        /* The kernel refuses a longer chain than kernel.perf_event_max_stack. */
+        long max_stack = read_proc_long("/proc/sys/kernel/perf_event_max_stack", 127);
+        p->max_stack = max_stack > 0 && max_stack < UINT16_MAX ? (unsigned)max_stack : 127u;
+        if (*max_depth > p->max_stack)
+            *max_depth = p->max_stack;
+    }
+    fill_attr(p, hz, *max_depth);
+    if (list_cpus(&p->cpus, &p->n_cpus) != 0)
+        return rep_err_nomem(err);
+    p->rings = malloc(p->n_cpus * sizeof(*p->rings));
+    for (size_t k = 0; p->rings != NULL && k < p->n_cpus; k++)
+        p->rings[k] = (struct rep_pring_buf){.fd = -1};
+    /* The budget shared out over the CPUs, within the bounds. */
+    size_t min = ring_min_bytes(p);
+    p->ring_bytes = p->is_kernel_callchain ? RING_MAX_BYTES / KERNEL_RING_DIV : RING_MAX_BYTES;
+    while (p->ring_bytes / 2 >= min && p->ring_bytes * p->n_cpus > RING_BUDGET_BYTES)
+        p->ring_bytes /= 2;
+    p->wrap = malloc(REP_PRING_RECORD_MAX);
+    if (p->rings == NULL || p->wrap == NULL)
+        return rep_err_nomem(err);
+    return REP_OK;
+}
+
+void rep_pring_fini(struct rep_pring *p)
+{
+    if (p == NULL)
+        return;
+    if (p->rings != NULL)
+        rep_pring_close(p);
+    free(p->cpus);
+    free(p->rings);
+    free(p->counters);
+    free(p->wrap);
+}
+
+int rep_pring_open(struct rep_pring *p, pid_t tid, size_t k, struct rep_err *err)
+{
+    int fd = open_counter(p, tid, p->cpus[k]);
+    if (fd == -ESRCH)
+        return REP_E_NOTFOUND;
+    if (fd < 0)
+        return open_error(p, -fd, err);
+    int rc = keep_counter(p, fd, tid, err);
+    if (rc != REP_OK) {
+        close(fd);
+        return rc;
+    }
+    return join_ring(p, k, fd, tid, err);
+}
+
+const struct rep_pring_counter *rep_pring_counter_of(const struct rep_pring *p, uint64_t id)
+{
+    size_t lo = 0, hi = p->n_counters;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->counters[mid].id < id)
+            lo = mid + 1;
+        else if (p->counters[mid].id > id)
+            hi = mid;
+        else
+            return &p->counters[mid];
+    }
+    return NULL;
+}
+
+/* Every counter that writes into a ring is woken with it, so any one of them answers;
+ * those that hung up would answer at once, and are left out. */
+void rep_pring_wait(struct rep_pring *p, struct pollfd *fds, size_t *which, uint64_t wait_ns,
+                    const sigset_t *wait_mask)
+{
+    struct timespec ts = {(time_t)(wait_ns / 1000000000u), (long)(wait_ns % 1000000000u)};
+    nfds_t n = 0;
+    for (size_t i = 0; i < p->n_counters; i++) {
+        if (!p->counters[i].is_hup) {
+            fds[n] = (struct pollfd){.fd = p->counters[i].fd, .events = POLLIN};
+            which[n++] = i;
+        }
+    }
+    int ready = ppoll(fds, n, &ts, wait_mask);
+    for (nfds_t k = 0; ready > 0 && k < n; k++) {
+        if (fds[k].revents & POLLHUP) {
+            p->counters[which[k]].is_hup = true;
+            p->n_live--;
+        }
+    }
+}
+
+uint64_t rep_pring_close(struct rep_pring *p)
+{
+    uint64_t cpu_ns = 0;
+    for (size_t k = 0; k < p->n_cpus; k++) {
+        if (p->rings[k].fd >= 0)
+            munmap(p->rings[k].meta, p->rings[k].map_bytes);
+        p->rings[k].fd = -1;
+    }
+    for (size_t i = 0; i < p->n_counters; i++) {
+        struct rep_pring_counter *c = &p->counters[i];
+        uint64_t task_clock_ns[1];
+        if (c->fd >= 0 && read(c->fd, task_clock_ns, sizeof(task_clock_ns)) == sizeof(uint64_t))
+            cpu_ns += task_clock_ns[0];
+        if (c->fd >= 0)
+            close(c->fd);
+        c->fd = -1;
+    }
+    return cpu_ns;
+}
+
+/* ---- reading a ring ---- */
+
+bool rep_pring_read_begin(struct rep_pring *p, size_t k, struct rep_pring_reader *rd)
+{
+    struct rep_pring_buf *r = &p->rings[k];
+    if (r->fd < 0)
+        return false;
+    *rd = (struct rep_pring_reader){.ring = r,
+                                    .wrap = p->wrap,
+                                    .head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE),
+                                    .tail = r->meta->data_tail};
+    return true;
+}
+
+const unsigned char *rep_pring_read_next(struct rep_pring_reader *rd, struct perf_event_header *h)
+{
+    const struct rep_pring_buf *r = rd->ring;
+    if (rd->tail >= rd->head)
+        return NULL;
+    /* Records are 8-aligned and the area is a power of two: a header never wraps. */
+    size_t at = (size_t)(rd->tail & (r->data_bytes - 1));
+    memcpy(h, r->data + at, sizeof(*h));
+    if (h->size < sizeof(*h) || h->size > rd->head - rd->tail) {
+        rd->tail = rd->head; /* not a record the kernel writes: skip what is there */
+        return NULL;
+    }
+    const unsigned char *p = r->data + at;
+    if (at + h->size > r->data_bytes) {
+        size_t first = (size_t)(r->data_bytes - at);
+        memcpy(rd->wrap, r->data + at, first);
+        memcpy(rd->wrap + first, r->data, h->size - first);
+        p = rd->wrap;
+    }
+    rd->tail += h->size;
+    return p;
+}
+
+void rep_pring_read_end(struct rep_pring_reader *rd)
+{
+    __atomic_store_n(&rd->ring->meta->data_tail, rd->tail, __ATOMIC_RELEASE);
+}
+
+/* ---- decoding records ---- */
+
+struct cursor {
+    const unsigned char *at, *end;
+};
+
+static bool take(struct cursor *c, void *out, size_t n)
+{
+    if ((size_t)(c->end - c->at) < n)
+        return false;
+    memcpy(out, c->at, n);
+    c->at += n;
+    return true;
+}
+
+/* The registers and the stack copy of a sample; false when they are cut or the sample has
+ * no user registers. */
+static bool take_regs(struct cursor *c, struct rep_pring_sample *out)
+{
+    uint64_t abi, regs[N_REGS], size, dyn_size = 0;
+    if (!take(c, &abi, sizeof(abi)) || abi == PERF_SAMPLE_REGS_ABI_NONE ||
+        !take(c, regs, sizeof(regs)) || !take(c, &size, sizeof(size)))
+        return false;
+    const unsigned char *stack = c->at;
+    if (size > 0) {
+        if ((size_t)(c->end - c->at) < size + sizeof(dyn_size))
+            return false;
+        c->at += size;
+        take(c, &dyn_size, sizeof(dyn_size));
+        if (dyn_size > size)
+            dyn_size = size;
+    }
+    out->regs_abi = abi;
+    out->regs = regs_from(regs);
+    out->stack = stack;
+    out->stack_len = (size_t)dyn_size;
+    return true;
+}
+
+/* The kernel's callchain of a sample; false when it is cut. */
+static bool take_chain(struct cursor *c, struct rep_pring_sample *out)
+{
+    uint64_t nr;
+    if (!take(c, &nr, sizeof(nr)) || nr > (size_t)(c->end - c->at) / sizeof(uint64_t))
+        return false;
+    out->ips = c->at;
+    out->n_ips = nr;
+    return true;
+}
+
+bool rep_pring_decode_sample(const unsigned char *rec, size_t size, bool is_kernel_callchain,
+                             struct rep_pring_sample *out)
+{
+    struct cursor c = {rec + sizeof(struct perf_event_header), rec + size};
+    uint32_t ids[2]; /* pid, tid */
+    memset(out, 0, sizeof(*out));
+    if (!take(&c, &out->id, sizeof(out->id)) || !take(&c, ids, sizeof(ids)) ||
+        !take(&c, &out->time_ns, sizeof(out->time_ns)))
+        return false;
+    out->pid = ids[0];
+    out->tid = ids[1];
+    out->is_whole = is_kernel_callchain ? take_chain(&c, out) : take_regs(&c, out);
+    return true;
+}
+
+/* The time of a side-band record, from its sample_id trailer. */
+static uint64_t trailer_time(const unsigned char *p, size_t size)
+{
+    uint64_t t = 0;
+    if (size >= sizeof(struct perf_event_header) + SAMPLE_ID_BYTES)
+        memcpy(&t, p + size - 2 * sizeof(t), sizeof(t));
+    return t;
+}
+
+/* The NUL-terminated string at offset at of a side-band record, or NULL when it does not
+ * end before the trailer. */
+static const char *record_string(const unsigned char *p, size_t size, size_t at)
+{
+    if (size < at + SAMPLE_ID_BYTES || memchr(p + at, '\0', size - at - SAMPLE_ID_BYTES) == NULL)
+        return NULL;
+    return (const char *)(p + at);
+}
+
+bool rep_pring_decode_comm(const unsigned char *rec, const struct perf_event_header *h,
+                           struct rep_pring_comm *out)
+{
+    uint32_t ids[2]; /* pid, tid */
+    if (h->size < sizeof(*h) + sizeof(ids))
+        return false;
+    memcpy(ids, rec + sizeof(*h), sizeof(ids));
+    *out = (struct rep_pring_comm){
+        .pid = ids[0],
+        .tid = ids[1],
+        .is_exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0,
+        .comm = record_string(rec, h->size, sizeof(*h) + sizeof(ids)),
+        .time_ns = trailer_time(rec, h->size),
+    };
+    return true;
+}
+
+bool rep_pring_decode_task(const unsigned char *rec, const struct perf_event_header *h,
+                           struct rep_pring_task *out)
+{
+    struct {
+        uint32_t pid, ppid, tid, ptid;
+        uint64_t time_ns;
+    } body;
+    if (h->size < sizeof(*h) + sizeof(body))
+        return false;
+    memcpy(&body, rec + sizeof(*h), sizeof(body));
+    *out = (struct rep_pring_task){.pid = body.pid,
+                                   .ppid = body.ppid,
+                                   .tid = body.tid,
+                                   .ptid = body.ptid,
+                                   .time_ns = body.time_ns};
+    return true;
+}
+
+bool rep_pring_decode_mmap(const unsigned char *rec, const struct perf_event_header *h,
+                           struct rep_pring_mmap *out)
+{
+    struct {
+        uint32_t pid, tid;
+        uint64_t addr, len, pgoff;
+        uint32_t maj, min; /* or the build-id's size and bytes with MISC_MMAP_BUILD_ID */
+        uint64_t ino, ino_generation;
+        uint32_t prot, flags;
+    } body;
+    if (h->size < sizeof(*h) + sizeof(body))
+        return false;
+    memcpy(&body, rec + sizeof(*h), sizeof(body));
+    *out = (struct rep_pring_mmap){
+        .pid = body.pid,
+        .tid = body.tid,
+        .addr = body.addr,
+        .len = body.len,
+        .pgoff = body.pgoff,
+        .prot = body.prot,
+        .path = record_string(rec, h->size, sizeof(*h) + sizeof(body)),
+        .time_ns = trailer_time(rec, h->size),
+    };
+    return true;
+}
+
+uint64_t rep_pring_decode_lost(const unsigned char *rec, const struct perf_event_header *h)
+{
+    uint64_t lost[2]; /* id, count */
+    if (h->size < sizeof(*h) + sizeof(lost))
+        return 0;
+    memcpy(lost, rec + sizeof(*h), sizeof(lost));
+    return lost[1];
+}
