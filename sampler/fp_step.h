@@ -43,6 +43,16 @@
 
 #define FPSTEP_PAGE_BYTES 4096u /* the smallest page size of both architectures */
 
+/* Inlined into each walker; not instrumented by AddressSanitizer, as the in-process
+ * walker's own stack reads are not (SMP_READS_STACK): a walk reads other functions'
+ * frames, and instrumented copies of these helpers, inlined into an uninstrumented walker,
+ * see their own locals as out of scope. */
+#if defined(__SANITIZE_ADDRESS__)
+#define FPSTEP_INLINE static inline __attribute__((always_inline, no_sanitize_address))
+#else
+#define FPSTEP_INLINE static inline __attribute__((always_inline))
+#endif
+
 /* The registers a walk starts from, taken from the interrupted context. */
 struct fpstep_regs {
     uintptr_t pc; /* interrupted instruction */
@@ -64,7 +74,7 @@ struct fpstep_mem {
 };
 
 /* Why the frame at fp cannot be read, or PROF_STOP_END when it can. */
-static inline uint8_t fpstep_check_frame(uintptr_t fp, uintptr_t lo, uintptr_t hi,
+FPSTEP_INLINE uint8_t fpstep_check_frame(uintptr_t fp, uintptr_t lo, uintptr_t hi,
                                          uintptr_t prev)
 {
     if (fp < lo || fp > hi || hi - fp < ARCH_FRAME_RET_OFF + sizeof(uintptr_t))
@@ -77,7 +87,7 @@ static inline uint8_t fpstep_check_frame(uintptr_t fp, uintptr_t lo, uintptr_t h
 }
 
 /* The word at addr into *out, when it lies inside [lo, hi) and is aligned. */
-static inline __attribute__((always_inline)) int
+FPSTEP_INLINE int
 fpstep_word(const struct fpstep_mem *m, uintptr_t addr, uintptr_t lo, uintptr_t hi,
             uintptr_t *out)
 {
@@ -88,7 +98,7 @@ fpstep_word(const struct fpstep_mem *m, uintptr_t addr, uintptr_t lo, uintptr_t 
 }
 
 /* 1 when ra lies in code and follows a call instruction. */
-static inline __attribute__((always_inline)) int
+FPSTEP_INLINE int
 fpstep_is_return_address(const struct fpstep_mem *m, uintptr_t ra)
 {
     uint8_t before[ARCH_CALL_PEEK];
@@ -98,7 +108,7 @@ fpstep_is_return_address(const struct fpstep_mem *m, uintptr_t ra)
 }
 
 /* What the instruction bytes at pc say (ARCH_LEAF_*). The read stops at the page's end. */
-static inline __attribute__((always_inline)) unsigned
+FPSTEP_INLINE unsigned
 fpstep_leaf_state(const struct fpstep_mem *m, uintptr_t pc)
 {
     uint8_t code[ARCH_CODE_PEEK];
@@ -113,7 +123,7 @@ fpstep_leaf_state(const struct fpstep_mem *m, uintptr_t pc)
 /* The return address into the interrupted leaf's caller when the frame pointer still
  * describes the caller's frame, else 0 (see the file comment). Reads the stack only
  * inside [max(lo, sp), hi). Not PAC-stripped. */
-static inline __attribute__((always_inline)) uintptr_t
+FPSTEP_INLINE uintptr_t
 fpstep_leaf_caller(const struct fpstep_mem *m, const struct fpstep_regs *regs, uintptr_t lo,
                    uintptr_t hi)
 {
@@ -153,7 +163,7 @@ fpstep_leaf_caller(const struct fpstep_mem *m, const struct fpstep_regs *regs, u
  * when frames[1] was recovered for a leaf without its frame, else 0); returns the number
  * of frames. Stack words are read only inside [max(lo, sp), hi). root_fp: the frame where
  * the walk ends complete without its own return address, 0 when not known. */
-static inline __attribute__((always_inline)) unsigned
+FPSTEP_INLINE unsigned
 fpstep_walk(const struct fpstep_mem *m, const struct fpstep_regs *regs, uintptr_t lo,
             uintptr_t hi, uintptr_t root_fp, uint64_t *frames, unsigned max_frames,
             uint8_t *stop_reason, uint8_t *flags)
