@@ -64,18 +64,6 @@ struct diff_cmd_opts {
     int n_files[2];
 };
 
-static void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void warnf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("prof: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
 /* Parses a number in [min, max] from s. */
 static bool parse_real(const char *s, double min, double max, double *out)
 {
@@ -249,13 +237,13 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, struct rep
 static void print_file_warnings(const struct rep_profile *p)
 {
     if (p->is_torn)
-        warnf("%s is cut short (the process was probably killed); read %zu samples", p->name,
+        rep_warnf("%s is cut short (the process was probably killed); read %zu samples", p->name,
               p->n_samples);
     else if (!p->has_end)
-        warnf("%s has no end record: the run did not finish cleanly; read %zu samples", p->name,
+        rep_warnf("%s has no end record: the run did not finish cleanly; read %zu samples", p->name,
               p->n_samples);
     if (p->has_stats && p->stats[PROF_STAT_DROPPED] > 0)
-        warnf("%s: %" PRIu64 " samples were dropped because the sample buffer was full", p->name,
+        rep_warnf("%s: %" PRIu64 " samples were dropped because the sample buffer was full", p->name,
               p->stats[PROF_STAT_DROPPED]);
 }
 
@@ -276,7 +264,7 @@ static int read_sides(const struct diff_cmd_opts *o, struct rep_sym *sym, struct
                 if (rc == REP_E_NOMEM)
                     rep_err_nomem(err);
                 for (; n_printed < sym->n_warnings; n_printed++)
-                    warnf("%s", sym->warnings[n_printed]);
+                    rep_warnf("%s", sym->warnings[n_printed]);
             }
             rep_profile_fini(&p);
             if (rc != REP_OK)
@@ -296,7 +284,7 @@ static int check_sides(const struct diff_cmd_opts *o, const struct rep_diff *d, 
         if (o->is_check)
             return rep_err_set(err, REP_E_INPUT,
                                "the %s profiles hold no samples: nothing to compare", side_name[s]);
-        warnf("the %s profiles hold no samples", side_name[s]);
+        rep_warnf("the %s profiles hold no samples", side_name[s]);
     }
     return REP_OK;
 }

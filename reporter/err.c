@@ -27,3 +27,13 @@ int rep_err_nomem(struct rep_err *e)
 {
     return rep_err_set(e, REP_E_NOMEM, "out of memory");
 }
+
+void rep_warnf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("prof: warning: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}

@@ -33,5 +33,7 @@ int rep_err_set(struct rep_err *e, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* The usual message for REP_E_NOMEM. */
 int rep_err_nomem(struct rep_err *e);
+/* A warning: one line "prof: warning: ..." on stderr, for what does not stop a command. */
+void rep_warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

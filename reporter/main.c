@@ -138,23 +138,12 @@ static const char usage_text[] =
     "  when the process does not exist or cannot be sampled (the line says why).\n";
 
 static void errorf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 static void errorf(const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     fputs("prof: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
-static void warnf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("prof: warning: ", stderr);
     vfprintf(stderr, fmt, ap);
     fputc('\n', stderr);
     va_end(ap);
@@ -225,28 +214,28 @@ static void print_file_stats(const struct rep_profile *p)
 static void print_file_warnings(const struct rep_profile *p)
 {
     if (p->is_torn)
-        warnf("%s is cut short: it ends inside a record (the process was probably killed); "
+        rep_warnf("%s is cut short: it ends inside a record (the process was probably killed); "
               "read %zu samples",
               p->name, p->n_samples_read);
     else if (!p->has_end)
-        warnf("%s has no end record: the run did not finish cleanly; read %zu samples", p->name,
+        rep_warnf("%s has no end record: the run did not finish cleanly; read %zu samples", p->name,
               p->n_samples_read);
     if (p->has_stats && p->stats[PROF_STAT_DROPPED] > 0)
-        warnf("%s: %" PRIu64 " samples were dropped because the sample buffer was full; "
+        rep_warnf("%s: %" PRIu64 " samples were dropped because the sample buffer was full; "
               "the profile under-counts",
               p->name, p->stats[PROF_STAT_DROPPED]);
     if (p->has_stats && p->stats[PROF_STAT_WRITE_ERRORS] > 0)
-        warnf("%s: writing the profile failed %" PRIu64 " times; records are missing", p->name,
+        rep_warnf("%s: writing the profile failed %" PRIu64 " times; records are missing", p->name,
               p->stats[PROF_STAT_WRITE_ERRORS]);
     if (p->n_unknown_records > 0)
-        warnf("%s: skipped %zu records of unknown types (from a newer libprof?)", p->name,
+        rep_warnf("%s: skipped %zu records of unknown types (from a newer libprof?)", p->name,
               p->n_unknown_records);
 }
 
 static void print_sym_warnings(const struct rep_sym *sym, size_t *n_printed)
 {
     for (; *n_printed < sym->n_warnings; (*n_printed)++)
-        warnf("%s", sym->warnings[*n_printed]);
+        rep_warnf("%s", sym->warnings[*n_printed]);
 }
 
 /* What the callbacks of a streamed read need. */
@@ -396,7 +385,7 @@ static int run_report(const struct report_opts *o, struct rep_err *err)
             fprintf(stderr, "prof: %d files: %" PRIu64 " samples merged\n", o->n_files,
                     agg.n_samples);
         if (agg.n_samples == 0)
-            warnf("no samples: the program used too little CPU time to be sampled");
+            rep_warnf("no samples: the program used too little CPU time to be sampled");
         rc = write_output(o, &agg, &threads, &names, err);
     }
     rep_per_thread_fini(&threads);

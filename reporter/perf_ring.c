@@ -289,9 +289,7 @@ static int join_ring(struct rep_pring *p, size_t k, int fd, pid_t tid, struct re
 
 /* ---- the online CPUs ---- */
 
-/* The numbers in a /sys list ("0-3,8") into *out (malloc'd), *n of them. 0 or -errno.
- * (record_pid.c has the same helper for its /proc listing.) */
-static int push_number(int **out, size_t *n, size_t *cap, int v)
+int rep_pring_push_int(int **out, size_t *n, size_t *cap, int v)
 {
     if (*n == *cap) {
         *cap = *cap ? 2 * *cap : 64;
@@ -318,14 +316,14 @@ static int list_cpus(int **cpus, size_t *n)
             if (*p == '-')
                 hi = strtol(p + 1, &p, 10);
             for (long c = lo; rc == 0 && c <= hi; c++)
-                rc = push_number(cpus, n, &cap, (int)c);
+                rc = rep_pring_push_int(cpus, n, &cap, (int)c);
             if (*p == ',')
                 p++;
         }
     }
     long count = sysconf(_SC_NPROCESSORS_ONLN);
     for (long c = 0; rc == 0 && *n == 0 && c < (count > 0 ? count : 1); c++)
-        rc = push_number(cpus, n, &cap, (int)c);
+        rc = rep_pring_push_int(cpus, n, &cap, (int)c);
     return rc;
 }
 

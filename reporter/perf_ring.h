@@ -176,4 +176,8 @@ bool rep_pring_decode_mmap(const unsigned char *rec, const struct perf_event_hea
 /* The records a PERF_RECORD_LOST says the kernel could not write; 0 when it is cut. */
 uint64_t rep_pring_decode_lost(const unsigned char *rec, const struct perf_event_header *h);
 
+/* Appends v to the growing array *out (malloc'd; *n used, *cap allocated): the lists of
+ * CPUs and of thread ids. 0 or -ENOMEM. */
+int rep_pring_push_int(int **out, size_t *n, size_t *cap, int v);
+
 #endif

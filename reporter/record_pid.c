@@ -540,21 +540,6 @@ static int add_thread(struct session *s, pid_t tid, struct rep_err *err)
     return REP_OK;
 }
 
-/* The numbers in a /proc directory listing (tids) into *out (malloc'd), *n of them. 0 or
- * -errno. (perf_ring.c has the same helper for its /sys list of CPUs.) */
-static int push_number(int **out, size_t *n, size_t *cap, int v)
-{
-    if (*n == *cap) {
-        *cap = *cap ? 2 * *cap : 64;
-        int *bigger = realloc(*out, *cap * sizeof(**out));
-        if (bigger == NULL)
-            return -ENOMEM;
-        *out = bigger;
-    }
-    (*out)[(*n)++] = v;
-    return 0;
-}
-
 /* The thread ids in /proc/PID/task. */
 static int list_tids(pid_t pid, int **tids, size_t *n)
 {
@@ -571,7 +556,7 @@ static int list_tids(pid_t pid, int **tids, size_t *n)
     while (rc == 0 && (e = readdir(d)) != NULL) {
         long tid = strtol(e->d_name, NULL, 10);
         if (tid > 0)
-            rc = push_number(tids, n, &cap, (int)tid);
+            rc = rep_pring_push_int(tids, n, &cap, (int)tid);
     }
     closedir(d);
     return rc;

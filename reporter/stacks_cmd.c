@@ -69,18 +69,6 @@ struct stacks_opts {
     char how[300];      /* how the snapshot was taken, for the output's first line */
 };
 
-static void warnf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static void warnf(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("prof: warning: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
-
 /* A whole decimal process id. */
 static bool parse_pid(const char *s, pid_t *pid)
 {
@@ -183,14 +171,14 @@ static int ask_libprof(struct stacks_opts *o, struct rep_profile *p, struct rep_
     if (sig == 0)
         return REP_E_NOTFOUND; /* snapshots are off in the process */
     if (state == 'T' || state == 't') {
-        warnf("process %d is stopped and cannot answer the snapshot signal; reading its stacks "
+        rep_warnf("process %d is stopped and cannot answer the snapshot signal; reading its stacks "
               "with ptrace",
               (int)pid);
         return REP_E_NOTFOUND;
     }
     if (!rep_snap_signal_is_caught(pid, sig)) {
         /* Sending it would kill the process: its libprof takes no snapshots on sig. */
-        warnf("process %d runs under libprof but has no handler for signal %d (a libprof "
+        rep_warnf("process %d runs under libprof but has no handler for signal %d (a libprof "
               "without snapshots?); reading its stacks with ptrace",
               (int)pid, sig);
         return REP_E_NOTFOUND;
@@ -205,11 +193,11 @@ static int ask_libprof(struct stacks_opts *o, struct rep_profile *p, struct rep_
     if (rc == REP_E_NOMEM)
         return rep_err_nomem(err);
     if (rc == REP_E_NOTFOUND)
-        warnf("process %d did not answer the snapshot signal within %g s; reading its stacks "
+        rep_warnf("process %d did not answer the snapshot signal within %g s; reading its stacks "
               "with ptrace",
               (int)pid, o->timeout_s);
     else
-        warnf("cannot ask process %d for a snapshot (%s); reading its stacks with ptrace", (int)pid,
+        rep_warnf("cannot ask process %d for a snapshot (%s); reading its stacks with ptrace", (int)pid,
               why.msg);
     return REP_E_NOTFOUND;
 }
@@ -262,7 +250,7 @@ static int read_snapshot_file(struct stacks_opts *o, struct rep_profile *p, stru
                            "%s: not a snapshot (it lists no threads); prof report reads profiles",
                            o->target);
     if (!p->has_end)
-        warnf("%s is incomplete (no end record); showing what it holds", o->target);
+        rep_warnf("%s is incomplete (no end record); showing what it holds", o->target);
     snprintf(o->how, sizeof(o->how), "from %.280s", o->target);
     return REP_OK;
 }
@@ -320,7 +308,7 @@ static int write_output(const struct stacks_opts *o, const struct rep_profile *p
     if (out != NULL && out != stdout && fclose(out) != 0 && rc == REP_OK)
         rc = REP_E_IO;
     for (size_t i = 0; i < sym.n_warnings; i++)
-        warnf("%s", sym.warnings[i]);
+        rep_warnf("%s", sym.warnings[i]);
     rep_sym_fini(&sym);
     rep_names_fini(&names);
     if (rc == REP_E_NOMEM)
