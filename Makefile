@@ -26,6 +26,8 @@ LP_SRCS  := $(wildcard libprof/*.c)
 
 # The libunwind stepper (PROF_UNWIND=libunwind) is one switch: UNWIND=1 when libunwind's
 # header is found, UNWIND=0 builds without it (PROF_UNWIND=libunwind then falls back to fp).
+# The same switch gives prof libunwind's remote unwinder for `prof stacks --unwind`
+# (reporter/ptrace_unwind.c, which without it says that prof was built without libunwind).
 HASH     := \#
 ifeq ($(origin UNWIND),undefined)
 UNWIND   := $(shell echo '$(HASH)include <libunwind.h>' | $(CC) -E -x c - >/dev/null 2>&1 \
@@ -35,6 +37,7 @@ UNW_SRCS := sampler/walk_unw.c
 ifeq ($(UNWIND),1)
 BASE_CFLAGS += -DPROF_HAVE_LIBUNWIND
 UNW_LDLIBS  :=
+REP_LDLIBS  += -lunwind-ptrace -lunwind-generic
 else
 SMP_SRCS := $(filter-out $(UNW_SRCS),$(SMP_SRCS))
 UNW_LDLIBS  :=

@@ -45,18 +45,24 @@ const char *rep_out_stacks_state_word(char state)
 }
 
 /* Why a walk that stopped for reason r is incomplete. */
-static const char *truncation(uint8_t r)
+/* Why a walk ended early, for the stepper that took the snapshot (the PROCESS record's
+ * unwinder): frame pointers, or unwind tables (libunwind). */
+static const char *truncation(uint8_t r, bool is_tables)
 {
     switch (r) {
     case PROF_STOP_DEPTH:
         return "the depth limit was reached";
     case PROF_STOP_BOUNDS:
-        return "a frame pointer left the stack or a return address is in no code (code built "
-               "without frame pointers?)";
+        return is_tables ? "the unwind tables led out of the stack or out of code (no unwind "
+                           "information for a frame?)"
+                         : "a frame pointer left the stack or a return address is in no code "
+                           "(code built without frame pointers? try PROF_UNWIND=libunwind, or "
+                           "prof stacks --unwind libunwind)";
     case PROF_STOP_ALIGN:
         return "a misaligned frame pointer";
     case PROF_STOP_ORDER:
-        return "frame pointers did not go up the stack (a corrupt chain)";
+        return is_tables ? "the stack pointer did not go up the stack"
+                         : "frame pointers did not go up the stack (a corrupt chain)";
     case PROF_STOP_NO_STACK:
         return "the thread's stack was not known: its leaf only";
     default:
@@ -120,7 +126,7 @@ static void print_group_line(FILE *out, const struct rep_snap_groups *g,
 }
 
 static void print_group(FILE *out, const struct rep_snap_groups *g, const struct rep_snap_group *gr,
-                        const struct rep_names *names)
+                        const struct rep_names *names, bool is_tables)
 {
     const struct rep_snap_member *m = &g->members[gr->first];
     const struct rep_snap_frame *f = rep_snap_member_frames(g, m);
@@ -130,7 +136,7 @@ static void print_group(FILE *out, const struct rep_snap_groups *g, const struct
         fprintf(out, "  #%-2" PRIu32 " 0x%016" PRIx64 " %s\n", i, f[i].addr,
                 rep_names_get(names, f[i].id));
     if (m->stop_reason != PROF_STOP_END)
-        fprintf(out, "  ... truncated: %s\n", truncation(m->stop_reason));
+        fprintf(out, "  ... truncated: %s\n", truncation(m->stop_reason, is_tables));
 }
 
 int rep_out_stacks(FILE *out, const struct rep_profile *p, const struct rep_snap_groups *g,
@@ -142,7 +148,7 @@ int rep_out_stacks(FILE *out, const struct rep_profile *p, const struct rep_snap
             p->has_process ? p->process.pid : 0, slash ? slash + 1 : exe, g->n_members,
             g->n_members == 1 ? "" : "s", g->n_groups, g->n_groups == 1 ? "" : "s", how);
     for (size_t i = 0; i < g->n_groups; i++)
-        print_group(out, g, &g->groups[i], names);
+        print_group(out, g, &g->groups[i], names, p->process.unwinder == PROF_UNWIND_LIBUNWIND);
     if (g->n_members > g->n_stacked)
         fprintf(out, "\nthreads without a stack (%zu):\n", g->n_members - g->n_stacked);
     for (size_t i = g->n_stacked; i < g->n_members; i++) {

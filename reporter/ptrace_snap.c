@@ -8,7 +8,8 @@
  *      thread (a thread that runs can start another until it is stopped itself);
  *   2. read: the process's mappings, then per stopped thread its registers
  *      (PTRACE_GETREGSET NT_PRSTATUS), a copy of its stack from the stack pointer up to the
- *      end of its mapping, and the walk over that copy;
+ *      end of its mapping, and the frame-pointer walk over that copy; and, as the unwind
+ *      mode says, libunwind's walk, which reads the stopped thread itself;
  *   3. detach every thread, always, also after an error;
  *   4. write the records, once the process runs again.
  *
@@ -41,6 +42,7 @@
 #include "reporter/err.h"
 #include "reporter/procmaps.h"
 #include "reporter/procstat.h"
+#include "reporter/ptrace_unwind.h"
 #include "reporter/remote_walk.h"
 
 #define MAX_ROUNDS 64   /* task listings at most: a process that keeps starting threads */
@@ -64,10 +66,23 @@ struct snap {
     struct task *tasks; /* in the order first listed */
     size_t n_tasks;
     size_t cap_tasks;
-    uint64_t time_ns;  /* CLOCK_MONOTONIC at the start */
-    double deadline_s; /* CLOCK_MONOTONIC by which threads must have stopped */
-    bool is_refused;   /* a live thread refused to be seized (permission) */
-    uint64_t *scratch; /* REP_PTRACE_SNAP_DEPTH frames: one walk's, before they are kept */
+    uint64_t time_ns;              /* CLOCK_MONOTONIC at the start */
+    double deadline_s;             /* CLOCK_MONOTONIC by which threads must have stopped */
+    bool is_refused;               /* a live thread refused to be seized (permission) */
+    enum rep_ptrace_unwind unwind; /* how stacks are walked; AUTO becomes FP when libunwind
+                                    * cannot be used */
+    struct rep_punw punw;          /* libunwind's state, initialized unless unwind is FP */
+    bool is_any_libunwind;         /* some thread's kept stack came from libunwind */
+    uint64_t *scratch;             /* REP_PTRACE_SNAP_DEPTH frames: the fp walk's, before kept */
+    uint64_t *unw_scratch;         /* REP_PTRACE_SNAP_DEPTH frames: libunwind's, before kept */
+};
+
+/* One walk's result, before it is kept. */
+struct walk {
+    const uint64_t *frames; /* leaf first, in one of the snapshot's scratch arrays */
+    unsigned n_frames;      /* 0: the walk did not start */
+    uint8_t stop_reason;    /* PROF_STOP_* */
+    uint8_t flags;          /* PROF_SAMPLE_*, TRUNCATED not yet set */
 };
 
 static double now_s(void)
@@ -238,36 +253,96 @@ static bool read_regs(pid_t tid, struct fpstep_regs *r)
     return true;
 }
 
-/* Phase 2 for one stopped thread: its stack into t->frames and t->rec. */
-static int read_stack(struct snap *s, struct task *t, const struct rep_pmaps *maps)
+/* The frame-pointer walk of a thread with registers regs, over a copy of its stack; the
+ * walk's n_frames stays 0 when the stack cannot be read. REP_OK or REP_E_NOMEM. */
+static int walk_fp(struct snap *s, const struct fpstep_regs *regs, const struct rep_pmaps *maps,
+                   struct walk *w)
 {
-    struct fpstep_regs regs;
     unsigned char *copy;
     size_t len;
-    t->status = PROF_SNAP_FAILED;
-    if (!read_regs(t->tid, &regs))
-        return REP_OK;
-    int r = rep_rwalk_read_stack(s->pid, maps, regs.sp, REP_PTRACE_SNAP_STACK_MAX, &copy, &len);
+    int r = rep_rwalk_read_stack(s->pid, maps, regs->sp, REP_PTRACE_SNAP_STACK_MAX, &copy, &len);
     if (r != 0)
         return r == -ENOMEM ? REP_E_NOMEM : REP_OK;
-    struct rep_rwalk w;
-    uint8_t stop_reason, flags;
-    rep_rwalk_init(&w, s->pid, maps, copy, regs.sp, len);
-    unsigned n = rep_rwalk(&w, &regs, s->scratch, REP_PTRACE_SNAP_DEPTH, &stop_reason, &flags);
+    struct rep_rwalk rw;
+    rep_rwalk_init(&rw, s->pid, maps, copy, regs->sp, len);
+    w->frames = s->scratch;
+    w->n_frames =
+        rep_rwalk(&rw, regs, s->scratch, REP_PTRACE_SNAP_DEPTH, &w->stop_reason, &w->flags);
     free(copy);
-    if ((t->frames = malloc(n * sizeof(*t->frames))) == NULL)
+    return REP_OK;
+}
+
+static void walk_libunwind(struct snap *s, pid_t tid, const struct rep_pmaps *maps, struct walk *w)
+{
+    w->frames = s->unw_scratch;
+    w->flags = 0;
+    w->n_frames =
+        rep_punw_walk(&s->punw, tid, maps, s->unw_scratch, REP_PTRACE_SNAP_DEPTH, &w->stop_reason);
+}
+
+/* Whether auto mode keeps the frame-pointer walk without asking libunwind: it ended
+ * complete after following the chain through at least one frame. In code built without
+ * frame pointers the frame-pointer register is an ordinary one, and when it holds 0, or
+ * points at a stack word 0 (the end of a chain), the walk stops at once looking complete,
+ * with the leaf and at most the caller recovered for it; code built with frame pointers
+ * always has a frame of its own below the thread's start. */
+static bool fp_is_whole(const struct walk *fp)
+{
+    unsigned n_leaf = (fp->flags & PROF_SAMPLE_LEAF_CALLER) ? 2 : 1;
+    return fp->stop_reason == PROF_STOP_END && fp->n_frames > n_leaf;
+}
+
+/* Whether libunwind's walk beats the frame pointers' that was not whole: it started, and
+ * it is complete or longer. */
+static bool unw_is_better(const struct walk *fp, const struct walk *unw)
+{
+    return unw->n_frames > 0 && (unw->stop_reason == PROF_STOP_END || unw->n_frames > fp->n_frames);
+}
+
+/* Keeps walk w as thread t's stack. REP_OK or REP_E_NOMEM. */
+static int keep(const struct snap *s, struct task *t, const struct walk *w)
+{
+    if ((t->frames = malloc(w->n_frames * sizeof(*t->frames))) == NULL)
         return REP_E_NOMEM;
-    memcpy(t->frames, s->scratch, n * sizeof(*t->frames));
-    if (stop_reason != PROF_STOP_END)
+    memcpy(t->frames, w->frames, w->n_frames * sizeof(*t->frames));
+    uint8_t flags = w->flags;
+    if (w->stop_reason != PROF_STOP_END)
         flags |= PROF_SAMPLE_TRUNCATED;
     t->rec = (struct prof_rec_sample){.time_ns = s->time_ns,
                                       .tid = (uint32_t)t->tid,
                                       .weight = 1,
-                                      .n_frames = (uint16_t)n,
-                                      .stop_reason = stop_reason,
+                                      .n_frames = (uint16_t)w->n_frames,
+                                      .stop_reason = w->stop_reason,
                                       .flags = flags};
     t->status = PROF_SNAP_OK;
     return REP_OK;
+}
+
+/* Phase 2 for one stopped thread: its stack into t->frames and t->rec, walked as s->unwind
+ * says (see enum rep_ptrace_unwind). A thread whose registers or stack cannot be read, or
+ * that libunwind cannot start on when it is the only walk, keeps PROF_SNAP_FAILED. */
+static int read_stack(struct snap *s, struct task *t, const struct rep_pmaps *maps)
+{
+    struct fpstep_regs regs;
+    struct walk fp = {0}, unw = {0};
+    t->status = PROF_SNAP_FAILED;
+    if (!read_regs(t->tid, &regs))
+        return REP_OK;
+    if (s->unwind == REP_PTRACE_UNWIND_LIBUNWIND) {
+        walk_libunwind(s, t->tid, maps, &unw);
+        s->is_any_libunwind = s->is_any_libunwind || unw.n_frames > 0;
+        return unw.n_frames > 0 ? keep(s, t, &unw) : REP_OK;
+    }
+    int rc = walk_fp(s, &regs, maps, &fp);
+    if (rc != REP_OK || fp.n_frames == 0)
+        return rc;
+    if (s->unwind == REP_PTRACE_UNWIND_FP || fp_is_whole(&fp))
+        return keep(s, t, &fp);
+    walk_libunwind(s, t->tid, maps, &unw);
+    if (!unw_is_better(&fp, &unw))
+        return keep(s, t, &fp);
+    s->is_any_libunwind = true;
+    return keep(s, t, &unw);
 }
 
 /* Phase 3. A thread that has not stopped by now cannot be detached (PTRACE_DETACH needs
@@ -360,7 +435,7 @@ static int write_head(const struct snap *s, const struct rep_pmaps *maps, FILE *
         .start_mono_ns = s->time_ns,
         .start_real_ns = clock_ns(CLOCK_REALTIME),
         .timer_source = PROF_TIMER_NONE,
-        .unwinder = PROF_UNWIND_FP,
+        .unwinder = s->is_any_libunwind ? PROF_UNWIND_LIBUNWIND : PROF_UNWIND_FP,
         .max_depth = REP_PTRACE_SNAP_DEPTH,
     };
     int rc = put(out, buf, prof_record_file_header(buf, sizeof(buf)), err);
@@ -407,7 +482,9 @@ static int read_and_write(struct snap *s, FILE *out, struct rep_err *err)
 {
     struct rep_pmaps maps;
     int rc = rep_pmaps_read(s->pid, &maps, err);
-    if (rc == REP_OK && (s->scratch = malloc(REP_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL)
+    if (rc == REP_OK &&
+        ((s->scratch = malloc(REP_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL ||
+         (s->unw_scratch = malloc(REP_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL))
         rc = rep_err_nomem(err);
     for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
         if (s->tasks[i].is_stopped && read_stack(s, &s->tasks[i], &maps) != REP_OK)
@@ -420,11 +497,33 @@ static int read_and_write(struct snap *s, FILE *out, struct rep_err *err)
     return rc;
 }
 
-int rep_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct rep_err *err)
+/* Prepares libunwind for the walks unwind asks for: an explicit libunwind that prof cannot
+ * give is an error; auto quietly walks frame pointers only. */
+static int prepare_unwind(struct snap *s, struct rep_err *err)
 {
-    struct snap s = {.pid = pid, .time_ns = clock_ns(CLOCK_MONOTONIC)};
+    if (s->unwind == REP_PTRACE_UNWIND_FP)
+        return REP_OK;
+    struct rep_err why = {0};
+    int rc = rep_punw_init(&s->punw, &why);
+    if (rc == REP_E_NOMEM)
+        return rep_err_nomem(err);
+    if (rc == REP_OK)
+        return REP_OK;
+    if (s->unwind == REP_PTRACE_UNWIND_LIBUNWIND)
+        return rep_err_set(err, rc, "--unwind libunwind: %s", why.msg);
+    s->unwind = REP_PTRACE_UNWIND_FP;
+    return REP_OK;
+}
+
+int rep_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum rep_ptrace_unwind unwind,
+                           FILE *out, struct rep_err *err)
+{
+    struct snap s = {.pid = pid, .time_ns = clock_ns(CLOCK_MONOTONIC), .unwind = unwind};
     s.deadline_s = now_s() + stop_timeout_s;
-    int rc = attach_all(&s, err);
+    int rc = prepare_unwind(&s, err);
+    if (rc != REP_OK)
+        return rc;
+    rc = attach_all(&s, err);
     bool is_any_seized = false;
     for (size_t i = 0; i < s.n_tasks; i++)
         is_any_seized = is_any_seized || s.tasks[i].is_stopped || s.tasks[i].is_seized;
@@ -441,5 +540,12 @@ int rep_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct rep_err 
         free(s.tasks[i].frames);
     free(s.tasks);
     free(s.scratch);
+    free(s.unw_scratch);
+    rep_punw_fini(&s.punw);
     return rc;
+}
+
+int rep_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct rep_err *err)
+{
+    return rep_ptrace_snap_unwind(pid, stop_timeout_s, REP_PTRACE_UNWIND_AUTO, out, err);
 }

@@ -16,6 +16,13 @@
  * read, a PROF_REC_SAMPLE of weight 1, then END: the same file libprof writes when it is
  * asked for a snapshot, so one printer serves both. Reporter thread only; prof must not
  * have other children being waited for meanwhile.
+ *
+ * How each stack is walked (enum rep_ptrace_unwind, `prof stacks --unwind`): over the
+ * frame-pointer chain, or with libunwind's remote unwinder from the .eh_frame unwind tables
+ * (reporter/ptrace_unwind.h), which also follows code built without frame pointers, or the
+ * first and then, for a thread it left short, the second. The PROCESS record's unwinder is
+ * PROF_UNWIND_LIBUNWIND when at least one thread's stack came from libunwind, else
+ * PROF_UNWIND_FP.
  */
 #ifndef PROF_REPORTER_PTRACE_SNAP_H
 #define PROF_REPORTER_PTRACE_SNAP_H
@@ -28,6 +35,18 @@ struct rep_err;
 #define REP_PTRACE_SNAP_STACK_MAX (8u << 20) /* stack bytes copied per thread at most */
 #define REP_PTRACE_SNAP_DEPTH 1024u          /* frames per thread at most */
 
+/* How the threads' stacks are walked. */
+enum rep_ptrace_unwind {
+    /* Frame pointers first; libunwind for a thread whose walk did not end complete, or
+     * ended at once without following the chain through one frame (as a walk of code built
+     * without frame pointers does when the register holds 0); of the two, the complete
+     * result, else the longer, else the frame pointers'. Without libunwind in prof, frame
+     * pointers only. */
+    REP_PTRACE_UNWIND_AUTO,
+    REP_PTRACE_UNWIND_FP,        /* frame pointers only */
+    REP_PTRACE_UNWIND_LIBUNWIND, /* libunwind for every thread */
+};
+
 /* Not async-signal-safe. */
 /* Takes the snapshot of process pid and writes it to out. Threads have stop_timeout_s
  * seconds (from the first attach) to stop; one that has not stopped by then is listed as
@@ -36,5 +55,10 @@ struct rep_err;
  * ptrace scope, a debugger already attached); REP_E_NOMEM; REP_E_IO when writing to out
  * failed. The process is detached whatever the outcome. */
 int rep_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct rep_err *err);
+/* As rep_ptrace_snap() (which walks as REP_PTRACE_UNWIND_AUTO), walking as unwind says.
+ * REP_PTRACE_UNWIND_LIBUNWIND in a prof built without libunwind is REP_E_INPUT, before
+ * anything is attached. */
+int rep_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum rep_ptrace_unwind unwind,
+                           FILE *out, struct rep_err *err);
 
 #endif

@@ -24,6 +24,7 @@
 #include "reporter/procstat.h"
 #include "reporter/profile.h"
 #include "reporter/ptrace_snap.h"
+#include "reporter/ptrace_unwind.h"
 #include "reporter/read.h"
 #include "reporter/snap_groups.h"
 #include "reporter/snap_signal.h"
@@ -51,22 +52,27 @@ const char rep_stacks_cmd_usage[] =
     "                       PROF_SNAPSHOT_SIGNAL, else RTMAX-3); off: use ptrace\n"
     "      --timeout SEC    wait up to SEC s for libprof's answer, then for the threads to\n"
     "                       stop under ptrace (default 5)\n"
+    "      --unwind HOW     how ptrace walks the stacks: fp (frame pointers), libunwind\n"
+    "                       (.eh_frame unwind tables: also code built without frame\n"
+    "                       pointers, as most distributions build theirs, at more cost),\n"
+    "                       auto (default: frame pointers, libunwind where they fall short)\n"
     "  States: R running, S sleeping, D disk sleep, T stopped, t tracing stop, Z zombie.\n";
 
 struct stacks_opts {
-    bool is_folded;     /* -f folded */
-    bool is_threads;    /* --threads */
-    const char *output; /* -o, NULL for stdout */
-    const char *save;   /* --save, NULL for none */
-    bool is_offline;    /* --no-symbols */
-    bool is_ptrace;     /* --ptrace, or --signal off */
-    bool has_signal;    /* --signal given */
-    int signal;         /* its value */
-    double timeout_s;   /* --timeout */
-    const char *target; /* the PID or FILE argument */
-    pid_t pid;          /* the process, 0 when target is a file */
-    char name[64];      /* "process PID": the profile's name in messages */
-    char how[300];      /* how the snapshot was taken, for the output's first line */
+    bool is_folded;                /* -f folded */
+    bool is_threads;               /* --threads */
+    const char *output;            /* -o, NULL for stdout */
+    const char *save;              /* --save, NULL for none */
+    bool is_offline;               /* --no-symbols */
+    bool is_ptrace;                /* --ptrace, or --signal off */
+    bool has_signal;               /* --signal given */
+    int signal;                    /* its value */
+    double timeout_s;              /* --timeout */
+    enum rep_ptrace_unwind unwind; /* --unwind */
+    const char *target;            /* the PID or FILE argument */
+    pid_t pid;                     /* the process, 0 when target is a file */
+    char name[64];                 /* "process PID": the profile's name in messages */
+    char how[300];                 /* how the snapshot was taken, for the output's first line */
 };
 
 /* A whole decimal process id. */
@@ -81,6 +87,24 @@ static bool parse_pid(const char *s, pid_t *pid)
         return false;
     *pid = (pid_t)v;
     return true;
+}
+
+/* --unwind's value. */
+static int parse_unwind(const char *s, enum rep_ptrace_unwind *out, struct rep_err *err)
+{
+    if (strcmp(s, "auto") == 0)
+        *out = REP_PTRACE_UNWIND_AUTO;
+    else if (strcmp(s, "fp") == 0)
+        *out = REP_PTRACE_UNWIND_FP;
+    else if (strcmp(s, "libunwind") == 0)
+        *out = REP_PTRACE_UNWIND_LIBUNWIND;
+    else
+        return rep_err_set(err, REP_E_INPUT, "--unwind: unknown '%s' (fp, libunwind, auto)", s);
+    if (*out == REP_PTRACE_UNWIND_LIBUNWIND && !rep_punw_is_built())
+        return rep_err_set(err, REP_E_INPUT,
+                           "--unwind libunwind: prof was built without libunwind (install "
+                           "libunwind-dev and rebuild)");
+    return REP_OK;
 }
 
 static int parse_option(int c, struct stacks_opts *o, struct rep_err *err)
@@ -111,6 +135,8 @@ static int parse_option(int c, struct stacks_opts *o, struct rep_err *err)
     case 'G':
         o->has_signal = true;
         return rep_snap_signal_parse(optarg, &o->signal, err);
+    case 'U':
+        return parse_unwind(optarg, &o->unwind, err);
     case 'W':
         errno = 0;
         o->timeout_s = strtod(optarg, &end);
@@ -127,11 +153,17 @@ static int parse_option(int c, struct stacks_opts *o, struct rep_err *err)
 static int parse_args(int argc, char **argv, struct stacks_opts *o, struct rep_err *err)
 {
     static const struct option longs[] = {
-        {"format", required_argument, NULL, 'f'}, {"output", required_argument, NULL, 'o'},
-        {"save", required_argument, NULL, 'S'},   {"no-symbols", no_argument, NULL, 'N'},
-        {"threads", no_argument, NULL, 'T'},      {"ptrace", no_argument, NULL, 'P'},
-        {"signal", required_argument, NULL, 'G'}, {"timeout", required_argument, NULL, 'W'},
-        {"help", no_argument, NULL, 'h'},         {NULL, 0, NULL, 0},
+        {"format", required_argument, NULL, 'f'},
+        {"output", required_argument, NULL, 'o'},
+        {"save", required_argument, NULL, 'S'},
+        {"no-symbols", no_argument, NULL, 'N'},
+        {"threads", no_argument, NULL, 'T'},
+        {"ptrace", no_argument, NULL, 'P'},
+        {"signal", required_argument, NULL, 'G'},
+        {"timeout", required_argument, NULL, 'W'},
+        {"unwind", required_argument, NULL, 'U'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
     };
     int c;
     opterr = 0;
@@ -172,15 +204,15 @@ static int ask_libprof(struct stacks_opts *o, struct rep_profile *p, struct rep_
         return REP_E_NOTFOUND; /* snapshots are off in the process */
     if (state == 'T' || state == 't') {
         rep_warnf("process %d is stopped and cannot answer the snapshot signal; reading its stacks "
-              "with ptrace",
-              (int)pid);
+                  "with ptrace",
+                  (int)pid);
         return REP_E_NOTFOUND;
     }
     if (!rep_snap_signal_is_caught(pid, sig)) {
         /* Sending it would kill the process: its libprof takes no snapshots on sig. */
         rep_warnf("process %d runs under libprof but has no handler for signal %d (a libprof "
-              "without snapshots?); reading its stacks with ptrace",
-              (int)pid, sig);
+                  "without snapshots?); reading its stacks with ptrace",
+                  (int)pid, sig);
         return REP_E_NOTFOUND;
     }
     struct rep_err why = {0};
@@ -194,11 +226,11 @@ static int ask_libprof(struct stacks_opts *o, struct rep_profile *p, struct rep_
         return rep_err_nomem(err);
     if (rc == REP_E_NOTFOUND)
         rep_warnf("process %d did not answer the snapshot signal within %g s; reading its stacks "
-              "with ptrace",
-              (int)pid, o->timeout_s);
+                  "with ptrace",
+                  (int)pid, o->timeout_s);
     else
-        rep_warnf("cannot ask process %d for a snapshot (%s); reading its stacks with ptrace", (int)pid,
-              why.msg);
+        rep_warnf("cannot ask process %d for a snapshot (%s); reading its stacks with ptrace",
+                  (int)pid, why.msg);
     return REP_E_NOTFOUND;
 }
 
@@ -209,7 +241,7 @@ static int take_ptrace(struct stacks_opts *o, struct rep_profile *p, struct rep_
     FILE *mem = open_memstream(&buf, &len);
     if (mem == NULL)
         return rep_err_nomem(err);
-    int rc = rep_ptrace_snap(o->pid, o->timeout_s, mem, err);
+    int rc = rep_ptrace_snap_unwind(o->pid, o->timeout_s, o->unwind, mem, err);
     if (fclose(mem) != 0 && rc == REP_OK)
         rc = rep_err_nomem(err);
     if (rc == REP_OK)

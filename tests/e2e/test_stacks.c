@@ -515,3 +515,159 @@ Test(stacks_libprof, ptrace_on_request_under_libprof)
     e2e_proc_free(&p);
     parked_finish(&pk);
 }
+
+/* Starts argv (argv[0] an absolute path) without libprof, as parked_start() starts the
+ * parked workload: its standard input a pipe whose end ends it, its first output line
+ * "ready ...", after which it blocks reading its input; waits for that line and until its
+ * main thread sleeps. */
+static void program_start(struct parked *pk, const char *const *argv)
+{
+    int in[2], out[2];
+    cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
+    cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
+    const char *envp[1024];
+    size_t n = 0;
+    for (char **e = environ; *e != NULL && n < 1023; e++)
+        if (strncmp(*e, "LD_PRELOAD=", 11) != 0 && strncmp(*e, "PROF_", 5) != 0)
+            envp[n++] = *e;
+    envp[n] = NULL;
+    const char *err_path = e2e_path("program.err");
+    fflush(NULL);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        int err_fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        if (chdir(e2e_dir()) != 0 || dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 ||
+            dup2(err_fd, 2) < 0)
+            _exit(126);
+        execve(argv[0], (char *const *)argv, (char *const *)envp);
+        _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    pk->pid = pid;
+    snprintf(pk->pid_text, sizeof(pk->pid_text), "%d", (int)pid);
+    pk->in_fd = in[1];
+    pk->out_fd = out[0];
+    size_t got = 0;
+    struct pollfd pfd = {.fd = pk->out_fd, .events = POLLIN};
+    while (got + 1 < sizeof(pk->ready) && memchr(pk->ready, '\n', got) == NULL) {
+        cr_assert_eq(poll(&pfd, 1, READY_TIMEOUT_MS), 1, "%s did not get ready", argv[0]);
+        ssize_t r = read(pk->out_fd, pk->ready + got, sizeof(pk->ready) - 1 - got);
+        cr_assert_gt(r, 0, "%s exited before it was ready", argv[0]);
+        got += (size_t)r;
+    }
+    pk->ready[got] = '\0';
+    cr_assert(strncmp(pk->ready, "ready", 5) == 0, "%s said: %s", argv[0], pk->ready);
+    for (int i = 0; i < READY_TIMEOUT_MS && task_state(pid, pid) != 'S'; i++)
+        usleep(1000);
+}
+
+/* Runs `prof stacks ARGS... PID` (args NULL-terminated, at most 8), asserts exit 0 and
+ * nothing on stderr, and logs how long it took. */
+static void run_stacks(struct e2e_proc *p, const struct parked *pk, const char *const *args)
+{
+    const char *argv[12] = {"stacks"};
+    char shown[256] = "";
+    size_t n = 1, len = 0;
+    for (; *args != NULL && n < 10; args++) {
+        argv[n++] = *args;
+        if (len < sizeof(shown))
+            len += (size_t)snprintf(shown + len, sizeof(shown) - len, "%s ", *args);
+    }
+    argv[n++] = pk->pid_text;
+    argv[n] = NULL;
+    double t0 = now_s();
+    run_prof(p, argv);
+    cr_log_info("prof stacks %sPID took %.1f ms", shown, (now_s() - t0) * 1000);
+    cr_assert_eq(p->status, 0, "prof stacks exited %d:\n%s", p->status, p->err);
+    cr_expect_str_empty(p->err, "prof stacks said: %s", p->err);
+}
+
+/* The nofp_parked workload (tests/workloads/nofp_parked.c) is built without frame
+ * pointers: its thread "deep" waits in nofp_c under nofp_b, nofp_a and its start routine
+ * run_deep, its main thread in nofp_wait_for_eof under main. */
+Test(e2e_stacks, libunwind_follows_code_without_frame_pointers)
+{
+    struct parked pk;
+    program_start(&pk, E2E_ARGV(E2E_WORKLOAD("nofp_parked")));
+    const char *chain = "start_thread;run_deep;nofp_a;nofp_b;nofp_c";
+    struct e2e_proc p;
+    struct e2e_folded f;
+
+    /* Frame pointers alone lose both stacks beyond their first frames. */
+    run_stacks(&p, &pk, E2E_ARGV("--unwind", "fp", "-f", "folded"));
+    e2e_folded_parse(&f, p.out);
+    cr_expect_eq(f.total, 2, "%s", p.out);
+    cr_expect_eq(e2e_folded_ending(&f, "nofp_a;nofp_b;nofp_c"), 0, "fp followed:\n%s", p.out);
+    cr_expect_eq(e2e_folded_containing(&f, "main"), 0, "fp followed:\n%s", p.out);
+    e2e_folded_free(&f);
+    e2e_proc_free(&p);
+
+    /* auto (the default) and libunwind: whole stacks, down to the thread's start and to
+     * the C library's start of main. */
+    const char *const *modes[] = {E2E_ARGV("-f", "folded"),
+                                  E2E_ARGV("--unwind", "libunwind", "-f", "folded"),
+                                  E2E_ARGV("--unwind", "auto", "-f", "folded")};
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        run_stacks(&p, &pk, modes[i]);
+        e2e_folded_parse(&f, p.out);
+        cr_expect_eq(f.total, 2, "%s", p.out);
+        cr_expect_eq(e2e_folded_ending(&f, chain), 1, "no %s in:\n%s", chain, p.out);
+        cr_expect_eq(e2e_folded_ending(&f, "main;nofp_wait_for_eof"), 1, "%s", p.out);
+        cr_expect_eq(e2e_folded_containing(&f, "__libc_start_main"), 1, "%s", p.out);
+        e2e_folded_free(&f);
+        e2e_proc_free(&p);
+    }
+
+    /* The text names the frames in order, and neither stack is cut short. */
+    run_stacks(&p, &pk, E2E_ARGV(NULL));
+    const char *line = group_line(p.out, &pk, "deep");
+    cr_assert_not_null(line, "no group lists thread deep:\n%s", p.out);
+    const char *want[] = {"#0", "nofp_c (nofp_parked.c:", "#1", "nofp_b (nofp_parked.c:",
+                          "#2", "nofp_a (nofp_parked.c:", "#3", "run_deep (nofp_parked.c:"};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+        cr_expect(line != NULL && (line = strstr(line, want[i])) != NULL,
+                  "thread deep: no %s in order:\n%s", want[i], p.out);
+    cr_expect_null(strstr(p.out, "truncated"), "%s", p.out);
+    e2e_proc_free(&p);
+
+    run_prof(&p, (const char *const[]){"stacks", "--unwind", "dwarf", pk.pid_text, NULL});
+    cr_expect_eq(p.status, 2);
+    cr_expect_str_eq(p.err, "prof: --unwind: unknown 'dwarf' (fp, libunwind, auto)\n");
+    e2e_proc_free(&p);
+    parked_finish(&pk);
+}
+
+/* Debian's python3 is built without frame pointers, as its C library is. */
+Test(e2e_stacks, libunwind_reaches_the_root_of_a_distribution_program)
+{
+    const char *python = "/usr/bin/python3";
+    if (access(python, X_OK) != 0)
+        cr_skip_test("no %s", python);
+    struct parked pk;
+    program_start(&pk, E2E_ARGV(python, "-c",
+                                "import sys\n"
+                                "print('ready', flush=True)\n"
+                                "sys.stdin.read()\n"
+                                "print('done eintr=0')\n"));
+    struct e2e_proc p;
+    struct e2e_folded f;
+    run_stacks(&p, &pk, E2E_ARGV("--unwind", "fp", "-f", "folded"));
+    cr_log_info("with frame pointers: %s", p.out);
+    e2e_proc_free(&p);
+
+    run_stacks(&p, &pk, E2E_ARGV("-f", "folded"));
+    e2e_folded_parse(&f, p.out);
+    cr_expect_eq(f.total, 1, "%s", p.out);
+    cr_expect_eq(e2e_folded_containing(&f, "Py_RunMain"), 1, "no Py_RunMain in:\n%s", p.out);
+    cr_expect_eq(e2e_folded_containing(&f, "__libc_start_main"), 1, "%s", p.out);
+    e2e_folded_free(&f);
+    e2e_proc_free(&p);
+
+    run_stacks(&p, &pk, E2E_ARGV(NULL));
+    cr_expect_null(strstr(p.out, "truncated"), "%s", p.out);
+    e2e_proc_free(&p);
+    parked_finish(&pk);
+}

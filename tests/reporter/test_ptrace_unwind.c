@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Tests of the remote libunwind walk (reporter/ptrace_unwind.c) and of the ptrace
+ * snapshot's unwind modes (reporter/ptrace_snap.c) on a child of the test, parked in
+ * pause() under three calls of this file. The unit tests are built without
+ * -fno-omit-frame-pointer, so at -O2 these functions keep no frame pointer, as distribution
+ * code does. Each of them tells the test its own return address, which the walk must give
+ * back, in order, leaf first. In a prof built without libunwind the functions must say so.
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "include/prof_format.h"
+#include "reporter/err.h"
+#include "reporter/procmaps.h"
+#include "reporter/procstat.h"
+#include "reporter/profile.h"
+#include "reporter/ptrace_snap.h"
+#include "reporter/ptrace_unwind.h"
+#include "reporter/read.h"
+
+#define N_CHAIN 3 /* chain_a -> chain_b -> chain_c */
+
+/* Each writes its return address to fd, then calls the next; chain_c parks. noipa and the
+ * empty asm keep every call a call, with a frame of its own. */
+__attribute__((noipa)) static void chain_c(int fd)
+{
+    uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+    (void)!write(fd, &ra, sizeof(ra));
+    for (;;)
+        pause();
+}
+
+__attribute__((noipa)) static void chain_b(int fd)
+{
+    uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+    (void)!write(fd, &ra, sizeof(ra));
+    chain_c(fd);
+    __asm__ volatile("" ::: "memory");
+}
+
+__attribute__((noipa)) static void chain_a(int fd)
+{
+    uintptr_t ra = (uintptr_t)__builtin_return_address(0);
+    (void)!write(fd, &ra, sizeof(ra));
+    chain_b(fd);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* Starts the child; ras gets the return addresses, chain_a's first. Returns once the
+ * child sleeps in pause(). */
+static pid_t start_child(uint64_t ras[N_CHAIN])
+{
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    pid_t pid = fork();
+    cr_assert_geq(pid, 0);
+    if (pid == 0) {
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        close(fds[0]);
+        chain_a(fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    for (int i = 0; i < N_CHAIN; i++) {
+        uintptr_t ra;
+        cr_assert_eq(read(fds[0], &ra, sizeof(ra)), (ssize_t)sizeof(ra), "the child died");
+        ras[i] = ra;
+    }
+    close(fds[0]);
+    for (int i = 0; i < 2000 && rep_proc_task_state(pid, pid) != 'S'; i++)
+        usleep(1000);
+    return pid;
+}
+
+static void end_child(pid_t pid)
+{
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, __WALL);
+}
+
+/* Takes a ptrace snapshot of pid walked as unwind and reads it into p. */
+static void snapshot(pid_t pid, enum rep_ptrace_unwind unwind, struct rep_profile *p)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mem = open_memstream(&buf, &len);
+    cr_assert_not_null(mem);
+    struct rep_err err = {0};
+    cr_assert_eq(rep_ptrace_snap_unwind(pid, 5.0, unwind, mem, &err), REP_OK, "%s", err.msg);
+    fclose(mem);
+    cr_assert_eq(rep_read_buffer(buf, len, "snap", p, &err), REP_OK, "%s", err.msg);
+    free(buf);
+}
+
+#ifdef PROF_HAVE_LIBUNWIND
+
+/* Seizes the child and waits for its interrupt stop. */
+static void stop_child(pid_t pid)
+{
+    int st;
+    cr_assert_eq(ptrace(PTRACE_SEIZE, pid, NULL, NULL), 0);
+    cr_assert_eq(ptrace(PTRACE_INTERRUPT, pid, NULL, NULL), 0);
+    cr_assert_eq(waitpid(pid, &st, __WALL), pid);
+    cr_assert(WIFSTOPPED(st));
+}
+
+/* Walks the stopped child with at most max_frames frames; *n_frames gets the count. */
+static uint8_t walk(pid_t pid, uint64_t *frames, unsigned max_frames, unsigned *n_frames)
+{
+    struct rep_pmaps maps;
+    struct rep_punw u = {0};
+    struct rep_err err = {0};
+    uint8_t stop = 0xff;
+    cr_assert_eq(rep_pmaps_read(pid, &maps, &err), REP_OK, "%s", err.msg);
+    cr_assert_eq(rep_punw_init(&u, &err), REP_OK, "%s", err.msg);
+    *n_frames = rep_punw_walk(&u, pid, &maps, frames, max_frames, &stop);
+    rep_punw_fini(&u);
+    rep_pmaps_free(&maps);
+    return stop;
+}
+
+/* Where ras[N_CHAIN - 1] (chain_c's return address) is in frames, followed by chain_b's
+ * and chain_a's; -1 when they are not there in that order. */
+static int chain_at(const uint64_t *frames, unsigned n, const uint64_t ras[N_CHAIN])
+{
+    for (unsigned i = 0; i + N_CHAIN <= n; i++)
+        if (frames[i] == ras[2] && frames[i + 1] == ras[1] && frames[i + 2] == ras[0])
+            return (int)i;
+    return -1;
+}
+
+Test(ptrace_unwind, walks_code_without_frame_pointers_to_the_root)
+{
+    uint64_t ras[N_CHAIN], frames[64];
+    unsigned n;
+    pid_t pid = start_child(ras);
+    stop_child(pid);
+    uint8_t stop = walk(pid, frames, 64, &n);
+    int at = chain_at(frames, n, ras);
+    cr_expect_geq(at, 1, "chain_c, chain_b, chain_a are not among the %u frames", n);
+    cr_expect_eq(stop, PROF_STOP_END, "stop reason %u after %u frames", stop, n);
+    /* Beyond chain_a: start_child()'s caller, this test. */
+    cr_expect_gt(n, (unsigned)at + N_CHAIN + 1);
+    end_child(pid);
+}
+
+Test(ptrace_unwind, stops_at_the_depth_limit)
+{
+    uint64_t ras[N_CHAIN], frames[2];
+    unsigned n;
+    pid_t pid = start_child(ras);
+    stop_child(pid);
+    cr_expect_eq(walk(pid, frames, 2, &n), PROF_STOP_DEPTH);
+    cr_expect_eq(n, 2);
+    end_child(pid);
+}
+
+Test(ptrace_unwind, does_not_walk_before_init)
+{
+    struct rep_punw u = {0};
+    struct rep_pmaps maps = {0};
+    uint64_t frames[4];
+    uint8_t stop = 0xff;
+    cr_expect_eq(rep_punw_walk(&u, getpid(), &maps, frames, 4, &stop), 0);
+    cr_expect_eq(stop, 0xff);
+    rep_punw_fini(&u); /* a zeroed state is fine */
+}
+
+Test(ptrace_unwind, the_snapshot_names_its_unwinder)
+{
+    uint64_t ras[N_CHAIN];
+    pid_t pid = start_child(ras);
+    struct rep_profile fp, unw, any;
+    snapshot(pid, REP_PTRACE_UNWIND_FP, &fp);
+    snapshot(pid, REP_PTRACE_UNWIND_LIBUNWIND, &unw);
+    snapshot(pid, REP_PTRACE_UNWIND_AUTO, &any);
+    cr_expect_eq(fp.process.unwinder, PROF_UNWIND_FP);
+    cr_expect_eq(unw.process.unwinder, PROF_UNWIND_LIBUNWIND);
+    /* Auto asks libunwind where the frame pointers fall short, as they do here. */
+    cr_expect_eq(any.process.unwinder, PROF_UNWIND_LIBUNWIND);
+    cr_assert_eq(unw.n_samples, 1);
+    cr_assert_eq(any.n_samples, 1);
+    const struct rep_sample *s = &unw.samples[0];
+    uint64_t frames[64];
+    unsigned n = s->n_frames < 64 ? s->n_frames : 64;
+    for (unsigned i = 0; i < n; i++)
+        frames[i] = rep_sample_frame(s, i);
+    cr_expect_geq(chain_at(frames, n, ras), 1, "the chain is not in the libunwind sample");
+    cr_expect_eq(s->stop_reason, PROF_STOP_END);
+    cr_expect_eq(any.samples[0].n_frames, s->n_frames, "auto did not keep libunwind's walk");
+    cr_expect_eq(any.samples[0].stop_reason, PROF_STOP_END);
+    rep_profile_fini(&fp);
+    rep_profile_fini(&unw);
+    rep_profile_fini(&any);
+    /* Detached: it still runs, and still sleeps in pause(). */
+    usleep(20000);
+    cr_expect_eq(rep_proc_task_state(pid, pid), 'S');
+    end_child(pid);
+}
+
+#else /* !PROF_HAVE_LIBUNWIND */
+
+Test(ptrace_unwind, says_it_was_built_without_libunwind)
+{
+    struct rep_punw u = {0};
+    struct rep_err err = {0};
+    cr_expect_not(rep_punw_is_built());
+    cr_expect_eq(rep_punw_init(&u, &err), REP_E_INPUT);
+    cr_expect(strstr(err.msg, "without libunwind") != NULL, "%s", err.msg);
+    rep_punw_fini(&u);
+}
+
+Test(ptrace_unwind, an_explicit_libunwind_snapshot_is_refused_and_auto_walks_frame_pointers)
+{
+    uint64_t ras[N_CHAIN];
+    pid_t pid = start_child(ras);
+    struct rep_err err = {0};
+    FILE *mem = fopen("/dev/null", "w");
+    cr_assert_not_null(mem);
+    cr_expect_eq(rep_ptrace_snap_unwind(pid, 5.0, REP_PTRACE_UNWIND_LIBUNWIND, mem, &err),
+                 REP_E_INPUT);
+    fclose(mem);
+    struct rep_profile p;
+    snapshot(pid, REP_PTRACE_UNWIND_AUTO, &p);
+    cr_expect_eq(p.process.unwinder, PROF_UNWIND_FP);
+    rep_profile_fini(&p);
+    end_child(pid);
+}
+
+#endif
