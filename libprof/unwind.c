@@ -304,4 +304,17 @@ void lp_unwind_unload_end(void)
     lp_unwind_refresh();
 }
 
+/* Without libunwind no walk ever needs the loader's list served from a snapshot. */
+int lp_unwind_serving_phdr(void)
+{
+    return 0;
+}
+
+int lp_unwind_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
+{
+    (void)cb;
+    (void)data;
+    return 0;
+}
+
 #endif
