@@ -434,3 +434,46 @@ Test(e2e_record_pid, another_users_process_is_refused_with_the_reason)
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
 }
+
+/* An unprivileged user samples a process of its own where kernel.perf_event_paranoid allows
+ * it (2 or lower); above that, prof says why in one line. */
+Test(e2e_record_pid, a_user_samples_its_own_process)
+{
+    if (geteuid() != 0 || access(SETPRIV, X_OK) != 0)
+        cr_skip_test("needs root and %s to run as another user", SETPRIV);
+    char *level = e2e_read_file("/proc/sys/kernel/perf_event_paranoid", NULL);
+    cr_assert(level != NULL, "no /proc/sys/kernel/perf_event_paranoid");
+    int paranoid = atoi(level);
+    free(level);
+    /* A directory nobody can write in, inside the test's own. */
+    char dir[512];
+    snprintf(dir, sizeof(dir), "%s/nobody", e2e_dir());
+    cr_assert(chmod(e2e_dir(), 0711) == 0 && mkdir(dir, 0777) == 0 && chmod(dir, 0777) == 0,
+              "%s: %s", dir, strerror(errno));
+    char profile[600];
+    snprintf(profile, sizeof(profile), "%s/own.prof", dir);
+    pid_t pid = spawn("shares", E2E_ARGV(SETPRIV, "--reuid=65534", "--regid=65534",
+                                         "--clear-groups", E2E_WORKLOAD("shares"), "1.5"));
+    wait_exec(pid, E2E_WORKLOAD("shares"));
+    char pid_text[16];
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+    struct e2e_proc p;
+    struct e2e_opts o = {.cwd = "/"};
+    e2e_run(&p, &o,
+            E2E_ARGV(SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", E2E_PROF,
+                     "record", "-p", pid_text, "-d", "0.5", "-o", profile));
+    if (paranoid <= 2) {
+        cr_expect_eq(p.status, 0, "prof as nobody on nobody's process exited %d:\n%s", p.status,
+                     p.err);
+        e2e_proc_free(&p);
+        struct e2e_scan s;
+        e2e_scan_file(&s, profile);
+        cr_expect(s.has_end && s.n_samples >= 20, "%zu samples, end record %d", s.n_samples,
+                  s.has_end);
+    } else {
+        expect_one_line(&p, "prof as nobody with perf_event_paranoid > 2",
+                        "perf_event_paranoid");
+        e2e_proc_free(&p);
+    }
+    cr_expect_eq(wait_exit(pid, 30), 0, "the workload did not exit 0");
+}
