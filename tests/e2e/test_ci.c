@@ -167,7 +167,9 @@ Test(e2e_ci, the_ci_example_catches_a_slower_function)
 Test(e2e_ci, exit_codes_and_budgets)
 {
     const char *prof = e2e_path("one.prof");
-    record(prof, NULL, "0", "100");
+    /* 4000 Hz: about 800 samples, so that a share of 50 % against a 30 % budget is far
+     * outside the noise (at the default rate, some 50 samples, it was not always). */
+    record(prof, "4000", "0", "100");
     struct e2e_proc p;
     /* Bad input: 2, with one line on stderr. */
     e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "check", prof, e2e_path("missing.prof")));
