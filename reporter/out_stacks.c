@@ -102,16 +102,21 @@ static void print_thread(FILE *out, const struct rep_snap_member *m)
         fprintf(out, " %s", m->name);
 }
 
+/* Threads a group line names; a pool of 500 workers in one place is one line, not 500. */
+#define LIST_MAX 12u
+
 /* "K threads: TID name, ...  [S sleeping, R running]" */
 static void print_group_line(FILE *out, const struct rep_snap_groups *g,
                              const struct rep_snap_group *gr)
 {
     const struct rep_snap_member *m = &g->members[gr->first];
     fprintf(out, "%zu thread%s: ", gr->n_members, gr->n_members == 1 ? "" : "s");
-    for (size_t i = 0; i < gr->n_members; i++) {
+    for (size_t i = 0; i < gr->n_members && i < LIST_MAX; i++) {
         fputs(i ? ", " : "", out);
         print_thread(out, &m[i]);
     }
+    if (gr->n_members > LIST_MAX)
+        fprintf(out, ", ... (%zu more)", gr->n_members - LIST_MAX);
     fputs("  [", out);
     for (size_t i = 0; i < gr->n_members; i++) {
         bool is_new = true;

@@ -280,8 +280,8 @@ static void walk_libunwind(struct snap *s, pid_t tid, const struct rep_pmaps *ma
         rep_punw_walk(&s->punw, tid, maps, s->unw_scratch, REP_PTRACE_SNAP_DEPTH, &w->stop_reason);
 }
 
-/* Whether auto mode keeps the frame-pointer walk without asking libunwind: it ended
- * complete after following the chain through at least one frame. In code built without
+/* Whether auto mode may keep the frame-pointer walk when libunwind's is not complete: it
+ * ended complete after following the chain through at least one frame. In code built without
  * frame pointers the frame-pointer register is an ordinary one, and when it holds 0, or
  * points at a stack word 0 (the end of a chain), the walk stops at once looking complete,
  * with the leaf and at most the caller recovered for it; code built with frame pointers
@@ -336,10 +336,15 @@ static int read_stack(struct snap *s, struct task *t, const struct rep_pmaps *ma
     int rc = walk_fp(s, &regs, maps, &fp);
     if (rc != REP_OK || fp.n_frames == 0)
         return rc;
-    if (s->unwind == REP_PTRACE_UNWIND_FP || fp_is_whole(&fp))
+    if (s->unwind == REP_PTRACE_UNWIND_FP)
         return keep(s, t, &fp);
+    /* Auto: a frame-pointer walk that looks whole can still have skipped a frame: a leaf
+     * without a frame pointer (libc's pause(), say) leaves its caller's return address
+     * where the chain does not look, and the walk goes on from the caller's caller. The
+     * unwind tables know every frame, so a complete libunwind walk is taken first. */
     walk_libunwind(s, t->tid, maps, &unw);
-    if (!unw_is_better(&fp, &unw))
+    bool is_unw_whole = unw.n_frames > 0 && unw.stop_reason == PROF_STOP_END;
+    if (!is_unw_whole && (fp_is_whole(&fp) || !unw_is_better(&fp, &unw)))
         return keep(s, t, &fp);
     s->is_any_libunwind = true;
     return keep(s, t, &unw);

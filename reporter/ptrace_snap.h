@@ -37,11 +37,11 @@ struct rep_err;
 
 /* How the threads' stacks are walked. */
 enum rep_ptrace_unwind {
-    /* Frame pointers first; libunwind for a thread whose walk did not end complete, or
-     * ended at once without following the chain through one frame (as a walk of code built
-     * without frame pointers does when the register holds 0); of the two, the complete
-     * result, else the longer, else the frame pointers'. Without libunwind in prof, frame
-     * pointers only. */
+    /* Both walks: libunwind's when it is complete (the unwind tables know every frame,
+     * also a leaf without a frame pointer whose caller the chain skips); else the frame
+     * pointers' when it ended complete through at least one frame (a walk of code built
+     * without frame pointers can stop at once looking complete, when the register holds
+     * 0); else the longer. Without libunwind in prof, frame pointers only. */
     REP_PTRACE_UNWIND_AUTO,
     REP_PTRACE_UNWIND_FP,        /* frame pointers only */
     REP_PTRACE_UNWIND_LIBUNWIND, /* libunwind for every thread */

@@ -55,7 +55,8 @@ const char rep_stacks_cmd_usage[] =
     "      --unwind HOW     how ptrace walks the stacks: fp (frame pointers), libunwind\n"
     "                       (.eh_frame unwind tables: also code built without frame\n"
     "                       pointers, as most distributions build theirs, at more cost),\n"
-    "                       auto (default: frame pointers, libunwind where they fall short)\n"
+    "                       auto (default: libunwind's walk when it is complete, else the\n"
+    "                       frame pointers')\n"
     "  States: R running, S sleeping, D disk sleep, T stopped, t tracing stop, Z zombie.\n";
 
 struct stacks_opts {

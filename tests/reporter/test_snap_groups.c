@@ -288,3 +288,25 @@ Test(out_stacks, names_the_kernel_states)
     cr_expect_str_eq(rep_out_stacks_state_word('t'), "tracing stop");
     cr_expect_null(rep_out_stacks_state_word('?'));
 }
+
+Test(out_stacks, a_large_group_names_its_first_threads_only)
+{
+    struct snap s;
+    start(&s);
+    for (uint32_t tid = 100; tid < 120; tid++) {
+        thread(&s, tid, "pool");
+        listed(&s, tid, PROF_SNAP_OK, 'S');
+        stack(&s, tid, PROF_STOP_END, 0x500ull, 0ull);
+    }
+    group(&s);
+    char *text = text_of(&s, "ptrace");
+    cr_expect_str_eq(text,
+                     "process 4242 (server): 20 threads, 1 distinct stack (ptrace)\n"
+                     "\n"
+                     "20 threads: 100 pool, 101 pool, 102 pool, 103 pool, 104 pool, 105 pool, "
+                     "106 pool, 107 pool, 108 pool, 109 pool, 110 pool, 111 pool, ... (8 more)"
+                     "  [S sleeping]\n"
+                     "  #0  0x0000000000000500 0x500\n");
+    free(text);
+    finish(&s);
+}
