@@ -671,3 +671,24 @@ Test(e2e_stacks, libunwind_reaches_the_root_of_a_distribution_program)
     e2e_proc_free(&p);
     parked_finish(&pk);
 }
+
+/* A thread blocked in libc's pause(), called from wait_in_libc() (tests/workloads/pauser.c):
+ * the frame-pointer chain skips wait_in_libc(); the default walk has it between pause()
+ * and the thread's start routine. */
+Test(e2e_stacks, a_caller_of_libc_without_frame_pointers_is_not_skipped)
+{
+    struct parked pk;
+    program_start(&pk, E2E_ARGV(E2E_WORKLOAD("pauser")));
+    struct e2e_proc p;
+    struct e2e_folded f;
+    run_stacks(&p, &pk, E2E_ARGV("-f", "folded"));
+    e2e_folded_parse(&f, p.out);
+    cr_expect_eq(e2e_folded_ending(&f, "run_pauser;wait_in_libc;pause"), 1,
+                 "no run_pauser;wait_in_libc;pause in:\n%s", p.out);
+    e2e_folded_free(&f);
+    e2e_proc_free(&p);
+    run_stacks(&p, &pk, E2E_ARGV("--unwind", "fp", "-f", "folded"));
+    cr_log_info("frame pointers alone:\n%s", p.out);
+    e2e_proc_free(&p);
+    parked_finish(&pk);
+}
