@@ -62,8 +62,9 @@ PROF_API int prof_backtrace_fd(int fd, int skip);
  * snapshot signal (PROF_SNAPSHOT_SIGNAL, SIGRTMAX-3 by default); the call waits at most one
  * second for them, and a thread that did not answer in time (it blocks the signal) is
  * listed as such. The calling thread is included: its stack shows this call. A thread
- * blocked in a system call that the kernel does not restart after a handler (pause,
- * sigsuspend, nanosleep, poll, epoll_wait, select) returns EINTR from it. Returns 0, or -1
+ * asleep in a system call that a signal handler would cut short (nanosleep, pause, poll,
+ * select, epoll_wait, sigsuspend, ...) is not asked, so that it is not woken early, and is
+ * listed as such (prof stacks PID reads it with ptrace). Returns 0, or -1
  * when this process has no profile or snapshots are off (PROF_SNAPSHOT_SIGNAL=0), or the
  * write failed. Any thread; not async-signal-safe; one snapshot at a time. */
 PROF_API int prof_snapshot(int fd);

@@ -185,14 +185,17 @@ struct prof_rec_snapshot {
     uint8_t status;    /* PROF_SNAP_* */
     char run_state;    /* the kernel's state letter at the request (R, S, D, T, t, Z, ...), 0
                         * when unknown */
-    uint16_t reserved; /* 0 */
+    uint16_t syscall;  /* PROF_SNAP_NOT_ASKED: the system call it waits in (this
+                        * architecture's number); else 0 */
 };
 
 #define PROF_SNAP_OK 0u        /* answered: its stack follows */
 #define PROF_SNAP_NO_ANSWER 1u /* did not answer within the wait (the signal blocked?) */
 #define PROF_SNAP_GONE 2u      /* exited before it could answer */
 #define PROF_SNAP_FAILED 3u    /* its registers or stack could not be read */
-#define PROF_SNAP_N 4u
+#define PROF_SNAP_NOT_ASKED 4u /* not asked: it waits in a system call that a signal handler
+                                * would cut short (nanosleep, poll, ...): see syscall */
+#define PROF_SNAP_N 5u
 
 /* The sizes docs/FORMAT.md documents; a change here is a format change. */
 _Static_assert(sizeof(struct prof_file_header) == 16, "header size");

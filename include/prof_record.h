@@ -143,10 +143,13 @@ static inline size_t prof_record_end(void *buf, size_t cap)
 }
 
 static inline size_t prof_record_snapshot(void *buf, size_t cap, uint64_t time_ns, uint32_t tid,
-                                          uint8_t status, char run_state)
+                                          uint8_t status, char run_state, uint16_t syscall)
 {
-    struct prof_rec_snapshot r = {
-        .time_ns = time_ns, .tid = tid, .status = status, .run_state = run_state};
+    struct prof_rec_snapshot r = {.time_ns = time_ns,
+                                  .tid = tid,
+                                  .status = status,
+                                  .run_state = run_state,
+                                  .syscall = syscall};
     return prof_record_put(buf, cap, PROF_REC_SNAPSHOT, &r, sizeof(r), NULL, 0);
 }
 

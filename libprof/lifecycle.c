@@ -287,6 +287,7 @@ static int start_session(int is_child, int sample_now)
         lp_log("cannot install a handler for signal %d (PROF_SNAPSHOT_SIGNAL): %s; "
                "snapshots off", lp.cfg.snap_signo, strerror(-rc));
     lp.writer.on_period = on_writer_period;
+    lp.writer.unblock_signo = lp.cfg.snap_signo;
     if ((rc = lp_writer_start(&lp.writer, &lp.ring)) != 0) {
         lp_log("cannot start: %s; profiling disabled", strerror(-rc));
         return rc;

@@ -38,8 +38,54 @@ struct thread_info {
     pid_t tid;
     char state;                           /* the kernel's letter, 0 unknown */
     uint8_t status;                       /* PROF_SNAP_* */
+    uint16_t syscall;                     /* PROF_SNAP_NOT_ASKED: the call it waits in */
     char name[PROF_THREAD_NAME_MAX];
 };
+
+/* The system calls that return EINTR after a signal handler ran, SA_RESTART or not
+ * (signal(7)): a thread asleep in one is not sent the snapshot signal, so that a snapshot
+ * never cuts a sleep(), a poll() or an epoll_wait() short. */
+static const long cut_short_by_handlers[] = {
+#ifdef SYS_pause
+    SYS_pause,
+#endif
+#ifdef SYS_poll
+    SYS_poll,
+#endif
+#ifdef SYS_select
+    SYS_select,
+#endif
+#ifdef SYS_epoll_wait
+    SYS_epoll_wait,
+#endif
+#ifdef SYS_epoll_pwait2
+    SYS_epoll_pwait2,
+#endif
+    SYS_nanosleep,       SYS_clock_nanosleep, SYS_rt_sigsuspend, SYS_ppoll,
+    SYS_pselect6,        SYS_epoll_pwait,     SYS_rt_sigtimedwait, SYS_io_getevents,
+    SYS_semtimedop,      SYS_msgrcv,          SYS_msgsnd,
+};
+
+/* The system call thread tid waits in when it is one of cut_short_by_handlers, else -1.
+ * /proc/self/task/TID/syscall: "NR ARG1 ... ARG6 SP PC", or "running", or "-1 SP PC". */
+static long cut_short_call(pid_t tid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+    int fd = lp_fd_open(path, O_RDONLY, 0);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    lp_fd_close(fd);
+    if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+        return -1;
+    buf[n] = '\0';
+    long nr = strtol(buf, NULL, 10);
+    for (size_t i = 0; i < sizeof(cut_short_by_handlers) / sizeof(cut_short_by_handlers[0]); i++)
+        if (nr == cut_short_by_handlers[i])
+            return nr;
+    return -1;
+}
 
 static uint64_t now_ns(void)
 {
@@ -95,6 +141,8 @@ static int read_thread(pid_t tid, struct thread_info *t)
     char path[64], buf[512];
     t->tid = tid;
     t->state = 0;
+    t->status = PROF_SNAP_NO_ANSWER;
+    t->syscall = 0;
     t->name[0] = '\0';
     snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
     int fd = lp_fd_open(path, O_RDONLY, 0);
@@ -216,6 +264,15 @@ static void collect(struct smp_snap_region *r, struct thread_info *t, unsigned n
 
     unsigned waiting = 0;
     for (unsigned i = 0; i < n; i++) {
+        long call = t[i].state == 'S' ? cut_short_call(t[i].tid) : -1;
+        if (call >= 0) {
+            t[i].status = PROF_SNAP_NOT_ASKED;
+            t[i].syscall = (uint16_t)call;
+            uint32_t want = gen << 2 | SMP_SNAP_WAITING;
+            atomic_compare_exchange_strong(&smp_snap_slot_at(r, i)->state, &want,
+                                           gen << 2 | SMP_SNAP_IDLE);
+            continue;
+        }
         int rc = ask(t[i].tid);
         t[i].status = rc == 0 ? PROF_SNAP_NO_ANSWER : rc == -ESRCH ? PROF_SNAP_GONE
                                                                    : PROF_SNAP_FAILED;
@@ -336,7 +393,7 @@ static void encode(struct out *o, uint64_t t0, struct smp_snap_region *r,
         need = sizeof(struct prof_rec_snapshot);
         if ((at = out_room(o, need)))
             out_put(o, prof_record_snapshot(at, need, t0, (uint32_t)t[i].tid, t[i].status,
-                                            t[i].state));
+                                            t[i].state, t[i].syscall));
         if (t[i].status != PROF_SNAP_OK)
             continue;
         struct smp_snap_slot *s = smp_snap_slot_at(r, i);

@@ -243,6 +243,14 @@ size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring)
 static void *writer_main(void *arg)
 {
     struct lp_writer *w = arg;
+    if (w->unblock_signo > 0) {
+        /* The one signal it takes: requests for a snapshot sent to it by name, so that no
+         * application thread is woken by the request (sampler/snapshot.h). */
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, w->unblock_signo);
+        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+    }
     pthread_mutex_lock(&w->mu);
     w->tid = (pid_t)syscall(SYS_gettid);
     pthread_cond_broadcast(&w->cv);

@@ -4,8 +4,8 @@
  * exactly one owner at a time: the thread that opens the profile (the constructor) writes
  * the first records, the writer thread then drains the sample ring into it every
  * LP_WRITER_PERIOD_MS until stopped, and the thread that finishes the profile writes the
- * last records. The writer thread blocks every signal for its whole life, so the
- * profiling signal never lands on it.
+ * last records. The writer thread blocks every signal for its whole life but the snapshot
+ * signal (unblock_signo), so the profiling signal never lands on it.
  *
  * Before each write the descriptor is checked to still be our file (device and inode): an
  * application that closed it and got the same number back for a file of its own is never
@@ -44,6 +44,8 @@ struct lp_writer {
     struct smp_ring *ring; /* drained by the thread; set by start */
     int (*on_period)(void); /* called by the thread every period, or NULL; set before start;
                              * nonzero: samples come fast, drain again soon */
+    int unblock_signo;     /* the one signal the thread does not block (the snapshot
+                            * signal), 0 = none; set before start */
     pthread_t thread;      /* the writer thread, when running */
     pid_t tid;             /* its kernel thread id, known once lp_writer_start() returns */
     int running;           /* the thread was started and not joined; owner thread only */

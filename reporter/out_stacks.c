@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "include/prof_format.h"
 #include "reporter/err.h"
@@ -70,17 +71,70 @@ static const char *truncation(uint8_t r, bool is_tables)
     }
 }
 
-static const char *missing(uint8_t status)
+/* The name of a system call a thread was left waiting in, or NULL. */
+static const char *call_name(long nr)
 {
-    switch (status) {
+    static const struct {
+        long nr;
+        const char *name;
+    } calls[] = {
+#ifdef SYS_pause
+        {SYS_pause, "pause"},
+#endif
+#ifdef SYS_poll
+        {SYS_poll, "poll"},
+#endif
+#ifdef SYS_select
+        {SYS_select, "select"},
+#endif
+#ifdef SYS_epoll_wait
+        {SYS_epoll_wait, "epoll_wait"},
+#endif
+#ifdef SYS_epoll_pwait2
+        {SYS_epoll_pwait2, "epoll_pwait2"},
+#endif
+        {SYS_nanosleep, "nanosleep"},
+        {SYS_clock_nanosleep, "clock_nanosleep"},
+        {SYS_rt_sigsuspend, "sigsuspend"},
+        {SYS_ppoll, "ppoll"},
+        {SYS_pselect6, "pselect"},
+        {SYS_epoll_pwait, "epoll_pwait"},
+        {SYS_rt_sigtimedwait, "sigtimedwait"},
+        {SYS_io_getevents, "io_getevents"},
+        {SYS_semtimedop, "semtimedop"},
+        {SYS_msgrcv, "msgrcv"},
+        {SYS_msgsnd, "msgsnd"},
+    };
+    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+        if (calls[i].nr == nr)
+            return calls[i].name;
+    return NULL;
+}
+
+static void print_missing(FILE *out, const struct rep_snap_member *m)
+{
+    const char *call;
+    switch (m->status) {
     case PROF_SNAP_NO_ANSWER:
-        return "did not answer in time (the signal blocked, or the thread could not stop)";
+        fputs("did not answer in time (the signal blocked, or the thread could not stop)", out);
+        break;
     case PROF_SNAP_GONE:
-        return "exited before its stack was read";
+        fputs("exited before its stack was read", out);
+        break;
     case PROF_SNAP_FAILED:
-        return "its registers or stack could not be read";
+        fputs("its registers or stack could not be read", out);
+        break;
+    case PROF_SNAP_NOT_ASKED:
+        call = call_name(m->syscall);
+        if (call)
+            fprintf(out, "not asked: it waits in %s(), which a signal would cut short", call);
+        else
+            fprintf(out, "not asked: it waits in system call %u, which a signal would cut short",
+                    (unsigned)m->syscall);
+        fputs(" (prof stacks --ptrace reads it)", out);
+        break;
     default:
-        return "no stack (an unknown status)";
+        fputs("no stack (an unknown status)", out);
     }
 }
 
@@ -162,7 +216,9 @@ int rep_out_stacks(FILE *out, const struct rep_profile *p, const struct rep_snap
         print_thread(out, m);
         fputs("  [", out);
         print_state(out, m->run_state);
-        fprintf(out, "]  %s\n", missing(m->status));
+        fputs("]  ", out);
+        print_missing(out, m);
+        fputc('\n', out);
     }
     if (fflush(out) != 0 || ferror(out))
         return REP_E_IO;

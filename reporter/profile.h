@@ -70,8 +70,9 @@ struct rep_sample {
 struct rep_snap_thread {
     uint64_t time_ns; /* when the snapshot was requested */
     uint32_t tid;
-    uint8_t status; /* PROF_SNAP_*, maybe one this reader does not know */
-    char run_state; /* the kernel's state letter, 0 when unknown */
+    uint8_t status;   /* PROF_SNAP_*, maybe one this reader does not know */
+    char run_state;   /* the kernel's state letter, 0 when unknown */
+    uint16_t syscall; /* PROF_SNAP_NOT_ASKED: the system call it waits in */
 };
 
 struct rep_profile {

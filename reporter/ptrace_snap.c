@@ -469,7 +469,7 @@ static int write_profile(const struct snap *s, const struct rep_pmaps *maps, FIL
     for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
         const struct task *t = &s->tasks[i];
         rc = put(out, buf,
-                 prof_record_snapshot(buf, cap, s->time_ns, (uint32_t)t->tid, t->status, t->state),
+                 prof_record_snapshot(buf, cap, s->time_ns, (uint32_t)t->tid, t->status, t->state, 0),
                  err);
         if (rc == REP_OK && t->status == PROF_SNAP_OK)
             rc = put(out, buf, prof_record_sample(buf, cap, &t->rec, t->frames), err);

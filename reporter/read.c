@@ -277,8 +277,11 @@ static int read_snapshot(struct rep_profile *p, const struct record *r, struct r
     if (rc != REP_OK)
         return rc;
     memcpy(&rec, r->at, sizeof(rec));
-    struct rep_snap_thread t = {
-        .time_ns = rec.time_ns, .tid = rec.tid, .status = rec.status, .run_state = rec.run_state};
+    struct rep_snap_thread t = {.time_ns = rec.time_ns,
+                                .tid = rec.tid,
+                                .status = rec.status,
+                                .run_state = rec.run_state,
+                                .syscall = rec.syscall};
     return rep_profile_add_snap_thread(p, &t) == REP_OK ? REP_OK : rep_err_nomem(err);
 }
 

@@ -137,8 +137,10 @@ static int list_members(struct rep_snap_groups *g, struct rep_sym *sym, const st
         const struct rep_sample *s;
         if (i < p->n_snap_threads) {
             const struct rep_snap_thread *t = &p->snap_threads[i];
-            *m = (struct rep_snap_member){
-                .tid = t->tid, .run_state = t->run_state, .status = t->status};
+            *m = (struct rep_snap_member){.tid = t->tid,
+                                          .run_state = t->run_state,
+                                          .status = t->status,
+                                          .syscall = t->syscall};
             s = t->status == PROF_SNAP_OK ? find_sample(sorted, p->n_samples, t->tid, taken) : NULL;
             if (t->status == PROF_SNAP_OK && s == NULL)
                 m->status = PROF_SNAP_FAILED;

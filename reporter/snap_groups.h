@@ -32,6 +32,7 @@ struct rep_snap_member {
     char run_state;      /* the kernel's state letter, 0 when unknown */
     uint8_t status;      /* PROF_SNAP_*; PROF_SNAP_OK exactly when it has a stack here */
     uint8_t stop_reason; /* PROF_STOP_* of its walk (with a stack) */
+    uint16_t syscall;    /* PROF_SNAP_NOT_ASKED: the system call it waits in */
     uint32_t n_frames;   /* its frames, leaf first ... */
     size_t frames_at;    /* ... from this index of rep_snap_groups.frames */
 };

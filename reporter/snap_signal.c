@@ -10,6 +10,7 @@
  */
 #include "reporter/snap_signal.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -198,6 +200,49 @@ static int create_answer(pid_t pid, uint32_t *nonce, char *path, size_t cap, str
     return rep_err_set(err, REP_E_INPUT, "cannot create an answer file in /tmp");
 }
 
+/* The thread of libprof's writer in process pid (its name says it), 0 when there is none. */
+static pid_t writer_tid(pid_t pid)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return 0;
+    pid_t found = 0;
+    struct dirent *e;
+    while (found == 0 && (e = readdir(d)) != NULL) {
+        long tid = strtol(e->d_name, NULL, 10);
+        char name[PROF_THREAD_NAME_MAX];
+        if (tid <= 0)
+            continue;
+        rep_proc_task_name(pid, (pid_t)tid, name);
+        if (strcmp(name, REP_SNAP_SIGNAL_WRITER) == 0)
+            found = (pid_t)tid;
+    }
+    closedir(d);
+    return found;
+}
+
+/* Sends the request to libprof's writer thread, which takes it without waking any thread
+ * of the application (a signal to the process goes to one of them, and cuts short a sleep
+ * it may be in); to the process when that thread cannot be found. 0 or -1 (errno). */
+static int send_request(pid_t pid, int sig, union sigval value)
+{
+    pid_t tid = writer_tid(pid);
+    if (tid == 0)
+        return sigqueue(pid, sig, value);
+    siginfo_t si;
+    memset(&si, 0, sizeof(si));
+    si.si_signo = sig;
+    si.si_code = SI_QUEUE;
+    si.si_pid = getpid();
+    si.si_uid = getuid();
+    si.si_value = value;
+    if (syscall(SYS_rt_tgsigqueueinfo, pid, tid, sig, &si) == 0)
+        return 0;
+    return errno == ESRCH ? sigqueue(pid, sig, value) : -1;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
@@ -232,7 +277,7 @@ int rep_snap_signal_ask(pid_t pid, int sig, double timeout_s, const char *name,
         return rc;
     union sigval value = {.sival_ptr =
                               (void *)(uintptr_t)((uint64_t)REP_SNAP_SIGNAL_MAGIC << 32 | nonce)};
-    if (sigqueue(pid, sig, value) != 0) {
+    if (send_request(pid, sig, value) != 0) {
         rc = rep_err_set(err, REP_E_INPUT, "cannot signal process %d: %s", (int)pid,
                          strerror(errno));
         unlink(path);

@@ -29,6 +29,7 @@ struct rep_profile;
 #define REP_SNAP_SIGNAL_MAGIC 0x70726f66u /* "prof": the high half of the signal's value */
 #define REP_SNAP_SIGNAL_RT_OFFSET 3       /* the default signal is SIGRTMAX minus this */
 #define REP_SNAP_SIGNAL_POLL_NS 10000000  /* between two reads of the answer file */
+#define REP_SNAP_SIGNAL_WRITER "libprof-writer" /* the name of libprof's writer thread */
 
 /* Not async-signal-safe. */
 /* A signal spelled as libprof reads PROF_SIGNAL, into *sig: 0 for "0" and "off". REP_OK,

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "include/prof_format.h"
 #include "reporter/aggregate.h"
 #include "reporter/err.h"
 #include "reporter/names.h"
@@ -252,6 +253,15 @@ static int take_ptrace(struct stacks_opts *o, struct rep_profile *p, struct rep_
     return rc;
 }
 
+/* Whether the library's snapshot left a thread unasked (PROF_SNAP_NOT_ASKED). */
+static bool has_unasked(const struct rep_profile *p)
+{
+    for (size_t i = 0; i < p->n_snap_threads; i++)
+        if (p->snap_threads[i].status == PROF_SNAP_NOT_ASKED)
+            return true;
+    return false;
+}
+
 static int take_snapshot(struct stacks_opts *o, struct rep_profile *p, struct rep_err *err)
 {
     char path[64], tgid[32];
@@ -267,8 +277,26 @@ static int take_snapshot(struct stacks_opts *o, struct rep_profile *p, struct re
     rep_profile_init(p, o->name);
     if (!o->is_ptrace && rep_snap_signal_has_libprof(o->pid)) {
         int rc = ask_libprof(o, p, err);
-        if (rc != REP_E_NOTFOUND)
+        if (rc != REP_E_NOTFOUND && (rc != REP_OK || !has_unasked(p)))
             return rc;
+        if (rc == REP_OK) {
+            /* The library left threads alone that a signal would have woken early: ptrace
+             * reads them without that; when it may not, the library's answer stands. */
+            struct rep_profile traced;
+            struct rep_err ignored = {0};
+            rep_profile_init(&traced, o->name);
+            if (take_ptrace(o, &traced, &ignored) != REP_OK) {
+                rep_profile_fini(&traced);
+                snprintf(o->how, sizeof(o->how), "libprof snapshot");
+                return REP_OK;
+            }
+            rep_profile_fini(p);
+            *p = traced;
+            snprintf(o->how, sizeof(o->how),
+                     "ptrace: libprof's snapshot left out threads waiting in calls a signal "
+                     "would cut short");
+            return REP_OK;
+        }
     }
     return take_ptrace(o, p, err);
 }

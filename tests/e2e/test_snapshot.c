@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "include/prof_format.h"
 #include "tests/e2e/support.h"
@@ -157,8 +159,8 @@ Test(e2e_snapshot, kill_writes_a_snapshot_next_to_the_profile)
 {
     const char *prof = e2e_path("sleep.prof");
     struct e2e_proc p;
-    /* sleep(1) retries nanosleep after EINTR: the signal's handler must not change what it
-     * does. The shell sends the signal twice while it sleeps. */
+    /* A kill() goes to the process's one thread and cuts its nanosleep short, which
+     * sleep(1) retries. The shell sends the signal twice while it sleeps. */
     char script[512];
     snprintf(script, sizeof(script),
              "LD_PRELOAD=%s PROF_OUTPUT=%s /bin/sleep 1 & pid=$!; sleep 0.3; "
@@ -172,8 +174,52 @@ Test(e2e_snapshot, kill_writes_a_snapshot_next_to_the_profile)
     const char *found[4];
     size_t n = e2e_find_files("sleep.prof.snapshot.", "", found, 4);
     cr_assert_eq(n, 2, "expected sleep.prof.snapshot.1 and .2, found %zu", n);
+    /* A kill() lands on the process's thread, which then sleeps again in
+     * clock_nanosleep(): the library does not wake it a second time to ask. */
     struct listed t[4];
     cr_assert_eq(list_threads(found[0], t, 4), 1);
-    cr_expect_eq(t[0].status, PROF_SNAP_OK);
+    cr_expect_eq(t[0].status, PROF_SNAP_NOT_ASKED);
     cr_expect_str_eq(t[0].name, "sleep");
+}
+
+/* `prof stacks` on a process under libprof whose only thread sleeps in nanosleep(): the
+ * request goes to libprof's writer thread and the library does not signal a thread asleep
+ * in a call that a handler would cut short, so the sleep runs its whole time; prof reads
+ * that thread with ptrace instead. */
+Test(e2e_snapshot, prof_stacks_wakes_no_sleeping_thread)
+{
+    int out[2];
+    cr_assert_eq(pipe(out), 0);
+    char env_out[600];
+    snprintf(env_out, sizeof(env_out), "PROF_OUTPUT=%s", e2e_path("sleeper.prof"));
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        char *const env[] = {"LD_PRELOAD=" E2E_LIB, env_out, NULL};
+        execle(E2E_WORKLOAD("sleeper"), "sleeper", "1.5", (char *)NULL, env);
+        _exit(127);
+    }
+    close(out[1]);
+    FILE *from = fdopen(out[0], "r");
+    char line[64] = "";
+    cr_assert(fgets(line, sizeof(line), from) != NULL && strcmp(line, "ready\n") == 0,
+              "sleeper said: %s", line);
+    usleep(200000);
+    char pid_text[16];
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+    struct e2e_proc p;
+    struct e2e_opts o = {0};
+    e2e_run(&p, &o, E2E_ARGV(E2E_PROF, "stacks", pid_text));
+    cr_log_info("%s%s", p.out, p.err);
+    cr_expect_eq(p.status, 0, "prof stacks exited %d: %s", p.status, p.err);
+    cr_expect(strstr(p.out, "nanosleep") != NULL, "the sleeping thread's stack is missing");
+    e2e_proc_free(&p);
+    cr_assert(fgets(line, sizeof(line), from) != NULL, "sleeper said nothing more");
+    cr_expect_str_eq(line, "slept\n", "the snapshot cut the sleep short");
+    fclose(from);
+    int status;
+    waitpid(pid, &status, 0);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sleeper status 0x%x", status);
 }

@@ -52,7 +52,7 @@ static void thread(struct snap *s, uint32_t tid, const char *name)
 
 static void listed(struct snap *s, uint32_t tid, uint8_t status, char state)
 {
-    s->n += prof_record_snapshot(s->data + s->n, sizeof(s->data) - s->n, 0, tid, status, state);
+    s->n += prof_record_snapshot(s->data + s->n, sizeof(s->data) - s->n, 0, tid, status, state, 0);
 }
 
 /* A sample of tid with frames given leaf first, ending with 0. */
