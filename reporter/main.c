@@ -71,6 +71,7 @@ static const char usage_text[] =
     "usage: prof report [options] FILE...   print a profile (several files are merged)\n"
     "       prof record [options] [--] COMMAND [ARG]...   run COMMAND under libprof\n"
     "       prof record -p PID [-F HZ] [-d SECS] -o FILE   sample a running process\n"
+    "       prof stacks [options] PID | FILE   every thread's stack now, grouped\n"
     "       prof --help | --version\n"
     "\n"
     "report options:\n"
