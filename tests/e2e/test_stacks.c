@@ -59,10 +59,12 @@ static char task_state(pid_t pid, long tid)
     return state;
 }
 
-/* Starts the workload, with libprof preloaded when preload, with the extra environment
- * entries env (NULL-terminated, may be NULL) and argument arg (may be NULL); waits for its
- * ready line. */
-static void parked_start(struct parked *pk, int preload, const char *const *env, const char *arg)
+/* Starts argv[0] (a workload that prints a "ready ..." line, then blocks reading its
+ * input until it closes), with libprof preloaded when preload and the extra environment
+ * entries env (NULL-terminated, may be NULL); waits for its ready line and until its main
+ * thread sleeps. */
+static void workload_start(struct parked *pk, const char *const *argv, int preload,
+                           const char *const *env)
 {
     int in[2], out[2];
     cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
@@ -78,7 +80,7 @@ static void parked_start(struct parked *pk, int preload, const char *const *env,
     for (; env != NULL && *env != NULL && n < 1020; env++)
         envp[n++] = *env;
     envp[n] = NULL;
-    const char *err_path = e2e_path("parked.err");
+    const char *err_path = e2e_path("program.err");
     fflush(NULL);
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
@@ -89,7 +91,6 @@ static void parked_start(struct parked *pk, int preload, const char *const *env,
         if (chdir(e2e_dir()) != 0 || dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 ||
             dup2(err_fd, 2) < 0)
             _exit(126);
-        const char *argv[] = {E2E_WORKLOAD("parked"), arg, NULL};
         execve(argv[0], (char *const *)argv, (char *const *)envp);
         _exit(127);
     }
@@ -102,16 +103,22 @@ static void parked_start(struct parked *pk, int preload, const char *const *env,
     size_t got = 0;
     struct pollfd pfd = {.fd = pk->out_fd, .events = POLLIN};
     while (got + 1 < sizeof(pk->ready) && memchr(pk->ready, '\n', got) == NULL) {
-        cr_assert_eq(poll(&pfd, 1, READY_TIMEOUT_MS), 1, "parked did not get ready");
+        cr_assert_eq(poll(&pfd, 1, READY_TIMEOUT_MS), 1, "%s did not get ready", argv[0]);
         ssize_t r = read(pk->out_fd, pk->ready + got, sizeof(pk->ready) - 1 - got);
-        cr_assert_gt(r, 0, "parked exited before it was ready");
+        cr_assert_gt(r, 0, "%s exited before it was ready", argv[0]);
         got += (size_t)r;
     }
     pk->ready[got] = '\0';
-    cr_assert(strncmp(pk->ready, "ready ", 6) == 0, "parked said: %s", pk->ready);
+    cr_assert(strncmp(pk->ready, "ready", 5) == 0, "%s said: %s", argv[0], pk->ready);
     /* Its main thread wrote the line just before it blocks reading its input. */
     for (int i = 0; i < READY_TIMEOUT_MS && task_state(pid, pid) != 'S'; i++)
         usleep(1000);
+}
+
+/* Starts the parked workload with argument arg (may be NULL); see workload_start(). */
+static void parked_start(struct parked *pk, int preload, const char *const *env, const char *arg)
+{
+    workload_start(pk, E2E_ARGV(E2E_WORKLOAD("parked"), arg), preload, env);
 }
 
 /* The tid the ready line gives for key ("futex-a", "main"). */
@@ -516,52 +523,11 @@ Test(stacks_libprof, ptrace_on_request_under_libprof)
     parked_finish(&pk);
 }
 
-/* Starts argv (argv[0] an absolute path) without libprof, as parked_start() starts the
- * parked workload: its standard input a pipe whose end ends it, its first output line
- * "ready ...", after which it blocks reading its input; waits for that line and until its
- * main thread sleeps. */
+/* Starts another workload that behaves as parked does (see workload_start()), without
+ * libprof. */
 static void program_start(struct parked *pk, const char *const *argv)
 {
-    int in[2], out[2];
-    cr_assert_eq(pipe2(in, O_CLOEXEC), 0);
-    cr_assert_eq(pipe2(out, O_CLOEXEC), 0);
-    const char *envp[1024];
-    size_t n = 0;
-    for (char **e = environ; *e != NULL && n < 1023; e++)
-        if (strncmp(*e, "LD_PRELOAD=", 11) != 0 && strncmp(*e, "PROF_", 5) != 0)
-            envp[n++] = *e;
-    envp[n] = NULL;
-    const char *err_path = e2e_path("program.err");
-    fflush(NULL);
-    pid_t pid = fork();
-    cr_assert_geq(pid, 0);
-    if (pid == 0) {
-        prctl(PR_SET_PDEATHSIG, SIGKILL);
-        int err_fd = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-        if (chdir(e2e_dir()) != 0 || dup2(in[0], 0) < 0 || dup2(out[1], 1) < 0 ||
-            dup2(err_fd, 2) < 0)
-            _exit(126);
-        execve(argv[0], (char *const *)argv, (char *const *)envp);
-        _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    pk->pid = pid;
-    snprintf(pk->pid_text, sizeof(pk->pid_text), "%d", (int)pid);
-    pk->in_fd = in[1];
-    pk->out_fd = out[0];
-    size_t got = 0;
-    struct pollfd pfd = {.fd = pk->out_fd, .events = POLLIN};
-    while (got + 1 < sizeof(pk->ready) && memchr(pk->ready, '\n', got) == NULL) {
-        cr_assert_eq(poll(&pfd, 1, READY_TIMEOUT_MS), 1, "%s did not get ready", argv[0]);
-        ssize_t r = read(pk->out_fd, pk->ready + got, sizeof(pk->ready) - 1 - got);
-        cr_assert_gt(r, 0, "%s exited before it was ready", argv[0]);
-        got += (size_t)r;
-    }
-    pk->ready[got] = '\0';
-    cr_assert(strncmp(pk->ready, "ready", 5) == 0, "%s said: %s", argv[0], pk->ready);
-    for (int i = 0; i < READY_TIMEOUT_MS && task_state(pid, pid) != 'S'; i++)
-        usleep(1000);
+    workload_start(pk, argv, 0, NULL);
 }
 
 /* Runs `prof stacks ARGS... PID` (args NULL-terminated, at most 8), asserts exit 0 and
