@@ -374,50 +374,62 @@ static bool has_cap_ptrace(void)
            (strtoull(caps, NULL, 16) >> 19 & 1) != 0;
 }
 
-/* The one line that says why the process could not be attached. */
-static int permission_error(pid_t pid, struct rep_err *err)
+int rep_ptrace_refusal(const struct rep_ptrace_facts *f, struct rep_err *err)
 {
-    char v[128];
-    unsigned ruid, euid, suid;
-    if (rep_proc_status_field(pid, "Kthread", v, sizeof(v)) && atoi(v) == 1)
+    int pid = (int)f->pid;
+    if (f->is_kthread)
         return rep_err_set(err, REP_E_INPUT,
-                           "process %d is a kernel thread: it has no user-space stack", (int)pid);
-    if (rep_proc_status_field(pid, "TracerPid", v, sizeof(v)) && atol(v) > 0)
+                           "process %d is a kernel thread: it has no user-space stack", pid);
+    if (f->tracer > 0)
         return rep_err_set(err, REP_E_INPUT,
                            "cannot attach to process %d: it is already traced by process %ld (a "
                            "debugger?)",
-                           (int)pid, atol(v));
-    bool is_admin = has_cap_ptrace();
-    if (!is_admin && rep_proc_status_field(pid, "Uid", v, sizeof(v)) &&
-        sscanf(v, "%u %u %u", &ruid, &euid, &suid) == 3 &&
-        (ruid != geteuid() || euid != geteuid() || suid != geteuid()))
+                           pid, f->tracer);
+    if (!f->is_admin && f->is_other_user)
         return rep_err_set(err, REP_E_INPUT,
                            "cannot attach to process %d: it belongs to another user (uid %u) and "
                            "prof runs as uid %u; run prof as that user or as root",
-                           (int)pid, euid, (unsigned)geteuid());
-    int scope = -1;
-    if (rep_proc_read("/proc/sys/kernel/yama/ptrace_scope", v, sizeof(v)) > 0)
-        scope = atoi(v);
-    if (scope == 3)
+                           pid, f->target_euid, f->my_euid);
+    if (f->yama_scope == 3)
         return rep_err_set(err, REP_E_INPUT,
                            "cannot attach to process %d: kernel.yama.ptrace_scope is 3, which "
                            "forbids ptrace on this system until it restarts",
-                           (int)pid);
-    if (scope == 2 && !is_admin)
+                           pid);
+    if (f->yama_scope == 2 && !f->is_admin)
         return rep_err_set(err, REP_E_INPUT,
                            "cannot attach to process %d: kernel.yama.ptrace_scope is 2: only root "
                            "(CAP_SYS_PTRACE) may attach; run prof as root",
-                           (int)pid);
-    if (scope == 1 && !is_admin)
+                           pid);
+    if (f->yama_scope == 1 && !f->is_admin)
         return rep_err_set(err, REP_E_INPUT,
                            "cannot attach to process %d: kernel.yama.ptrace_scope is 1: a process "
                            "may attach only to its descendants; run prof as root "
                            "(CAP_SYS_PTRACE) or set kernel.yama.ptrace_scope to 0",
-                           (int)pid);
+                           pid);
     return rep_err_set(err, REP_E_INPUT,
                        "cannot attach to process %d: permission denied (a setuid or "
                        "non-dumpable process?)",
-                       (int)pid);
+                       pid);
+}
+
+/* The one line that says why the process could not be attached, from what /proc says. */
+static int permission_error(pid_t pid, struct rep_err *err)
+{
+    char v[128];
+    unsigned ruid, euid, suid;
+    struct rep_ptrace_facts f = {.pid = pid, .my_euid = (unsigned)geteuid(), .yama_scope = -1};
+    f.is_kthread = rep_proc_status_field(pid, "Kthread", v, sizeof(v)) && atoi(v) == 1;
+    if (rep_proc_status_field(pid, "TracerPid", v, sizeof(v)))
+        f.tracer = atol(v);
+    f.is_admin = has_cap_ptrace();
+    if (rep_proc_status_field(pid, "Uid", v, sizeof(v)) &&
+        sscanf(v, "%u %u %u", &ruid, &euid, &suid) == 3) {
+        f.target_euid = euid;
+        f.is_other_user = ruid != f.my_euid || euid != f.my_euid || suid != f.my_euid;
+    }
+    if (rep_proc_read("/proc/sys/kernel/yama/ptrace_scope", v, sizeof(v)) > 0)
+        f.yama_scope = atoi(v);
+    return rep_ptrace_refusal(&f, err);
 }
 
 static int put(FILE *out, const void *rec, size_t n, struct rep_err *err)

@@ -27,6 +27,7 @@
 #ifndef PROF_REPORTER_PTRACE_SNAP_H
 #define PROF_REPORTER_PTRACE_SNAP_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
@@ -60,5 +61,20 @@ int rep_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct rep_err 
  * anything is attached. */
 int rep_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum rep_ptrace_unwind unwind,
                            FILE *out, struct rep_err *err);
+
+/* What decides why a process may not be attached (read from /proc by the snapshot). */
+struct rep_ptrace_facts {
+    pid_t pid;
+    bool is_kthread;      /* a kernel thread (Kthread: 1) */
+    long tracer;          /* TracerPid: already traced by this process, 0 when not */
+    bool is_admin;        /* prof has CAP_SYS_PTRACE */
+    bool is_other_user;   /* the target's real, effective or saved uid is not prof's */
+    unsigned target_euid; /* the target's effective uid */
+    unsigned my_euid;     /* prof's */
+    int yama_scope;       /* kernel.yama.ptrace_scope, -1 without Yama */
+};
+
+/* Not async-signal-safe. The one-line reason (REP_E_INPUT in err) for a refused attach. */
+int rep_ptrace_refusal(const struct rep_ptrace_facts *f, struct rep_err *err);
 
 #endif

@@ -255,3 +255,40 @@ Test(ptrace_snap, signals_sent_during_snapshots_arrive_once_each)
     cr_expect_eq(rep_proc_task_state(pid, pid), 'S');
     stop_child(pid, signals);
 }
+
+/* The reasons a refused attach gives, one line each; Yama's scopes cannot be set on every
+ * test machine (nor is Yama always there), so the choice of words is tested here. */
+Test(ptrace_snap, a_refusal_says_why_in_one_line)
+{
+    struct rep_err err;
+    struct rep_ptrace_facts f = {.pid = 42, .my_euid = 1000, .target_euid = 1000, .yama_scope = -1};
+    static const struct {
+        int scope;
+        bool is_admin, is_other_user, is_kthread;
+        long tracer;
+        const char *says;
+    } cases[] = {
+        {1, false, false, false, 0, "kernel.yama.ptrace_scope is 1: a process may attach only "
+                                    "to its descendants"},
+        {2, false, false, false, 0, "kernel.yama.ptrace_scope is 2: only root"},
+        {2, true, false, false, 0, "permission denied (a setuid or non-dumpable process?)"},
+        {3, true, false, false, 0, "kernel.yama.ptrace_scope is 3"},
+        {-1, false, true, false, 0, "it belongs to another user (uid 0) and prof runs as uid 1000"},
+        {1, false, false, false, 77, "already traced by process 77"},
+        {-1, false, false, true, 0, "is a kernel thread"},
+        {-1, false, false, false, 0, "permission denied"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        f.yama_scope = cases[i].scope;
+        f.is_admin = cases[i].is_admin;
+        f.is_other_user = cases[i].is_other_user;
+        f.target_euid = cases[i].is_other_user ? 0 : 1000;
+        f.is_kthread = cases[i].is_kthread;
+        f.tracer = cases[i].tracer;
+        memset(&err, 0, sizeof(err));
+        cr_assert_eq(rep_ptrace_refusal(&f, &err), REP_E_INPUT);
+        cr_expect(strstr(err.msg, cases[i].says) != NULL, "case %zu: %s", i, err.msg);
+        cr_expect(strchr(err.msg, '\n') == NULL, "case %zu: more than one line", i);
+        cr_expect(strstr(err.msg, "process 42") != NULL, "case %zu: %s", i, err.msg);
+    }
+}
