@@ -90,6 +90,8 @@ struct session {
 
     struct tid_info *tids; /* a power of two of slots, at most half full */
     size_t n_tids, cap_tids, n_sampled;
+    uint64_t n_ignored; /* samples not counted: another process's, through a counter set the
+                         * thread is not bound to, or after exec */
 
     struct rep_pmaps maps;     /* the process's mappings, with those added since */
     struct prof_intern intern; /* the stacks written so far */
@@ -372,8 +374,10 @@ static void on_sample(struct session *s, const unsigned char *p, size_t size)
         return;
     const struct rep_pring_counter *by = rep_pring_counter_of(&s->perf, d.id);
     if (d.pid != (uint32_t)s->pid || by == NULL || (s->exec_ns && d.time_ns >= s->exec_ns) ||
-        !is_counted_by(s, (pid_t)d.tid, by->tid))
+        !is_counted_by(s, (pid_t)d.tid, by->tid)) {
+        s->n_ignored++; /* said in the summary: a count that explains a thin profile */
         return;
+    }
     s->counters_stat[PROF_STAT_SIGNALS]++;
     uint8_t stop_reason = PROF_STOP_END, flags = 0;
     uint64_t sp_word = 0;
@@ -872,12 +876,16 @@ static int record(struct session *s, const struct rep_record_opts *o, const sigs
     if (s->rc != REP_OK)
         return sampling_error(s, o->output, err);
     const uint64_t *c = s->counters_stat;
+    char ignored[96] = "";
+    if (s->n_ignored > 0)
+        snprintf(ignored, sizeof(ignored), " (%" PRIu64 " more not counted: seen twice, or not "
+                 "the process's)", s->n_ignored);
     fprintf(log,
             "prof: process %d sampled %s: %" PRIu64 " samples of %zu thread%s in %.2f s, %" PRIu64
-            " lost; wrote %s\n",
+            " lost%s; wrote %s\n",
             (int)s->pid, why_text(why), c[PROF_STAT_SAMPLES], s->n_sampled,
             s->n_sampled == 1 ? "" : "s", (double)c[PROF_STAT_DURATION_NS] / 1e9,
-            c[PROF_STAT_DROPPED], o->output);
+            c[PROF_STAT_DROPPED], ignored, o->output);
     return REP_OK;
 }
 
