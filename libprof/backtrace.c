@@ -69,7 +69,7 @@ static int walk(uintptr_t fp, void **pcs, int max, int skip, uint64_t *exact_mas
         if (uc != 0) {
             /* The handler's frame returns into the trampoline: the interrupted context
              * follows, and the walk goes on from it on whatever stack it was. */
-            struct smp_regs regs = {0};
+            struct fpstep_regs regs = {0};
             if (read_word(uc + ARCH_UC_PC_OFF, &regs.pc) != 0 ||
                 read_word(uc + ARCH_UC_SP_OFF, &regs.sp) != 0 ||
                 read_word(uc + ARCH_UC_FP_OFF, &regs.fp) != 0)

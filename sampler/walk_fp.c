@@ -45,23 +45,16 @@ static const struct fpstep_mem self_mem = {
     .is_code = self_is_code,
 };
 
-static struct fpstep_regs to_step(const struct smp_regs *r)
-{
-    return (struct fpstep_regs){ .pc = r->pc, .sp = r->sp, .fp = r->fp, .lr = r->lr };
-}
-
-SMP_READS_STACK uintptr_t smp_walk_fp_leaf_caller(const struct smp_regs *regs, uintptr_t lo,
+SMP_READS_STACK uintptr_t smp_walk_fp_leaf_caller(const struct fpstep_regs *regs, uintptr_t lo,
                                                   uintptr_t hi)
 {
-    struct fpstep_regs r = to_step(regs);
-    return arch_strip_pac(fpstep_leaf_caller(&self_mem, &r, lo, hi));
+    return arch_strip_pac(fpstep_leaf_caller(&self_mem, regs, lo, hi));
 }
 
-SMP_READS_STACK unsigned smp_walk_fp(const struct smp_regs *regs, const struct smp_stack *stack,
+SMP_READS_STACK unsigned smp_walk_fp(const struct fpstep_regs *regs, const struct smp_stack *stack,
                                      uint64_t *frames, unsigned max_frames,
                                      uint8_t *stop_reason, uint8_t *flags)
 {
-    struct fpstep_regs r = to_step(regs);
-    return fpstep_walk(&self_mem, &r, stack->lo, stack->hi, stack->root_fp, frames,
+    return fpstep_walk(&self_mem, regs, stack->lo, stack->hi, stack->root_fp, frames,
                        max_frames, stop_reason, flags);
 }

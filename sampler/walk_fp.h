@@ -13,13 +13,7 @@
 
 #include <stdint.h>
 
-/* The registers a walk starts from, taken from the interrupted context. */
-struct smp_regs {
-    uintptr_t pc; /* interrupted instruction */
-    uintptr_t sp; /* stack pointer at the interruption */
-    uintptr_t fp; /* frame pointer at the interruption */
-    uintptr_t lr; /* link register (aarch64), 0 where calls push the return address */
-};
+#include "sampler/fp_step.h" /* struct fpstep_regs: the registers a walk starts from */
 
 /* The readable stack of the interrupted thread: [lo, hi). */
 struct smp_stack {
@@ -45,7 +39,7 @@ struct smp_stack {
  * stack->root_fp ends the walk as complete, without the trampoline's own frame. Loads only
  * inside [max(lo, sp), hi); instruction bytes (at the pc, before a candidate return
  * address) are read with the fault-proof probe (sampler/probe.h), never directly. */
-unsigned smp_walk_fp(const struct smp_regs *regs, const struct smp_stack *stack,
+unsigned smp_walk_fp(const struct fpstep_regs *regs, const struct smp_stack *stack,
                      uint64_t *frames, unsigned max_frames, uint8_t *stop_reason,
                      uint8_t *flags);
 
@@ -53,6 +47,6 @@ unsigned smp_walk_fp(const struct smp_regs *regs, const struct smp_stack *stack,
  * into the caller of the interrupted leaf when the leaf's frame is not set up (prologue,
  * `ret`, frameless leaf), else 0. Loads only inside [max(lo, sp), hi), which the caller
  * has proven readable; code bytes go through the probe. */
-uintptr_t smp_walk_fp_leaf_caller(const struct smp_regs *regs, uintptr_t lo, uintptr_t hi);
+uintptr_t smp_walk_fp_leaf_caller(const struct fpstep_regs *regs, uintptr_t lo, uintptr_t hi);
 
 #endif

@@ -4,8 +4,9 @@
  * unw_init_local2(), unw_step() and unw_get_reg(), through the pointers libprof/unwind.c
  * resolved when it loaded libunwind (so `make lint` sees no libunwind symbol here; these
  * three are the whole list); everything they need was set up by libprof/unwind.c before
- * the first timer was armed. The busy flag both guards against re-entry (libunwind's per-thread cache is
- * not re-entrant) and tells our dl_iterate_phdr() to serve the snapshot.
+ * the first timer was armed. The busy flag both guards against re-entry (libunwind's
+ * per-thread cache is not re-entrant) and tells our dl_iterate_phdr() to serve the
+ * snapshot.
  */
 #include "sampler/walk_unw.h"
 
@@ -66,7 +67,7 @@ static uint8_t step_all(unw_cursor_t *cursor, const struct smp_stack *stack, uin
     }
 }
 
-unsigned smp_walk_unw(void *ucontext, const struct smp_regs *regs,
+unsigned smp_walk_unw(void *ucontext, const struct fpstep_regs *regs,
                       const struct smp_stack *stack, uint64_t *frames, unsigned max_frames,
                       uint8_t *stop_reason)
 {

@@ -42,7 +42,7 @@ extern __thread int smp_unw_busy __attribute__((tls_model("initial-exec")));
  * trampoline (stack->root_fp, which is not included), DEPTH at max_frames, BOUNDS when a
  * frame's stack pointer leaves the thread's stack or libunwind cannot step, ORDER when it
  * does not increase. Returns the number of frames, 0 when it could not start. */
-unsigned smp_walk_unw(void *ucontext, const struct smp_regs *regs,
+unsigned smp_walk_unw(void *ucontext, const struct fpstep_regs *regs,
                       const struct smp_stack *stack, uint64_t *frames, unsigned max_frames,
                       uint8_t *stop_reason);
 

@@ -50,7 +50,7 @@ Test(codemap, the_fp_walk_stops_at_a_return_address_outside_code)
     stk[30] = 0;
     stk[31] = 0x1900;
     smp_codemap_publish(two, 2);
-    struct smp_regs regs = {.pc = 0x1010, .sp = (uintptr_t)&stk[0], .fp = (uintptr_t)&stk[10]};
+    struct fpstep_regs regs = {.pc = 0x1010, .sp = (uintptr_t)&stk[0], .fp = (uintptr_t)&stk[10]};
     struct smp_stack stack = {.lo = (uintptr_t)&stk[0], .hi = (uintptr_t)&stk[64]};
     uint64_t f[8];
     uint8_t why, flags;
