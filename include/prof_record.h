@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 
 #include "include/prof_format.h"
 
@@ -151,6 +152,54 @@ static inline size_t prof_record_snapshot(void *buf, size_t cap, uint64_t time_n
                                   .run_state = run_state,
                                   .syscall = syscall};
     return prof_record_put(buf, cap, PROF_REC_SNAPSHOT, &r, sizeof(r), NULL, 0);
+}
+
+/* The system calls that return EINTR after a signal handler ran, SA_RESTART or not
+ * (signal(7)): a snapshot does not ask a thread asleep in one (PROF_SNAP_NOT_ASKED, whose
+ * SNAPSHOT record names the call by number), and `prof stacks` prints the name. The
+ * numbers are this architecture's. */
+struct prof_snap_call {
+    long nr;
+    const char *name;
+};
+
+static const struct prof_snap_call prof_snap_cut_short[] = {
+#ifdef SYS_pause
+    {SYS_pause, "pause"},
+#endif
+#ifdef SYS_poll
+    {SYS_poll, "poll"},
+#endif
+#ifdef SYS_select
+    {SYS_select, "select"},
+#endif
+#ifdef SYS_epoll_wait
+    {SYS_epoll_wait, "epoll_wait"},
+#endif
+#ifdef SYS_epoll_pwait2
+    {SYS_epoll_pwait2, "epoll_pwait2"},
+#endif
+    {SYS_nanosleep, "nanosleep"},
+    {SYS_clock_nanosleep, "clock_nanosleep"},
+    {SYS_rt_sigsuspend, "sigsuspend"},
+    {SYS_ppoll, "ppoll"},
+    {SYS_pselect6, "pselect"},
+    {SYS_epoll_pwait, "epoll_pwait"},
+    {SYS_rt_sigtimedwait, "sigtimedwait"},
+    {SYS_io_getevents, "io_getevents"},
+    {SYS_semtimedop, "semtimedop"},
+    {SYS_msgrcv, "msgrcv"},
+    {SYS_msgsnd, "msgsnd"},
+};
+
+/* The name of system call nr when a snapshot leaves a thread asleep in it alone, else
+ * NULL. */
+static inline const char *prof_snap_cut_short_name(long nr)
+{
+    for (size_t i = 0; i < sizeof(prof_snap_cut_short) / sizeof(prof_snap_cut_short[0]); i++)
+        if (prof_snap_cut_short[i].nr == nr)
+            return prof_snap_cut_short[i].name;
+    return NULL;
 }
 
 /* One line of /proc/PID/maps, the source of MAP records:

@@ -42,31 +42,8 @@ struct thread_info {
     char name[PROF_THREAD_NAME_MAX];
 };
 
-/* The system calls that return EINTR after a signal handler ran, SA_RESTART or not
- * (signal(7)): a thread asleep in one is not sent the snapshot signal, so that a snapshot
- * never cuts a sleep(), a poll() or an epoll_wait() short. */
-static const long cut_short_by_handlers[] = {
-#ifdef SYS_pause
-    SYS_pause,
-#endif
-#ifdef SYS_poll
-    SYS_poll,
-#endif
-#ifdef SYS_select
-    SYS_select,
-#endif
-#ifdef SYS_epoll_wait
-    SYS_epoll_wait,
-#endif
-#ifdef SYS_epoll_pwait2
-    SYS_epoll_pwait2,
-#endif
-    SYS_nanosleep,       SYS_clock_nanosleep, SYS_rt_sigsuspend, SYS_ppoll,
-    SYS_pselect6,        SYS_epoll_pwait,     SYS_rt_sigtimedwait, SYS_io_getevents,
-    SYS_semtimedop,      SYS_msgrcv,          SYS_msgsnd,
-};
-
-/* The system call thread tid waits in when it is one of cut_short_by_handlers, else -1.
+/* The system call thread tid waits in when a handler would cut it short
+ * (prof_snap_cut_short, include/prof_record.h), else -1.
  * /proc/self/task/TID/syscall: "NR ARG1 ... ARG6 SP PC", or "running", or "-1 SP PC". */
 static long cut_short_call(pid_t tid)
 {
@@ -81,10 +58,7 @@ static long cut_short_call(pid_t tid)
         return -1;
     buf[n] = '\0';
     long nr = strtol(buf, NULL, 10);
-    for (size_t i = 0; i < sizeof(cut_short_by_handlers) / sizeof(cut_short_by_handlers[0]); i++)
-        if (nr == cut_short_by_handlers[i])
-            return nr;
-    return -1;
+    return prof_snap_cut_short_name(nr) != NULL ? nr : -1;
 }
 
 static uint64_t now_ns(void)

@@ -9,9 +9,9 @@
 #include <inttypes.h>
 #include <stdbool.h>
 #include <string.h>
-#include <sys/syscall.h>
 
 #include "include/prof_format.h"
+#include "include/prof_record.h"
 #include "reporter/err.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
@@ -71,46 +71,6 @@ static const char *truncation(uint8_t r, bool is_tables)
     }
 }
 
-/* The name of a system call a thread was left waiting in, or NULL. */
-static const char *call_name(long nr)
-{
-    static const struct {
-        long nr;
-        const char *name;
-    } calls[] = {
-#ifdef SYS_pause
-        {SYS_pause, "pause"},
-#endif
-#ifdef SYS_poll
-        {SYS_poll, "poll"},
-#endif
-#ifdef SYS_select
-        {SYS_select, "select"},
-#endif
-#ifdef SYS_epoll_wait
-        {SYS_epoll_wait, "epoll_wait"},
-#endif
-#ifdef SYS_epoll_pwait2
-        {SYS_epoll_pwait2, "epoll_pwait2"},
-#endif
-        {SYS_nanosleep, "nanosleep"},
-        {SYS_clock_nanosleep, "clock_nanosleep"},
-        {SYS_rt_sigsuspend, "sigsuspend"},
-        {SYS_ppoll, "ppoll"},
-        {SYS_pselect6, "pselect"},
-        {SYS_epoll_pwait, "epoll_pwait"},
-        {SYS_rt_sigtimedwait, "sigtimedwait"},
-        {SYS_io_getevents, "io_getevents"},
-        {SYS_semtimedop, "semtimedop"},
-        {SYS_msgrcv, "msgrcv"},
-        {SYS_msgsnd, "msgsnd"},
-    };
-    for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
-        if (calls[i].nr == nr)
-            return calls[i].name;
-    return NULL;
-}
-
 static void print_missing(FILE *out, const struct rep_snap_member *m)
 {
     const char *call;
@@ -125,7 +85,7 @@ static void print_missing(FILE *out, const struct rep_snap_member *m)
         fputs("its registers or stack could not be read", out);
         break;
     case PROF_SNAP_NOT_ASKED:
-        call = call_name(m->syscall);
+        call = prof_snap_cut_short_name(m->syscall);
         if (call)
             fprintf(out, "not asked: it waits in %s(), which a signal would cut short", call);
         else
