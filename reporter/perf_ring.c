@@ -85,28 +85,18 @@ static long read_proc_long(const char *path, long fallback)
 
 /* ---- opening the counters ---- */
 
-static bool has_cap(int cap)
-{
-    char v[32];
-    return rep_proc_status_field(getpid(), "CapEff", v, sizeof(v)) &&
-           (strtoull(v, NULL, 16) >> cap & 1) != 0;
-}
-
 /* The one line that says why the kernel refused to sample the process. */
 static int permission_error(pid_t pid, struct rep_err *err)
 {
     long paranoid = read_proc_long("/proc/sys/kernel/perf_event_paranoid", 2);
-    if (paranoid >= 3 && !has_cap(CAP_PERFMON) && !has_cap(CAP_SYS_ADMIN))
+    if (paranoid >= 3 && !rep_proc_has_cap(CAP_PERFMON) && !rep_proc_has_cap(CAP_SYS_ADMIN))
         return rep_err_set(err, REP_E_INPUT,
                            "cannot sample process %d: perf_event_paranoid is %ld (unprivileged "
                            "perf_event_open disabled); run as root or set "
                            "kernel.perf_event_paranoid to 2 or lower",
                            (int)pid, paranoid);
-    char v[128];
-    unsigned ruid, euid, suid;
-    if (!has_cap(CAP_SYS_PTRACE) && rep_proc_status_field(pid, "Uid", v, sizeof(v)) &&
-        sscanf(v, "%u %u %u", &ruid, &euid, &suid) == 3 &&
-        (ruid != geteuid() || euid != geteuid() || suid != geteuid()))
+    unsigned euid;
+    if (!rep_proc_has_cap(CAP_SYS_PTRACE) && rep_proc_is_other_user(pid, &euid))
         return rep_err_set(err, REP_E_INPUT,
                            "cannot sample process %d: it belongs to another user (uid %u) and "
                            "prof runs as uid %u; run prof as that user or as root",

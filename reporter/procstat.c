@@ -109,3 +109,20 @@ void rep_proc_exe(pid_t pid, char *out, size_t cap)
     rep_proc_task_name(pid, pid, name);
     snprintf(out, cap, "%s", name);
 }
+
+bool rep_proc_has_cap(int cap)
+{
+    char v[32];
+    return rep_proc_status_field(getpid(), "CapEff", v, sizeof(v)) &&
+           (strtoull(v, NULL, 16) >> cap & 1) != 0;
+}
+
+bool rep_proc_is_other_user(pid_t pid, unsigned *euid)
+{
+    char v[128];
+    unsigned ruid, suid, me = (unsigned)geteuid();
+    if (!rep_proc_status_field(pid, "Uid", v, sizeof(v)) ||
+        sscanf(v, "%u %u %u", &ruid, euid, &suid) != 3)
+        return false;
+    return ruid != me || *euid != me || suid != me;
+}

@@ -34,4 +34,11 @@ void rep_proc_exe(pid_t pid, char *out, size_t cap);
  * bytes read, or -errno. */
 long rep_proc_read(const char *path, char *buf, size_t cap);
 
+/* Whether prof itself has capability cap (a CAP_* number) in its effective set. */
+bool rep_proc_has_cap(int cap);
+/* Whether process pid belongs to another user than prof's effective uid (its real,
+ * effective or saved uid differs), with its effective uid in *euid; false when it does not
+ * or /proc does not say. */
+bool rep_proc_is_other_user(pid_t pid, unsigned *euid);
+
 #endif

@@ -26,6 +26,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <linux/capability.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -366,14 +367,6 @@ static void detach_all(struct snap *s)
     }
 }
 
-/* Whether prof has CAP_SYS_PTRACE in its effective set (bit 19 of CapEff). */
-static bool has_cap_ptrace(void)
-{
-    char caps[32];
-    return rep_proc_status_field(getpid(), "CapEff", caps, sizeof(caps)) &&
-           (strtoull(caps, NULL, 16) >> 19 & 1) != 0;
-}
-
 int rep_ptrace_refusal(const struct rep_ptrace_facts *f, struct rep_err *err)
 {
     int pid = (int)f->pid;
@@ -416,17 +409,12 @@ int rep_ptrace_refusal(const struct rep_ptrace_facts *f, struct rep_err *err)
 static int permission_error(pid_t pid, struct rep_err *err)
 {
     char v[128];
-    unsigned ruid, euid, suid;
     struct rep_ptrace_facts f = {.pid = pid, .my_euid = (unsigned)geteuid(), .yama_scope = -1};
     f.is_kthread = rep_proc_status_field(pid, "Kthread", v, sizeof(v)) && atoi(v) == 1;
     if (rep_proc_status_field(pid, "TracerPid", v, sizeof(v)))
         f.tracer = atol(v);
-    f.is_admin = has_cap_ptrace();
-    if (rep_proc_status_field(pid, "Uid", v, sizeof(v)) &&
-        sscanf(v, "%u %u %u", &ruid, &euid, &suid) == 3) {
-        f.target_euid = euid;
-        f.is_other_user = ruid != f.my_euid || euid != f.my_euid || suid != f.my_euid;
-    }
+    f.is_admin = rep_proc_has_cap(CAP_SYS_PTRACE);
+    f.is_other_user = rep_proc_is_other_user(pid, &f.target_euid);
     if (rep_proc_read("/proc/sys/kernel/yama/ptrace_scope", v, sizeof(v)) > 0)
         f.yama_scope = atoi(v);
     return rep_ptrace_refusal(&f, err);
