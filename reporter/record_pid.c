@@ -90,6 +90,8 @@ struct session {
 
     struct tid_info *tids; /* a power of two of slots, at most half full */
     size_t n_tids, cap_tids, n_sampled;
+    struct rep_rwalk_code_cache *code; /* code bytes the walks read; emptied when code is
+                                        * mapped anew */
     uint64_t n_ignored; /* samples not counted: another process's, through a counter set the
                          * thread is not bound to, or after exec */
 
@@ -307,6 +309,7 @@ static unsigned walk_copy(struct session *s, pid_t tid, const struct rep_pring_s
     }
     struct rep_rwalk w;
     rep_rwalk_init(&w, s->pid, &s->maps, stack, r.sp, len);
+    rep_rwalk_use_cache(&w, s->code);
     unsigned n = rep_rwalk(&w, &r, s->frames, s->max_depth, stop_reason, flags);
     if (tid == s->pid && n > 1 && *stop_reason != PROF_STOP_END &&
         *stop_reason != PROF_STOP_DEPTH && reached_start(s, stack, r.sp, len, s->frames[n - 1]))
@@ -466,6 +469,8 @@ static void on_mmap(struct session *s, const unsigned char *p, const struct perf
         /* The kernel names anonymous memory "//anon"; /proc/PID/maps leaves it blank. */
         .path = (char *)(strcmp(path, "//anon") == 0 ? "" : path),
     };
+    if (s->code != NULL && (m.prot & PROF_MAP_EXEC))
+        memset(s->code, 0, sizeof(*s->code)); /* new code where old code may have been */
     if (rep_pmaps_add(&s->maps, s->pid, &m) != REP_OK) {
         s->rc = REP_E_NOMEM;
         return;
@@ -804,6 +809,7 @@ static int session_init(struct session *s, const struct rep_record_opts *o, stru
     s->rec = malloc(s->rec_cap);
     s->batch = malloc(BATCH_BYTES);
     s->frames = malloc((size_t)s->max_depth * sizeof(uint64_t));
+    s->code = calloc(1, sizeof(*s->code)); /* without it, walks read the target each time */
     if (s->rec == NULL || s->batch == NULL || s->frames == NULL)
         return rep_err_nomem(err);
     return REP_OK;
@@ -818,6 +824,7 @@ static void session_fini(struct session *s)
     free(s->rec);
     free(s->batch);
     free(s->frames);
+    free(s->code);
 }
 
 /* The session's failure while sampling as the command's. */

@@ -26,11 +26,23 @@ static int copy_word(const struct fpstep_mem *m, uintptr_t addr, uintptr_t *out)
 static int target_code(const struct fpstep_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
 {
     const struct rep_rwalk *w = (const struct rep_rwalk *)m;
+    struct rep_rwalk_code_cache *c = w->code_cache;
+    unsigned k = (unsigned)((addr ^ addr >> 12) % REP_RWALK_CODE_SLOTS);
+    if (c != NULL && c->slot[k].addr == addr && c->slot[k].len >= n) {
+        memcpy(out, c->slot[k].bytes, n);
+        return 0;
+    }
     struct iovec local = {.iov_base = out, .iov_len = n};
     struct iovec remote = {.iov_base = (void *)addr, .iov_len = n};
-    return process_vm_readv(w->pid, &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+    if (process_vm_readv(w->pid, &local, 1, &remote, 1, 0) != (ssize_t)n)
+        return -1;
+    if (c != NULL && n <= sizeof(c->slot[k].bytes) && addr != 0) {
+        c->slot[k].addr = addr;
+        c->slot[k].len = (uint8_t)n;
+        memcpy(c->slot[k].bytes, out, n);
+    }
+    return 0;
 }
-
 static int target_is_code(const struct fpstep_mem *m, uintptr_t addr)
 {
     const struct rep_rwalk *w = (const struct rep_rwalk *)m;

@@ -17,6 +17,18 @@
 
 struct rep_pmaps;
 
+/* Code bytes already read from the target, by address: code does not change, and a
+ * sampler that walks thousands of stacks a second would otherwise read the same bytes at
+ * the same pcs with a system call each time. Direct-mapped; zero-initialized is empty. */
+#define REP_RWALK_CODE_SLOTS 1024u
+struct rep_rwalk_code_cache {
+    struct {
+        uint64_t addr;   /* 0: empty */
+        uint8_t len;     /* bytes held */
+        uint8_t bytes[16];
+    } slot[REP_RWALK_CODE_SLOTS];
+};
+
 /* One walk's view of the target. */
 struct rep_rwalk {
     struct fpstep_mem mem;        /* first: the stepper's accessors get this struct back */
@@ -25,12 +37,19 @@ struct rep_rwalk {
     const unsigned char *stack;   /* a copy of the target's stack ... */
     uint64_t stack_base;          /* ... whose first byte is at this address */
     size_t stack_len;             /* bytes of the copy */
+    struct rep_rwalk_code_cache *code_cache; /* NULL: read the target every time */
 };
 
 /* Not async-signal-safe. Prepares w to walk with a stack copy of stack_len bytes taken
  * at stack_base. */
 void rep_rwalk_init(struct rep_rwalk *w, pid_t pid, const struct rep_pmaps *maps,
                     const unsigned char *stack, uint64_t stack_base, size_t stack_len);
+/* Not async-signal-safe. Remembers code bytes read through w in cache (owned by the
+ * caller, zeroed before its first use, kept across walks of one process). */
+static inline void rep_rwalk_use_cache(struct rep_rwalk *w, struct rep_rwalk_code_cache *cache)
+{
+    w->code_cache = cache;
+}
 /* Walks from regs over the copy (bounds: the copy itself), as fpstep_walk(). */
 unsigned rep_rwalk(struct rep_rwalk *w, const struct fpstep_regs *regs, uint64_t *frames,
                    unsigned max_frames, uint8_t *stop_reason, uint8_t *flags);
