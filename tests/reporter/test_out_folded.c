@@ -17,37 +17,7 @@
 #include "reporter/profile.h"
 #include "reporter/read.h"
 #include "reporter/symbols.h"
-
-struct fixture {
-    struct rep_names names;
-    struct rep_agg agg;
-};
-
-static void setup(struct fixture *fx)
-{
-    rep_names_init(&fx->names);
-    rep_agg_init(&fx->agg);
-}
-
-static void teardown(struct fixture *fx)
-{
-    rep_agg_fini(&fx->agg);
-    rep_names_fini(&fx->names);
-}
-
-/* Adds the stack "root;...;leaf" (split on '|', so names may hold ';') with weight w. */
-static void add_stack(struct fixture *fx, const char *stack, uint64_t w)
-{
-    uint32_t ids[64];
-    size_t n = 0;
-    const char *p = stack;
-    while (*p) {
-        size_t len = strcspn(p, "|");
-        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), REP_OK);
-        p += len + (p[len] == '|');
-    }
-    cr_assert_eq(rep_agg_add(&fx->agg, ids, n, w), REP_OK);
-}
+#include "tests/reporter/agg_fixture.h"
 
 /* Runs the output into a string (free it). */
 static char *folded(struct fixture *fx)
@@ -64,7 +34,7 @@ static char *folded(struct fixture *fx)
 Test(out_folded, prints_sorted_lines_root_first)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|work|leaf_b", 3);
     add_stack(&fx, "main|compute", 5);
     add_stack(&fx, "main|work", 2);
@@ -86,7 +56,7 @@ Test(out_folded, prints_sorted_lines_root_first)
 Test(out_folded, keeps_names_parseable_and_merges_what_then_collides)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|operator;weird", 2);
     add_stack(&fx, "main|operator:weird", 3);
     add_stack(&fx, "main|two\nlines", 1);
@@ -102,7 +72,7 @@ Test(out_folded, keeps_names_parseable_and_merges_what_then_collides)
 Test(out_folded, leaves_out_empty_and_weightless_stacks)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     cr_assert_eq(rep_agg_add(&fx.agg, NULL, 0, 9), REP_OK);
     add_stack(&fx, "main|idle", 0);
     char *text = folded(&fx);
@@ -114,7 +84,7 @@ Test(out_folded, leaves_out_empty_and_weightless_stacks)
 Test(out_folded, reports_a_write_error)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main", 1);
     FILE *out = fopen("/dev/full", "w");
     cr_assert_not_null(out);
@@ -154,7 +124,7 @@ Test(out_folded, folds_a_hand_made_profile_exactly)
     struct rep_err err = {0};
     cr_assert_eq(rep_read_buffer(buf, n, "hand.prof", &p, &err), REP_OK, "%s", err.msg);
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     struct rep_sym sym;
     rep_sym_init(&sym, &fx.names);
     cr_assert_eq(rep_sym_use_profile(&sym, &p), REP_OK);

@@ -13,36 +13,7 @@
 #include "reporter/flame.h"
 #include "reporter/names.h"
 #include "reporter/out_json.h"
-
-struct fixture {
-    struct rep_names names;
-    struct rep_agg agg;
-};
-
-static void setup(struct fixture *fx)
-{
-    rep_names_init(&fx->names);
-    rep_agg_init(&fx->agg);
-}
-
-static void teardown(struct fixture *fx)
-{
-    rep_agg_fini(&fx->agg);
-    rep_names_fini(&fx->names);
-}
-
-/* Adds the stack "root|...|leaf" with weight w. */
-static void add_stack(struct fixture *fx, const char *stack, uint64_t w)
-{
-    uint32_t ids[64];
-    size_t n = 0;
-    for (const char *p = stack; *p;) {
-        size_t len = strcspn(p, "|");
-        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), REP_OK);
-        p += len + (p[len] == '|');
-    }
-    cr_assert_eq(rep_agg_add(&fx->agg, ids, n, w), REP_OK);
-}
+#include "tests/reporter/agg_fixture.h"
 
 /* Runs the output into a string (free it). */
 static char *json(struct fixture *fx)
@@ -62,7 +33,7 @@ static char *json(struct fixture *fx)
 Test(out_json, writes_the_tree_with_children_by_total)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|parse|lex", 3);
     add_stack(&fx, "main|eval", 4);
     add_stack(&fx, "main|parse", 1);
@@ -87,7 +58,7 @@ Test(out_json, writes_the_tree_with_children_by_total)
 Test(out_json, writes_an_empty_profile)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     char *text = json(&fx);
     cr_assert_str_eq(text, "{\"total\":0,\"unit\":\"samples\",\"root\":"
                            "{\"name\":\"all\",\"self\":0,\"total\":0,\"children\":[]}}\n");
@@ -98,7 +69,7 @@ Test(out_json, writes_an_empty_profile)
 Test(out_json, escapes_hostile_names)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|say \"hi\"\\n\n<&>\x01\xff", 1);
     char *text = json(&fx);
     cr_assert_str_eq(text, "{\"total\":1,\"unit\":\"samples\",\"root\":"
@@ -113,7 +84,7 @@ Test(out_json, escapes_hostile_names)
 Test(out_json, closes_every_object_of_a_deep_stack)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     uint32_t ids[20000];
     cr_assert_eq(rep_names_intern(&fx.names, "r", 1, &ids[0]), REP_OK);
     for (size_t i = 1; i < 20000; i++)
@@ -135,7 +106,7 @@ Test(out_json, closes_every_object_of_a_deep_stack)
 Test(out_json, reports_a_write_error)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main", 1);
     struct rep_flame f;
     cr_assert_eq(rep_flame_build(&f, &fx.agg, &fx.names), REP_OK);

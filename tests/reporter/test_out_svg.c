@@ -16,36 +16,7 @@
 #include "reporter/names.h"
 #include "reporter/out_html.h"
 #include "reporter/out_svg.h"
-
-struct fixture {
-    struct rep_names names;
-    struct rep_agg agg;
-};
-
-static void setup(struct fixture *fx)
-{
-    rep_names_init(&fx->names);
-    rep_agg_init(&fx->agg);
-}
-
-static void teardown(struct fixture *fx)
-{
-    rep_agg_fini(&fx->agg);
-    rep_names_fini(&fx->names);
-}
-
-/* Adds the stack "root|...|leaf" with weight w. */
-static void add_stack(struct fixture *fx, const char *stack, uint64_t w)
-{
-    uint32_t ids[64];
-    size_t n = 0;
-    for (const char *p = stack; *p;) {
-        size_t len = strcspn(p, "|");
-        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), REP_OK);
-        p += len + (p[len] == '|');
-    }
-    cr_assert_eq(rep_agg_add(&fx->agg, ids, n, w), REP_OK);
-}
+#include "tests/reporter/agg_fixture.h"
 
 /* Draws the aggregate (as an HTML page when is_html) into a string (free it). */
 static char *draw(struct fixture *fx, const struct rep_flame_opts *o, bool is_html)
@@ -102,7 +73,7 @@ static const char *frame_label(const char *g, char *buf, size_t cap)
 Test(out_svg, draws_frames_as_wide_as_their_total)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|hot_a", 6);
     add_stack(&fx, "main|hot_b", 3);
     add_stack(&fx, "main", 1);
@@ -135,7 +106,7 @@ Test(out_svg, draws_frames_as_wide_as_their_total)
 Test(out_svg, escapes_hostile_names)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|operator<<(std::ostream&, \"x\")|a'b\x01\xff", 1);
     struct rep_flame_opts o = {.title = "</text><script>alert(1)</script>"};
     char *svg = draw(&fx, &o, false);
@@ -152,7 +123,7 @@ Test(out_svg, escapes_hostile_names)
 Test(out_svg, cuts_labels_to_fit_and_keeps_full_names_in_tooltips)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     const char *name = "a_function_name_far_too_long_for_its_frame";
     char stack[128];
     snprintf(stack, sizeof(stack), "main|%s", name);
@@ -174,7 +145,7 @@ Test(out_svg, cuts_labels_to_fit_and_keeps_full_names_in_tooltips)
 Test(out_svg, leaves_out_narrow_frames_and_says_so)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|big", 9995);
     add_stack(&fx, "main|tiny|tinier", 5); /* 0.05 %: under the default 0.1 % */
     struct rep_flame_opts o = {0};
@@ -196,7 +167,7 @@ Test(out_svg, leaves_out_narrow_frames_and_says_so)
 Test(out_svg, draws_an_icicle_with_the_root_on_top)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|work", 2);
     struct rep_flame_opts o = {.is_icicle = true};
     char *svg = draw(&fx, &o, false);
@@ -218,7 +189,7 @@ static unsigned long frame_fill(const char *g)
 Test(out_svg, colours_by_name_in_warm_tones_the_same_in_every_graph)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|alpha|beta|gamma", 2);
     add_stack(&fx, "main|delta", 1);
     struct rep_flame_opts o = {0};
@@ -252,7 +223,7 @@ static size_t annotate(void *ctx, const struct rep_flame *f, uint32_t node, char
 Test(out_svg, draws_through_the_colour_and_note_hooks)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|work", 2);
     struct rep_flame_opts o = {.color = paint, .note = annotate, .hook_ctx = "depth"};
     char *svg = draw(&fx, &o, false);
@@ -268,7 +239,7 @@ Test(out_svg, draws_through_the_colour_and_note_hooks)
 Test(out_svg, html_page_holds_the_graph_and_a_search_box)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main|work", 2);
     struct rep_flame_opts o = {.title = "A & B"};
     char *html = draw(&fx, &o, true);
@@ -286,7 +257,7 @@ Test(out_svg, html_page_holds_the_graph_and_a_search_box)
 Test(out_svg, reports_a_write_error)
 {
     struct fixture fx;
-    setup(&fx);
+    fixture_init(&fx);
     add_stack(&fx, "main", 1);
     struct rep_flame f;
     struct rep_flame_opts o = {0};

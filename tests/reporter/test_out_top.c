@@ -11,40 +11,16 @@
 #include "reporter/err.h"
 #include "reporter/names.h"
 #include "reporter/out_top.h"
-
-struct fixture {
-    struct rep_names names;
-    struct rep_agg agg;
-};
-
-static void add_stack(struct fixture *fx, const char *stack, uint64_t w)
-{
-    uint32_t ids[64];
-    size_t n = 0;
-    const char *p = stack;
-    while (*p) {
-        size_t len = strcspn(p, ";");
-        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), REP_OK);
-        p += len + (p[len] == ';');
-    }
-    cr_assert_eq(rep_agg_add(&fx->agg, ids, n, w), REP_OK);
-}
+#include "tests/reporter/agg_fixture.h"
 
 /* total 20: flat r 10, b 6, a 2, c 2, main 0; cum main 20, r 10, a 8, b 6, c 2. */
 static void setup(struct fixture *fx)
 {
-    rep_names_init(&fx->names);
-    rep_agg_init(&fx->agg);
-    add_stack(fx, "main;a;b", 6);
-    add_stack(fx, "main;a", 2);
-    add_stack(fx, "main;c", 2);
-    add_stack(fx, "main;r;r;r", 10);
-}
-
-static void teardown(struct fixture *fx)
-{
-    rep_agg_fini(&fx->agg);
-    rep_names_fini(&fx->names);
+    fixture_init(fx);
+    add_stack_split(fx, "main;a;b", ';', 6);
+    add_stack_split(fx, "main;a", ';', 2);
+    add_stack_split(fx, "main;c", ';', 2);
+    add_stack_split(fx, "main;r;r;r", ';', 10);
 }
 
 static char *top(struct fixture *fx, size_t limit, bool is_by_cum)
