@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 
-from bench import (GPERF_LIB, clean_env, env_int, gperf_samples, libprof_samples,
+from bench import (GPERF_LIB, clean_env, env_int, gperf_samples, libprof_samples, read_truth,
                    perf_works)
 from perfdata import perf_data_samples
 
@@ -49,15 +49,6 @@ def configs(high_hz, perf_ok):
     if perf_ok:
         cols += [("perf record", "perf", None, 1000), ("perf record", "perf", None, high_hz)]
     return cols
-
-
-def read_result(path):
-    values = {}
-    with open(path) as f:
-        for line in f:
-            name, value = line.split()
-            values[name] = float(value)
-    return values
 
 
 def run_tree(argv, env):
@@ -104,7 +95,7 @@ def profile_run(cfg, col, argv, tmp):
                 tree_rss = int(f.read().split()[-1])
     if status != 0 or not os.path.exists(result) or (out and not os.path.exists(out)):
         return None
-    res = read_result(result)
+    res = read_truth(result)
     m = {"wall": wall, "cpu": cpu, "work_cpu": res["cpu_s"], "rss": res["maxrss_kb"],
          "tree_rss": tree_rss, "samples": 0, "weight": 0, "bytes": 0}
     if out:
@@ -128,7 +119,7 @@ def calibrate(cfg, tmp, seconds):
         _, _, _, status = run_tree([cfg["deep"], "16", "1", str(seconds), result], clean_env())
         if status != 0:
             sys.exit("bench: the deep workload failed to run")
-        iters.append(int(read_result(result)["iterations"]))
+        iters.append(int(read_truth(result)["iterations"]))
     return int(statistics.median(iters))
 
 

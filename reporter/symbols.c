@@ -167,10 +167,13 @@ static bool same_build_id(const struct rep_map *map, const uint8_t *id, size_t n
     return n == map->build_id_len && memcmp(id, map->build_id, n) == 0;
 }
 
-/* Opens (once) the module at path; REP_OK with *index, or REP_E_NOMEM. A file that cannot
- * be used still gets an entry, without a module, and a warning. */
-static int open_module(struct rep_sym *s, const char *path, int32_t *index)
+/* The entry of path: *index and *sm = NULL when it exists, else a new zeroed entry in *sm
+ * (its path set; not counted until the caller commits it with s->n_modules++). REP_OK or
+ * REP_E_NOMEM. */
+static int module_entry(struct rep_sym *s, const char *path, int32_t *index,
+                        struct rep_sym_module **sm)
 {
+    *sm = NULL;
     for (size_t i = 0; i < s->n_modules; i++) {
         if (strcmp(s->modules[i].path, path) == 0) {
             *index = (int32_t)i;
@@ -185,11 +188,24 @@ static int open_module(struct rep_sym *s, const char *path, int32_t *index)
         s->modules = m;
         s->cap_modules = cap;
     }
-    struct rep_sym_module *sm = &s->modules[s->n_modules];
-    memset(sm, 0, sizeof(*sm));
-    sm->path = strdup(path);
-    if (sm->path == NULL)
+    struct rep_sym_module *e = &s->modules[s->n_modules];
+    memset(e, 0, sizeof(*e));
+    e->path = strdup(path);
+    if (e->path == NULL)
         return REP_E_NOMEM;
+    *index = (int32_t)s->n_modules;
+    *sm = e;
+    return REP_OK;
+}
+
+/* Opens (once) the module at path; REP_OK with *index, or REP_E_NOMEM. A file that cannot
+ * be used still gets an entry, without a module, and a warning. */
+static int open_module(struct rep_sym *s, const char *path, int32_t *index)
+{
+    struct rep_sym_module *sm;
+    int rc = module_entry(s, path, index, &sm);
+    if (rc != REP_OK || sm == NULL)
+        return rc;
     /* The kernel marks a file replaced or removed since it was mapped; what is at the path
      * now may be a newer build, which the build-id check catches. */
     char *file = strdup(path);
@@ -201,13 +217,13 @@ static int open_module(struct rep_sym *s, const char *path, int32_t *index)
     if (len > tail && strcmp(file + len - tail, " (deleted)") == 0)
         file[len - tail] = '\0';
     struct rep_err err = {0};
-    int rc = rep_module_open(file, &sm->mod, &err);
+    rc = rep_module_open(file, &sm->mod, &err);
     free(file);
     if (rc == REP_E_NOMEM) {
         free(sm->path);
         return rc;
     }
-    *index = (int32_t)s->n_modules++;
+    s->n_modules++;
     if (rc != REP_OK)
         return add_warning(s, "cannot symbolize %s", err.msg);
     return REP_OK;
@@ -223,31 +239,16 @@ static bool is_vdso(const char *path)
  * are named "[vdso]+0xOFFSET". REP_OK with *index, or REP_E_NOMEM. */
 static int open_vdso(struct rep_sym *s, const struct rep_map *map, int32_t *index)
 {
-    for (size_t i = 0; i < s->n_modules; i++) {
-        if (strcmp(s->modules[i].path, map->path) == 0) {
-            *index = (int32_t)i;
-            return REP_OK;
-        }
-    }
-    if (s->n_modules == s->cap_modules) {
-        size_t cap = s->cap_modules ? s->cap_modules * 2 : 16;
-        struct rep_sym_module *m = realloc(s->modules, cap * sizeof(*m));
-        if (m == NULL)
-            return REP_E_NOMEM;
-        s->modules = m;
-        s->cap_modules = cap;
-    }
-    struct rep_sym_module *sm = &s->modules[s->n_modules];
-    memset(sm, 0, sizeof(*sm));
-    sm->path = strdup(map->path);
-    if (sm->path == NULL)
-        return REP_E_NOMEM;
-    int rc = rep_vdso_open(map->build_id, map->build_id_len, &sm->mod);
+    struct rep_sym_module *sm;
+    int rc = module_entry(s, map->path, index, &sm);
+    if (rc != REP_OK || sm == NULL)
+        return rc;
+    rc = rep_vdso_open(map->build_id, map->build_id_len, &sm->mod);
     if (rc == REP_E_NOMEM) {
         free(sm->path);
         return rc;
     }
-    *index = (int32_t)s->n_modules++;
+    s->n_modules++;
     return REP_OK;
 }
 
