@@ -30,36 +30,7 @@
 #include <linux/futex.h>
 #include <sys/syscall.h>
 
-/* A system call with up to four arguments, issued right where the macro is used. */
-#if defined(__x86_64__)
-#define RAW_SYSCALL4(nr, a, b, c, d)                                                               \
-    ({                                                                                             \
-        long ret_;                                                                                 \
-        register long r10_ __asm__("r10") = (long)(d);                                             \
-        __asm__ volatile("syscall"                                                                 \
-                         : "=a"(ret_)                                                              \
-                         : "a"((long)(nr)), "D"((long)(a)), "S"((long)(b)), "d"((long)(c)),        \
-                           "r"(r10_)                                                               \
-                         : "rcx", "r11", "memory");                                                \
-        ret_;                                                                                      \
-    })
-#elif defined(__aarch64__)
-#define RAW_SYSCALL4(nr, a, b, c, d)                                                               \
-    ({                                                                                             \
-        register long x8_ __asm__("x8") = (long)(nr);                                              \
-        register long x0_ __asm__("x0") = (long)(a);                                               \
-        register long x1_ __asm__("x1") = (long)(b);                                               \
-        register long x2_ __asm__("x2") = (long)(c);                                               \
-        register long x3_ __asm__("x3") = (long)(d);                                               \
-        __asm__ volatile("svc #0"                                                                  \
-                         : "+r"(x0_)                                                               \
-                         : "r"(x8_), "r"(x1_), "r"(x2_), "r"(x3_)                                  \
-                         : "memory");                                                              \
-        x0_;                                                                                       \
-    })
-#else
-#error "nofp_parked.c: no inline system call for this architecture"
-#endif
+#include "tests/workloads/raw_syscall.h"
 
 void nofp_a(void);
 void nofp_b(void);
