@@ -48,9 +48,10 @@ LP_OBJS  := $(patsubst %.c,$(OBJ)/%.o,$(LP_SRCS))
 REP_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(REP_SRCS))
 LIB_OBJS := $(SMP_OBJS) $(LP_OBJS)
 
-# The objects on the signal handler's path; `make lint` checks what they call.
+# The objects on the signal handler's path; `make lint` checks what they call (the list is
+# the script's argument: it is written here only).
 HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/ring.o \
-                $(OBJ)/sampler/snapshot.o \
+                $(OBJ)/sampler/snapshot.o $(OBJ)/sampler/app_action.o \
                 $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o \
                 $(filter $(OBJ)/sampler/walk_unw.o,$(SMP_OBJS))
 
@@ -90,8 +91,13 @@ $(OBJ)/reporter/%.o: reporter/%.c
 
 $(OBJ)/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -Wno-missing-prototypes -DBUILD_DIR='"$(abspath $(BUILD))"' \
-	    -DSRC_DIR='"$(CURDIR)"' -c $< -o $@
+	$(CC) $(BASE_CFLAGS) $(TEST_CFLAGS) -Wno-missing-prototypes \
+	    -DBUILD_DIR='"$(abspath $(BUILD))"' -DSRC_DIR='"$(CURDIR)"' -c $< -o $@
+
+# The backtrace test's chain of functions must keep frame pointers, its leaf included: a
+# leaf's caller is never guessed (sampler/fp_step.h).
+$(OBJ)/tests/libprof/test_backtrace.o: TEST_CFLAGS = -fno-omit-frame-pointer -fno-optimize-sibling-calls \
+    -mno-omit-leaf-frame-pointer
 
 $(LIB): $(LIB_OBJS)
 	$(CC) $(LIB_LDFLAGS) $(EXTRA_LDFLAGS) -o $@ $^ $(UNW_LDLIBS) -lpthread -ldl
@@ -156,7 +162,7 @@ test-aarch64:
 	fi
 
 lint: $(LIB) $(HANDLER_OBJS)
-	@scripts/lint.sh $(BUILD)
+	@scripts/lint.sh $(BUILD) $(HANDLER_OBJS)
 
 # AddressSanitizer and UBSan over the unit tests and the reporter (the preloaded
 # library cannot carry ASan into an uninstrumented program, so e2e stays out).

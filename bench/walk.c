@@ -125,7 +125,8 @@ int main(int argc, char **argv)
 #ifdef PROF_HAVE_LIBUNWIND
     /* The library dlopens libunwind; the benchmark links it and hands over the same three
      * entry points. */
-    smp_walk_unw_set_api((void *)unw_init_local2, (void *)unw_step, (void *)unw_get_reg);
+    smp_walk_unw_set_api((void *)unw_init_local2, (void *)unw_step, (void *)unw_get_reg,
+                         (void *)unw_get_proc_info);
     smp_unw_enabled = 1;
 #endif
     bench_probe();

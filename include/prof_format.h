@@ -39,6 +39,7 @@
 #define PROF_REC_STACK 7u   /* a distinct stack, with the id that samples name it by */
 #define PROF_REC_SAMPLES 8u /* a batch of compact samples naming their stacks by id */
 #define PROF_REC_SNAPSHOT 9u /* a thread of an all-thread snapshot, answering or not */
+#define PROF_REC_NOTE 10u    /* something the library adapted to, told in words */
 
 /* Timer sources (prof_rec_process.timer_source). */
 #define PROF_TIMER_NONE 0u   /* no timer: an all-thread snapshot (PROF_REC_SNAPSHOT) */
@@ -83,7 +84,10 @@
 #define PROF_STAT_DURATION_NS 10  /* wall time from start to the end of profiling */
 #define PROF_STAT_CPU_NS 11       /* process CPU time (user + system) at the end */
 #define PROF_STAT_WEIGHT 12       /* summed weight of the recorded samples */
-#define PROF_STAT_N 13
+#define PROF_STAT_APP_SIGNALS 13  /* signals on libprof's signal that were the application's,
+                                   * delivered to its action */
+#define PROF_STAT_LATE_SIGNALS 14 /* signals of libprof's timers that were gone (dropped) */
+#define PROF_STAT_N 15
 
 struct prof_file_header {
     char magic[8];         /* PROF_FILE_MAGIC */
@@ -175,6 +179,15 @@ struct prof_rec_samples {
     uint32_t reserved;     /* 0 */
 };
 
+/* Followed by the text, NUL-terminated, then zero padding to 8: one line, without the
+ * "libprof: " prefix. What the library adapted to in this run (an unknown PROF_ variable,
+ * a source or event not available here, the application's handler on our signal): the
+ * profile says it, the program's stderr does not (docs/FORMAT.md). */
+struct prof_rec_note {
+    struct prof_rec_hdr hdr;
+    uint64_t time_ns; /* CLOCK_MONOTONIC when it happened */
+};
+
 /* One per thread of the process when an all-thread snapshot was taken (prof_snapshot(),
  * PROF_SNAPSHOT_SIGNAL, `prof stacks`). The stack of a thread that answered is the
  * PROF_REC_SAMPLE with its tid (weight 1) that follows; the others have none. */
@@ -207,5 +220,6 @@ _Static_assert(sizeof(struct prof_rec_stats) == 16, "stats record size");
 _Static_assert(sizeof(struct prof_rec_stack) == 24, "stack record size");
 _Static_assert(sizeof(struct prof_rec_samples) == 24, "samples record size");
 _Static_assert(sizeof(struct prof_rec_snapshot) == 24, "snapshot record size");
+_Static_assert(sizeof(struct prof_rec_note) == 16, "note record size");
 
 #endif

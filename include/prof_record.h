@@ -143,6 +143,13 @@ static inline size_t prof_record_end(void *buf, size_t cap)
     return prof_record_put(buf, cap, PROF_REC_END, &h, sizeof(h), NULL, 0);
 }
 
+static inline size_t prof_record_note(void *buf, size_t cap, uint64_t time_ns, const char *text)
+{
+    struct prof_rec_note n = {.time_ns = time_ns};
+    const char *s = text ? text : "";
+    return prof_record_put(buf, cap, PROF_REC_NOTE, &n, sizeof(n), s, strlen(s) + 1);
+}
+
 static inline size_t prof_record_snapshot(void *buf, size_t cap, uint64_t time_ns, uint32_t tid,
                                           uint8_t status, char run_state, uint16_t syscall)
 {
@@ -207,6 +214,7 @@ static inline const char *prof_snap_cut_short_name(long nr)
 struct prof_maps_line {
     uint64_t start, end; /* [start, end) */
     uint64_t offset;     /* file offset of start */
+    uint64_t inode;      /* the file's inode, 0 for anonymous and special mappings */
     uint32_t prot;       /* PROF_MAP_* */
     const char *path;    /* into the line: the file, "[vdso]" and the like, "" anonymous */
 };
@@ -226,8 +234,13 @@ static inline int prof_maps_parse_line(const char *line, struct prof_maps_line *
               (perms[2] == 'x' ? PROF_MAP_EXEC : 0u);
     m->offset = strtoull(perms + 5, &end, 16);
     m->path = "";
-    for (int field = 0; field < 2 && end != NULL; field++) /* device, inode */
-        end = strchr(end + 1, ' ');
+    m->inode = 0;
+    end = strchr(end + 1, ' '); /* past the device */
+    if (end != NULL) {
+        m->inode = strtoull(end + 1, &end, 10);
+        if (*end != ' ')
+            end = NULL; /* nothing after the inode: no path */
+    }
     if (end != NULL) {
         while (*end == ' ')
             end++;

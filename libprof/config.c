@@ -51,6 +51,7 @@ static void add_msg(struct lp_config_msgs *m, const char *fmt, ...)
         return;
     va_list ap;
     va_start(ap, fmt);
+    m->is_note[m->n] = 0;
     vsnprintf(m->text[m->n++], LP_MSG_MAX, fmt, ap);
     va_end(ap);
 }
@@ -193,8 +194,13 @@ static void check_unknown(char *const *env, struct lp_config_msgs *msgs)
             continue;
         const char *eq = strchr(*env, '=');
         size_t len = eq ? (size_t)(eq - *env) : strlen(*env);
-        if (!in_list(*env, len, known_vars) && !in_list(*env, len, foreign_vars))
+        /* A variable of someone else's (a build system's, a user's own) is no bad value of
+         * ours: a note in the profile, not a line on the program's stderr. */
+        if (!in_list(*env, len, known_vars) && !in_list(*env, len, foreign_vars)) {
             add_msg(msgs, "unknown variable %.*s ignored", (int)(len > 64 ? 64 : len), *env);
+            if (msgs->n > 0)
+                msgs->is_note[msgs->n - 1] = 1;
+        }
     }
 }
 

@@ -40,10 +40,13 @@ struct lp_config {
     int enabled;           /* 0 when a value makes profiling impossible */
 };
 
-/* Problems found while loading, one line each, without the "libprof: " prefix. */
+/* Problems found while loading, one line each, without the "libprof: " prefix. A bad
+ * value of one of our variables goes to stderr (lp_log); is_note marks what only the
+ * profile hears of (lp_note): an unknown PROF_ name. */
 struct lp_config_msgs {
     int n;
     char text[LP_MSGS_MAX][LP_MSG_MAX];
+    int is_note[LP_MSGS_MAX];
 };
 
 /* Not async-signal-safe. Fills *c from env (a NULL-terminated "NAME=value" array, usually

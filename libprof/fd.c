@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #define LP_FD_MIN 3
@@ -46,4 +47,42 @@ void lp_fd_close(int fd)
     if (fd >= 0)
         close(fd);
     errno = saved;
+}
+
+char *lp_fd_slurp(const char *path, size_t *len_out)
+{
+    int fd = lp_fd_open(path, O_RDONLY, 0);
+    if (fd < 0) {
+        errno = -fd;
+        return NULL;
+    }
+    size_t cap = 16384, len = 0;
+    char *buf = malloc(cap);
+    while (buf) {
+        if (cap - len < 4096) {
+            char *bigger = realloc(buf, cap * 2);
+            if (!bigger) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        ssize_t n = read(fd, buf + len, cap - len - 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    lp_fd_close(fd);
+    if (!buf) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    buf[len] = '\0';
+    if (len_out)
+        *len_out = len;
+    return buf;
 }

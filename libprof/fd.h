@@ -20,4 +20,9 @@ int lp_fd_write_all(int fd, const void *buf, size_t len);
 /* close(2) that keeps errno. */
 void lp_fd_close(int fd);
 
+/* Not async-signal-safe. Reads a whole file (made for /proc files, whose size stat does not
+ * tell) into a malloc'd buffer with a NUL after the *len bytes (len may be NULL); free() it.
+ * NULL with errno set when it cannot be read. */
+char *lp_fd_slurp(const char *path, size_t *len);
+
 #endif

@@ -17,6 +17,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "libprof/libc.h"
 #include "libprof/lifecycle.h"
 #include "libprof/threads.h"
 #include "libprof/timers.h"
@@ -27,41 +28,11 @@
 #define LP_EXEC_MAX_ARGS 65536
 #define LP_LIBRARY_NAME "libprof.so"
 
-typedef int main_fn(int, char **, char **);
-typedef int libc_start_main_fn(main_fn *, int, char **, void (*)(void), void (*)(void),
-                               void (*)(void), void *);
-typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
-typedef int setitimer_fn(__itimer_which_t, const struct itimerval *, struct itimerval *);
-typedef void *dlopen_fn(const char *, int);
-typedef int phdr_cb_fn(struct dl_phdr_info *, size_t, void *);
-typedef int dl_iterate_phdr_fn(phdr_cb_fn *, void *);
-typedef int dlclose_fn(void *);
-typedef int pthread_setname_np_fn(pthread_t, const char *);
-typedef int pthread_create_fn(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
-typedef int execve_fn(const char *, char *const[], char *const[]);
-typedef int execvpe_fn(const char *, char *const[], char *const[]);
-typedef int fexecve_fn(int, char *const[], char *const[]);
-typedef int execveat_fn(int, const char *, char *const[], char *const[], int);
-
-static struct {
-    libc_start_main_fn *libc_start_main;
-    main_fn *main;
-    pthread_create_fn *pthread_create;
-    pthread_setname_np_fn *pthread_setname_np;
-    sigaction_fn *sigaction;
-    setitimer_fn *setitimer;
-    dlopen_fn *dlopen;
-    dl_iterate_phdr_fn *dl_iterate_phdr;
-    dlclose_fn *dlclose;
-    execve_fn *execve;
-    execvpe_fn *execvpe;
-    fexecve_fn *fexecve;
-    execveat_fn *execveat;
-} real;
-
 extern char **environ;
 
 static pthread_key_t thread_exit_key;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static lp_main_fn *real_main;
 
 /* Runs when a thread started through our pthread_create exits (returning or calling
  * pthread_exit): its timer is released, and its final name goes into the profile, which
@@ -73,45 +44,39 @@ static void thread_exit(void *unused)
     lp_session_thread_exit();
 }
 
-void lp_interpose_init(void)
+static void make_key(void)
 {
-    if (real.pthread_create)
-        return;
-    real.execve = (execve_fn *)dlsym(RTLD_NEXT, "execve");
-    real.execvpe = (execvpe_fn *)dlsym(RTLD_NEXT, "execvpe");
-    real.fexecve = (fexecve_fn *)dlsym(RTLD_NEXT, "fexecve");
-    real.execveat = (execveat_fn *)dlsym(RTLD_NEXT, "execveat");
-    real.libc_start_main = (libc_start_main_fn *)dlsym(RTLD_NEXT, "__libc_start_main");
-    real.pthread_setname_np = (pthread_setname_np_fn *)dlsym(RTLD_NEXT, "pthread_setname_np");
-    real.sigaction = (sigaction_fn *)dlsym(RTLD_NEXT, "sigaction");
-    real.setitimer = (setitimer_fn *)dlsym(RTLD_NEXT, "setitimer");
-    real.dlopen = (dlopen_fn *)dlsym(RTLD_NEXT, "dlopen");
-    real.dl_iterate_phdr = (dl_iterate_phdr_fn *)dlsym(RTLD_NEXT, "dl_iterate_phdr");
-    real.dlclose = (dlclose_fn *)dlsym(RTLD_NEXT, "dlclose");
     pthread_key_create(&thread_exit_key, thread_exit);
-    real.pthread_create = (pthread_create_fn *)dlsym(RTLD_NEXT, "pthread_create");
 }
 
-/* As thread_trampoline, for the main thread: the walk ends at this frame, below main(). */
+void lp_interpose_init(void)
+{
+    lp_libc_init();
+    pthread_once(&key_once, make_key);
+}
+
+/* As thread_trampoline, for the main thread: the walk ends at this frame, below main().
+ * The thread-exit hook is set for it too: main may leave by pthread_exit(). */
 static int main_trampoline(int argc, char **argv, char **envp)
 {
     smp_self.root_fp = (uintptr_t)__builtin_frame_address(0);
-    int ret = real.main(argc, argv, envp);
+    pthread_setspecific(thread_exit_key, (void *)1);
+    int ret = real_main(argc, argv, envp);
     __asm__ volatile("" ::: "memory");
     return ret;
 }
 
-int __libc_start_main(main_fn *main, int argc, char **argv, void (*init)(void),
+int __libc_start_main(lp_main_fn *main, int argc, char **argv, void (*init)(void),
                       void (*fini)(void), void (*rtld_fini)(void), void *stack_end);
 
 /* Called by the executable's _start, after every constructor (ours included) ran. */
-LP_EXPORT int __libc_start_main(main_fn *main, int argc, char **argv, void (*init)(void),
+LP_EXPORT int __libc_start_main(lp_main_fn *main, int argc, char **argv, void (*init)(void),
                                 void (*fini)(void), void (*rtld_fini)(void), void *stack_end)
 {
     lp_interpose_init();
-    real.main = main;
-    return real.libc_start_main(main_trampoline, argc, argv, init, fini, rtld_fini,
-                                stack_end);
+    real_main = main;
+    return lp_libc.libc_start_main(main_trampoline, argc, argv, init, fini, rtld_fini,
+                                   stack_end);
 }
 
 __attribute__((constructor(101))) static void interpose_constructor(void)
@@ -144,23 +109,17 @@ LP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
                              void *(*fn)(void *), void *arg)
 {
     lp_interpose_init();
-    if (!real.pthread_create)
+    if (!lp_libc.pthread_create)
         return EAGAIN;
     struct thread_start *st = malloc(sizeof(*st));
     if (!st) /* still start the thread: it is sampled leaf-only */
-        return real.pthread_create(thread, attr, fn, arg);
+        return lp_libc.pthread_create(thread, attr, fn, arg);
     st->fn = fn;
     st->arg = arg;
-    int rc = real.pthread_create(thread, attr, thread_trampoline, st);
+    int rc = lp_libc.pthread_create(thread, attr, thread_trampoline, st);
     if (rc != 0)
         free(st);
     return rc;
-}
-
-smp_sigaction_fn *lp_interpose_real_sigaction(void)
-{
-    lp_interpose_init();
-    return real.sigaction;
 }
 
 /* The application's view of the signal we sample with is virtual: its action is kept
@@ -170,7 +129,7 @@ LP_EXPORT int sigaction(int signo, const struct sigaction *act, struct sigaction
     lp_interpose_init();
     if (lp_session_app_sigaction(signo, act, old))
         return 0;
-    return real.sigaction(signo, act, old);
+    return lp_libc.sigaction(signo, act, old);
 }
 
 /* glibc's signal() calls its internal sigaction directly, so it is wrapped by itself; BSD
@@ -193,13 +152,13 @@ LP_EXPORT int setitimer(__itimer_which_t which, const struct itimerval *value,
 {
     lp_interpose_init();
     lp_session_app_setitimer((int)which);
-    return real.setitimer(which, value, old);
+    return lp_libc.setitimer(which, value, old);
 }
 
 LP_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
     lp_interpose_init();
-    int rc = real.pthread_setname_np ? real.pthread_setname_np(thread, name) : ENOSYS;
+    int rc = lp_libc.pthread_setname_np ? lp_libc.pthread_setname_np(thread, name) : ENOSYS;
     if (rc == 0 && pthread_equal(thread, pthread_self()))
         lp_session_post_thread_name();
     return rc;
@@ -210,7 +169,7 @@ LP_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 LP_EXPORT void *dlopen(const char *file, int mode)
 {
     lp_interpose_init();
-    void *handle = real.dlopen(file, mode);
+    void *handle = lp_libc.dlopen(file, mode);
     if (handle && file) {
         lp_session_post_maps();
         lp_unwind_refresh(); /* the steppers' code map and loaded-object snapshot */
@@ -223,7 +182,7 @@ LP_EXPORT int dlclose(void *handle)
     lp_interpose_init();
     lp_session_post_maps();
     lp_unwind_unload_begin();
-    int rc = real.dlclose(handle);
+    int rc = lp_libc.dlclose(handle);
     lp_unwind_unload_end();
     return rc;
 }
@@ -231,14 +190,14 @@ LP_EXPORT int dlclose(void *handle)
 /* libunwind's calls from our handler get the snapshot of loaded objects instead of
  * glibc's walk, which takes the loader's lock (see libprof/unwind.h); all others go to
  * glibc. The real function is resolved by the constructor, before any handler runs. */
-LP_EXPORT int dl_iterate_phdr(phdr_cb_fn *cb, void *data)
+LP_EXPORT int dl_iterate_phdr(lp_phdr_cb_fn *cb, void *data)
 {
     if (lp_unwind_serving_phdr())
         return lp_unwind_iterate_phdr(cb, data);
-    if (!real.dl_iterate_phdr)
+    if (!lp_libc.dl_iterate_phdr)
         lp_interpose_init();
     /* A tail call, so that this wrapper leaves no frame in the application's stacks. */
-    return real.dl_iterate_phdr(cb, data);
+    return lp_libc.dl_iterate_phdr(cb, data);
 }
 
 /* The profile is finished before any exec attempt: if the exec fails the process goes on
@@ -246,7 +205,7 @@ LP_EXPORT int dl_iterate_phdr(phdr_cb_fn *cb, void *data)
 static void before_exec(void)
 {
     lp_interpose_init();
-    lp_session_finish();
+    lp_session_before_exec();
 }
 
 /* With PROF_FOLLOW=0 the program an exec starts must not load us: the environment it gets
@@ -321,47 +280,47 @@ LP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     before_exec();
     EXEC_ENV(env, envp);
-    return real.execve(path, argv, env);
+    return lp_libc.execve(path, argv, env);
 }
 
 LP_EXPORT int execv(const char *path, char *const argv[])
 {
     before_exec();
     EXEC_ENV(env, environ);
-    return real.execve(path, argv, env);
+    return lp_libc.execve(path, argv, env);
 }
 
 LP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     before_exec();
     EXEC_ENV(env, envp);
-    return real.execvpe(file, argv, env);
+    return lp_libc.execvpe(file, argv, env);
 }
 
 LP_EXPORT int execvp(const char *file, char *const argv[])
 {
     before_exec();
     EXEC_ENV(env, environ);
-    return real.execvpe(file, argv, env);
+    return lp_libc.execvpe(file, argv, env);
 }
 
 LP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     before_exec();
     EXEC_ENV(env, envp);
-    return real.fexecve(fd, argv, env);
+    return lp_libc.fexecve(fd, argv, env);
 }
 
 LP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
                        int flags)
 {
     before_exec();
-    if (!real.execveat) {
+    if (!lp_libc.execveat) {
         errno = ENOSYS;
         return -1;
     }
     EXEC_ENV(env, envp);
-    return real.execveat(dirfd, path, argv, env, flags);
+    return lp_libc.execveat(dirfd, path, argv, env, flags);
 }
 
 /* The execl family builds argv on the stack, as a vfork child may call it: no malloc. */

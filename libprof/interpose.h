@@ -8,18 +8,14 @@
  * mapping changes when they happen; and the exec family, so that the profile is finished and the
  * interval timer disarmed before the process image is replaced (an interval timer
  * survives execve, and the new program would be killed by its first SIGPROF before it
- * could install a handler). The real functions are found with dlsym(RTLD_NEXT).
+ * could install a handler). The real functions are libprof/libc.h's.
  */
 #ifndef PROF_LIBPROF_INTERPOSE_H
 #define PROF_LIBPROF_INTERPOSE_H
 
-#include "sampler/install.h"
-
-/* libc's sigaction, for installing our own handler past the interposer. */
-smp_sigaction_fn *lp_interpose_real_sigaction(void);
-
-/* Not async-signal-safe. Resolves the real functions; called from the constructor, and
- * lazily by a wrapper that runs earlier (another library's constructor). */
+/* Not async-signal-safe. Resolves the real functions (libprof/libc.h) and the thread-exit
+ * hook; called from the constructor, and lazily by a wrapper that runs earlier (another
+ * library's constructor). */
 void lp_interpose_init(void);
 
 #endif

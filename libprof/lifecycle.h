@@ -21,9 +21,10 @@ int lp_session_app_sigaction(int signo, const struct sigaction *act, struct siga
  * sampling moves to another source. Returns 1 when it did that. */
 int lp_session_app_setitimer(int which);
 /* On a thread started by our pthread_create, before its start routine: its own ring and
- * its timer. */
+ * its timer; it counts as an application thread. */
 void lp_session_thread_start(void);
-/* When that thread exits: timer released, ring retired, name recorded. */
+/* When that thread (or the main thread, by pthread_exit()) exits: timer released, ring
+ * retired, name recorded, no longer counted. */
 void lp_session_thread_exit(void);
 /* PROF_FOLLOW: 1 when children and exec'd programs are profiled too. */
 int lp_session_follow(void);
@@ -32,6 +33,10 @@ int lp_session_sampling(void);
 /* Stops sampling, writes the last records and closes the profile. Idempotent; a no-op in a
  * process without a live session. */
 void lp_session_finish(void);
+/* Before an exec attempt: finishes the session, then consumes our signals still pending on
+ * this thread (the new program would meet them with their default action). Safe in a vfork
+ * child (it then only touches this thread's signals). */
+void lp_session_before_exec(void);
 /* Resumes (1) or pauses (0) sampling. 0, or -ESRCH without a live session. */
 int lp_session_set_active(int on);
 /* Queues records for the profile (any application thread); dropped without a live

@@ -5,40 +5,111 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "libprof/fd.h"
 
+#define LP_NOTES_WAITING 8 /* notes kept until a profile is open; later ones are dropped */
+
 static int log_fd = 2; /* set once by lp_log_open(), before any other thread of ours */
+static int has_log_file;  /* PROF_LOG was given and opened */
+static int (*note_sink)(const char *text);
+static char waiting[LP_NOTES_WAITING][LP_LOG_LINE_MAX];
+static int n_waiting;
+static pthread_mutex_t note_mu = PTHREAD_MUTEX_INITIALIZER; /* the sink and the waiting notes */
 
 void lp_log_open(const char *path)
 {
     if (!path || !path[0])
         return;
     int fd = lp_fd_open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0)
+    if (fd >= 0) {
         log_fd = fd;
-    else
+        has_log_file = 1;
+    } else
         lp_log("cannot open PROF_LOG %s: %s; logging to stderr", path, strerror(-fd));
+}
+
+/* "libprof: TEXT\n" into line; returns its length; *text points at TEXT. */
+static size_t format_line(char *line, size_t cap, const char **text, const char *fmt, va_list ap)
+{
+    size_t len = (size_t)snprintf(line, cap, "libprof: ");
+    *text = line + len;
+    int n = vsnprintf(line + len, cap - len - 1, fmt, ap);
+    if (n < 0)
+        n = 0;
+    len += (size_t)n < cap - len - 1 ? (size_t)n : cap - len - 2;
+    line[len] = '\0';
+    return len;
+}
+
+static void write_line(char *line, size_t len)
+{
+    line[len++] = '\n';
+    (void)lp_fd_write_all(log_fd, line, len);
 }
 
 void lp_log(const char *fmt, ...)
 {
     int saved = errno;
-    char line[512];
-    size_t len = (size_t)snprintf(line, sizeof(line), "libprof: ");
+    char line[LP_LOG_LINE_MAX + 16];
+    const char *text;
     va_list ap;
     va_start(ap, fmt);
-    int n = vsnprintf(line + len, sizeof(line) - len - 1, fmt, ap);
+    size_t len = format_line(line, sizeof(line), &text, fmt, ap);
     va_end(ap);
-    if (n < 0)
-        n = 0;
-    len += (size_t)n < sizeof(line) - len - 1 ? (size_t)n : sizeof(line) - len - 2;
-    line[len++] = '\n';
-    (void)lp_fd_write_all(log_fd, line, len);
+    write_line(line, len);
     errno = saved;
+}
+
+void lp_note(const char *fmt, ...)
+{
+    int saved = errno;
+    char line[LP_LOG_LINE_MAX + 16];
+    const char *text;
+    va_list ap;
+    va_start(ap, fmt);
+    size_t len = format_line(line, sizeof(line), &text, fmt, ap);
+    va_end(ap);
+    pthread_mutex_lock(&note_mu);
+    if ((!note_sink || note_sink(text) != 0) && n_waiting < LP_NOTES_WAITING)
+        snprintf(waiting[n_waiting++], sizeof(waiting[0]), "%s", text);
+    pthread_mutex_unlock(&note_mu);
+    if (has_log_file)
+        write_line(line, len);
+    errno = saved;
+}
+
+void lp_log_set_note_sink(int (*sink)(const char *text))
+{
+    pthread_mutex_lock(&note_mu);
+    note_sink = sink;
+    int kept = 0;
+    for (int i = 0; i < n_waiting; i++)
+        if (!sink || sink(waiting[i]) != 0)
+            memmove(waiting[kept++], waiting[i], sizeof(waiting[0]));
+    n_waiting = kept;
+    pthread_mutex_unlock(&note_mu);
+}
+
+void lp_log_fork_prepare(void)
+{
+    pthread_mutex_lock(&note_mu);
+}
+
+void lp_log_fork_parent(void)
+{
+    pthread_mutex_unlock(&note_mu);
+}
+
+void lp_log_fork_child(void)
+{
+    note_sink = NULL; /* the parent's profile: the child's session sets its own */
+    n_waiting = 0;
+    pthread_mutex_unlock(&note_mu);
 }
 
 void lp_log_close(void)
@@ -46,4 +117,5 @@ void lp_log_close(void)
     if (log_fd != 2)
         lp_fd_close(log_fd);
     log_fd = 2;
+    has_log_file = 0;
 }

@@ -6,83 +6,20 @@
  */
 #include "libprof/maps.h"
 
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <link.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "libprof/fd.h"
 #include "include/prof_record.h"
+#include "libprof/fd.h"
+#include "libprof/objects.h"
 #include "libprof/writer.h"
 
-struct build_id_query {
-    uintptr_t addr;  /* an address inside the object's mapping */
-    uint8_t *id;     /* out */
-    uint8_t len;     /* out: 0 when not found */
-};
-
-static int build_id_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    (void)size;
-    struct build_id_query *q = arg;
-    int inside = 0;
-    for (int i = 0; i < info->dlpi_phnum && !inside; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
-        inside = ph->p_type == PT_LOAD && q->addr >= lo && q->addr < lo + ph->p_memsz;
-    }
-    if (!inside)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        if (ph->p_type != PT_NOTE)
-            continue;
-        const unsigned char *notes = (const unsigned char *)(info->dlpi_addr + ph->p_vaddr);
-        q->len = prof_record_build_id_note(notes, ph->p_memsz, q->id);
-        if (q->len)
-            break;
-    }
-    return 1;
-}
-
-/* Reads a whole /proc file into a malloc'd NUL-terminated buffer; free() it. */
-static char *slurp(const char *path)
-{
-    int fd = lp_fd_open(path, O_RDONLY, 0);
-    if (fd < 0)
-        return NULL;
-    size_t cap = 16384, len = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        if (cap - len < 4096) {
-            char *bigger = realloc(buf, cap * 2);
-            if (!bigger) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
-        }
-        ssize_t n = read(fd, buf + len, cap - len - 1);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-    }
-    lp_fd_close(fd);
-    if (buf)
-        buf[len] = '\0';
-    return buf;
-}
-
-/* Parses one maps line into m and *path; 0 when it is an executable mapping. */
-static int parse_line(const char *line, struct prof_rec_map *m, const char **path)
+/* Parses one maps line into m and *path; 0 when it is an executable mapping. Its
+ * build-id is its object's (the vDSO's too: the reporter reads its own copy when the
+ * build-ids agree, on the same kernel). */
+static int parse_line(const char *line, const struct lp_objects *objects, struct prof_rec_map *m,
+                      const char **path)
 {
     struct prof_maps_line l;
     if (prof_maps_parse_line(line, &l) != 0 || !(l.prot & PROF_MAP_EXEC))
@@ -93,6 +30,11 @@ static int parse_line(const char *line, struct prof_rec_map *m, const char **pat
     m->file_offset = l.offset;
     m->prot = l.prot;
     *path = l.path;
+    const struct lp_object *o = lp_objects_find(objects, (uintptr_t)l.start);
+    if (o && o->inode == l.inode && strcmp(o->path, l.path) == 0) {
+        m->build_id_len = o->build_id_len;
+        memcpy(m->build_id, o->build_id, o->build_id_len);
+    }
     return 0;
 }
 
@@ -119,28 +61,28 @@ int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len)
 {
     *out = NULL;
     *out_len = 0;
-    char *text = slurp("/proc/self/maps");
-    if (!text)
-        return errno ? -errno : -EIO;
+    struct lp_objects objects;
+    (void)lp_objects_scan(&objects); /* on failure: empty, and the maps go without build-ids */
+    char *text = lp_fd_slurp("/proc/self/maps", NULL);
+    if (!text) {
+        int err = errno ? -errno : -EIO;
+        lp_objects_free(&objects);
+        return err;
+    }
     size_t cap = 0;
     int n = 0;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         struct prof_rec_map m;
         const char *path;
-        if (parse_line(line, &m, &path) != 0)
+        if (parse_line(line, &objects, &m, &path) != 0)
             continue;
         m.time_ns = time_ns;
-        struct build_id_query q = { .addr = (uintptr_t)m.start, .id = m.build_id };
-        /* The vdso has no file, but the reporter can read its own copy when the build-ids
-         * agree (the same kernel). */
-        if (path[0] == '/' || strcmp(path, "[vdso]") == 0)
-            dl_iterate_phdr(build_id_cb, &q);
-        m.build_id_len = q.len;
         if (append_map(out, out_len, &cap, &m, path) == 0)
             n++;
     }
     free(text);
+    lp_objects_free(&objects);
     return n;
 }
 

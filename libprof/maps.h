@@ -3,7 +3,7 @@
  * The process's executable mappings, as PROF_REC_MAP records: start, end, file offset,
  * path and the GNU build-id of the object, so that the reporter can symbolize later and
  * elsewhere. Read from /proc/self/maps; build-ids come from the loaded objects' PT_NOTE
- * segments in memory (dl_iterate_phdr), so no file is opened for them. Application or
+ * segments in memory (libprof/objects.h, without the loader's lock). Application or
  * writer-owner thread only; never from a signal handler.
  */
 #ifndef PROF_LIBPROF_MAPS_H

@@ -99,9 +99,19 @@ size_t lp_rings_drain(struct lp_writer *w, int *busy)
     return moved;
 }
 
-void lp_rings_forget(struct smp_ring *keep)
+void lp_rings_fork_prepare(void)
 {
-    pthread_mutex_init(&pool.mu, NULL); /* the parent may have held it when it forked */
+    pthread_mutex_lock(&pool.mu);
+}
+
+void lp_rings_fork_parent(void)
+{
+    pthread_mutex_unlock(&pool.mu);
+}
+
+void lp_rings_fork_child(struct smp_ring *keep)
+{
+    pthread_mutex_unlock(&pool.mu); /* held by prepare: the pool is whole */
     for (size_t i = 0; i < pool.n; i++) {
         struct entry *e = &pool.entries[i];
         if (e->state == FREE)

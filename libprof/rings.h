@@ -33,9 +33,12 @@ void lp_rings_retire(struct smp_ring *r);
  * emptied. Returns samples moved; *busy (may be NULL) is set when a ring was more than a
  * quarter full, so that the writer drains more often. */
 size_t lp_rings_drain(struct lp_writer *w, int *busy);
-/* In a fork child: every ring but keep (the forking thread's, emptied) becomes free,
- * emptied, as their threads do not exist here. */
-void lp_rings_forget(struct smp_ring *keep);
+/* pthread_atfork() handlers (libprof/lifecycle.c calls them from its own): prepare holds
+ * the pool's lock across the fork; parent releases it; in the child every ring but keep
+ * (the forking thread's, emptied) becomes free, as their threads do not exist here. */
+void lp_rings_fork_prepare(void);
+void lp_rings_fork_parent(void);
+void lp_rings_fork_child(struct smp_ring *keep);
 /* Rings taken now (tests). */
 size_t lp_rings_in_use(void);
 

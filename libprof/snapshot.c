@@ -68,44 +68,42 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-int lp_snapshot_install(int signo, int block, unsigned max_frames,
-                        smp_sigaction_fn *sigaction_fn)
+int lp_snapshot_install(int signo, unsigned max_frames, smp_sigaction_fn *sigaction_fn)
 {
-    if (snap.signo == signo) {
-        if (snap.pid != getpid()) {
-            /* A fork child: a snapshot some other thread of the parent was taking is not
-             * ours, nor are the requests the parent had queued. */
-            pthread_mutex_init(&snap.mu, NULL);
-            for (unsigned i = 0; i < SMP_SNAP_PENDING_MAX; i++)
-                atomic_store(&smp_snap.pending[i], 0);
-            snap.pid = getpid();
-        }
+    if (snap.signo == signo)
         return 0;
-    }
     struct sigaction old;
-    int rc = smp_install(signo, smp_snap_handler, block, &old, sigaction_fn);
+    int rc = smp_install(signo, smp_snap_handler, &old, sigaction_fn);
     if (rc != 0)
         return rc;
-    smp_snap.app_actions[0] = old;
-    atomic_store_explicit(&smp_snap.app_action_at, 0, memory_order_release);
+    smp_app_action_store(&smp_snap.app, &old);
     snap.signo = signo;
     snap.pid = getpid();
     snap.max_frames = max_frames;
     return 0;
 }
 
+void lp_snapshot_fork_child(void)
+{
+    /* The child has one thread, in none of our handlers, taking no snapshot. */
+    pthread_mutex_init(&snap.mu, NULL);
+    for (unsigned i = 0; i < SMP_SNAP_PENDING_MAX; i++)
+        atomic_store(&smp_snap.pending[i], 0);
+    atomic_store(&smp_snap.region, NULL);
+    smp_dbuf_reset(&smp_snap.app.dbuf);
+    snap.pid = getpid();
+}
+
 int lp_snapshot_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
 {
     if (signo <= 0 || signo != snap.signo)
         return 0;
-    int at = atomic_load_explicit(&smp_snap.app_action_at, memory_order_acquire);
+    struct sigaction was;
+    smp_app_action_load(&smp_snap.app, &was);
+    if (act)
+        smp_app_action_store(&smp_snap.app, act);
     if (old)
-        *old = smp_snap.app_actions[at == 1 ? 1 : 0];
-    if (act) {
-        int next = at == 0 ? 1 : 0;
-        smp_snap.app_actions[next] = *act;
-        atomic_store_explicit(&smp_snap.app_action_at, next, memory_order_release);
-    }
+        *old = was;
     return 1;
 }
 
@@ -178,14 +176,27 @@ static int list_threads(pid_t skip, struct thread_info **out)
     return (int)n;
 }
 
-/* A region with room for n slots: the current one when it is big enough, else a new one.
- * The old one stays mapped: a late handler may still read it (sampler/snapshot.h). */
+/* 1 when a thread is still walking into one of r's slots: a walk that outlived its
+ * request's wait (its thread was descheduled or stopped). Such a slot is its writer's
+ * until its walk ends; the region is not armed again. */
+static int region_has_writer(struct smp_snap_region *r)
+{
+    unsigned n = atomic_load(&r->n_slots);
+    for (unsigned i = 0; i < n && i < r->capacity; i++)
+        if (smp_snap_state_kind(atomic_load(&smp_snap_slot_at(r, i)->state)) == SMP_SNAP_WRITING)
+            return 1;
+    return 0;
+}
+
+/* A region with room for n slots: the current one when it is big enough and no late walk
+ * still writes into it, else a new one. The old one stays mapped: a late handler may still
+ * read it (sampler/snapshot.h). */
 static struct smp_snap_region *region_for(unsigned n)
 {
     struct smp_snap_region *r = atomic_load(&smp_snap.region);
-    if (r && r->capacity >= n)
+    if (r && r->capacity >= n && !region_has_writer(r))
         return r;
-    unsigned cap = LP_SNAP_MIN_SLOTS;
+    unsigned cap = r && r->capacity > LP_SNAP_MIN_SLOTS ? r->capacity : LP_SNAP_MIN_SLOTS;
     while (cap < n)
         cap *= 2;
     size_t slot_bytes = sizeof(struct smp_snap_slot) + (size_t)snap.max_frames * sizeof(uint64_t);
@@ -230,7 +241,7 @@ static void collect(struct smp_snap_region *r, struct thread_info *t, unsigned n
     for (unsigned i = 0; i < n; i++) {
         struct smp_snap_slot *s = smp_snap_slot_at(r, i);
         s->tid = (uint32_t)t[i].tid;
-        atomic_store_explicit(&s->state, gen << 2 | SMP_SNAP_WAITING, memory_order_relaxed);
+        atomic_store_explicit(&s->state, smp_snap_state(gen, SMP_SNAP_WAITING), memory_order_relaxed);
     }
     atomic_store_explicit(&r->n_slots, n, memory_order_release);
     atomic_store_explicit(&smp_snap.region, r, memory_order_release);
@@ -242,18 +253,18 @@ static void collect(struct smp_snap_region *r, struct thread_info *t, unsigned n
         if (call >= 0) {
             t[i].status = PROF_SNAP_NOT_ASKED;
             t[i].syscall = (uint16_t)call;
-            uint32_t want = gen << 2 | SMP_SNAP_WAITING;
+            uint32_t want = smp_snap_state(gen, SMP_SNAP_WAITING);
             atomic_compare_exchange_strong(&smp_snap_slot_at(r, i)->state, &want,
-                                           gen << 2 | SMP_SNAP_IDLE);
+                                           smp_snap_state(gen, SMP_SNAP_IDLE));
             continue;
         }
         int rc = ask(t[i].tid);
         t[i].status = rc == 0 ? PROF_SNAP_NO_ANSWER : rc == -ESRCH ? PROF_SNAP_GONE
                                                                    : PROF_SNAP_FAILED;
         if (rc != 0) {
-            uint32_t want = gen << 2 | SMP_SNAP_WAITING;
+            uint32_t want = smp_snap_state(gen, SMP_SNAP_WAITING);
             atomic_compare_exchange_strong(&smp_snap_slot_at(r, i)->state, &want,
-                                           gen << 2 | SMP_SNAP_IDLE);
+                                           smp_snap_state(gen, SMP_SNAP_IDLE));
         } else {
             waiting++;
         }
@@ -263,7 +274,7 @@ static void collect(struct smp_snap_region *r, struct thread_info *t, unsigned n
         unsigned done = 0;
         for (unsigned i = 0; i < n; i++)
             done += atomic_load_explicit(&smp_snap_slot_at(r, i)->state,
-                                         memory_order_acquire) == (gen << 2 | SMP_SNAP_DONE);
+                                         memory_order_acquire) == smp_snap_state(gen, SMP_SNAP_DONE);
         if (done == waiting || now_ns() >= deadline)
             break;
         /* The first answers come within microseconds: poll fast, then every millisecond. */
@@ -277,15 +288,15 @@ static void collect(struct smp_snap_region *r, struct thread_info *t, unsigned n
     /* Give up the slots nobody answered; wait out a walk that is under way. */
     for (unsigned i = 0; i < n; i++) {
         struct smp_snap_slot *s = smp_snap_slot_at(r, i);
-        uint32_t want = gen << 2 | SMP_SNAP_WAITING;
-        if (atomic_compare_exchange_strong(&s->state, &want, gen << 2 | SMP_SNAP_IDLE))
+        uint32_t want = smp_snap_state(gen, SMP_SNAP_WAITING);
+        if (atomic_compare_exchange_strong(&s->state, &want, smp_snap_state(gen, SMP_SNAP_IDLE)))
             continue;
         for (unsigned ms = 0; ms < LP_SNAP_WRITING_MS &&
                               atomic_load_explicit(&s->state, memory_order_acquire) ==
-                                  (gen << 2 | SMP_SNAP_WRITING);
+                                  smp_snap_state(gen, SMP_SNAP_WRITING);
              ms++)
             sleep_ms(1);
-        if (atomic_load_explicit(&s->state, memory_order_acquire) == (gen << 2 | SMP_SNAP_DONE))
+        if (atomic_load_explicit(&s->state, memory_order_acquire) == smp_snap_state(gen, SMP_SNAP_DONE))
             t[i].status = PROF_SNAP_OK;
     }
     /* A thread that did not answer may have exited meanwhile. */

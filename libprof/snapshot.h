@@ -25,13 +25,17 @@
 #define LP_SNAPSHOT_WAIT_MS 1000u /* longest wait for the threads to answer */
 
 /* Installs the snapshot handler for signo (once per process; again after a fork is a
- * no-op); the action it replaces becomes the application's. block: the sampling signal,
- * held off while the handler runs. max_frames: frames per stack. 0 or -errno. */
-int lp_snapshot_install(int signo, int block, unsigned max_frames,
-                        smp_sigaction_fn *sigaction_fn);
+ * no-op); the action it replaces becomes the application's. max_frames: frames per
+ * stack. 0 or -errno. */
+int lp_snapshot_install(int signo, unsigned max_frames, smp_sigaction_fn *sigaction_fn);
 /* The application's sigaction() for signo: 1 when signo is the snapshot signal (its action
- * is kept aside, old filled from it), else 0 and the caller calls libc. */
+ * is kept aside, old filled from it), else 0 and the caller calls libc. The caller
+ * serializes these calls, with every signal blocked on its thread. */
 int lp_snapshot_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old);
+/* In a fork child (the child handler): a snapshot another thread of the parent was taking
+ * is not the child's, nor are the requests the parent had queued, nor the readers of the
+ * application's action. */
+void lp_snapshot_fork_child(void);
 
 /* Called while waiting for the threads (every millisecond or so), so that a writer thread
  * that takes a snapshot keeps draining samples. */

@@ -15,7 +15,6 @@
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <string.h>
-#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -94,10 +93,11 @@ static void consume_and_restore(int signo, const sigset_t *old)
 static int try_perf(int signo, unsigned hz, unsigned event)
 {
     sigset_t old;
+    uint64_t id = 0;
     block(signo, &old);
-    int fd = smp_timer_perf_open(self_tid(), signo, hz, event);
+    int fd = smp_timer_perf_open(self_tid(), signo, hz, event, &id);
     if (fd >= 0)
-        smp_timer_perf_close(fd);
+        smp_timer_perf_close(fd, id);
     consume_and_restore(signo, &old);
     return fd < 0 ? fd : 0;
 }
@@ -119,7 +119,7 @@ static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_c
 {
     int rc = try_perf(signo, cfg->freq_hz, cfg->event);
     if (rc != 0 && cfg->event != SMP_PERF_TASK_CLOCK) {
-        lp_log("PROF_EVENT=%s is not available here (%s%s); using task-clock",
+        lp_note("PROF_EVENT=%s is not available here (%s%s); using task-clock",
                event_name(cfg->event), strerror(-rc),
                rc == -ENOENT || rc == -EOPNOTSUPP ? ": no hardware counters" : "");
         rc = try_perf(signo, cfg->freq_hz, SMP_PERF_TASK_CLOCK);
@@ -131,6 +131,9 @@ static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_c
         return rc;
     out->source = PROF_TIMER_PERF;
     out->effective_hz = cfg->freq_hz;
+    /* The clocks count nanoseconds: a sample weighs its thread's CPU time in periods. */
+    if (out->event == SMP_PERF_TASK_CLOCK || out->event == SMP_PERF_CPU_CLOCK)
+        out->period_ns = 1000000000ull / cfg->freq_hz;
     return 0;
 }
 
@@ -143,7 +146,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
 
     if (cfg->timer == PROF_TIMER_ITIMER) {
         if (cfg->signo && cfg->signo != SIGPROF)
-            lp_log("PROF_SIGNAL is ignored by PROF_TIMER=itimer, which always sends SIGPROF");
+            lp_note("PROF_SIGNAL is ignored by PROF_TIMER=itimer, which always sends SIGPROF");
         out->source = PROF_TIMER_ITIMER;
         out->signo = SIGPROF;
         rc = 0;
@@ -152,7 +155,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
         if (cfg->timer == LP_TIMER_AUTO || cfg->timer == PROF_TIMER_PERF) {
             rc = choose_perf(cfg, rt_signo, out);
             if (rc != 0 && cfg->timer == PROF_TIMER_PERF)
-                lp_log("PROF_TIMER=perf is not available (perf_event_open: %s; see "
+                lp_note("PROF_TIMER=perf is not available (perf_event_open: %s; see "
                        "/proc/sys/kernel/perf_event_paranoid); using per-thread timers",
                        strerror(-rc));
         }
@@ -167,7 +170,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     if (out->source != PROF_TIMER_PERF) {
         out->effective_hz = tick && cfg->freq_hz > tick ? tick : cfg->freq_hz;
         if (tick && cfg->freq_hz > tick)
-            lp_log("PROF_FREQ=%u is above what CPU-time timers deliver on this kernel (%u Hz, "
+            lp_note("PROF_FREQ=%u is above what CPU-time timers deliver on this kernel (%u Hz, "
                    "its scheduler tick): expect about %u samples per CPU-second%s",
                    cfg->freq_hz, tick, tick,
                    out->source == PROF_TIMER_THREAD
@@ -213,11 +216,9 @@ static int arm_locked(pid_t tid)
     /* A counter costs the application a descriptor; past the budget (a program with very
      * many threads), threads get a per-thread timer on the same signal instead. */
     if (reg.choice.source == PROF_TIMER_PERF && reg.n_perf < reg.perf_budget) {
-        rc = smp_timer_perf_open(tid, reg.choice.signo, reg.hz, reg.choice.event);
+        rc = smp_timer_perf_open(tid, reg.choice.signo, reg.hz, reg.choice.event, &e.id);
         e.fd = rc;
         rc = rc < 0 ? rc : 0;
-        if (rc == 0 && ioctl(e.fd, PERF_EVENT_IOC_ID, &e.id) != 0)
-            e.id = 0;
         if (rc != 0)
             e.fd = -1;
     }
@@ -233,7 +234,7 @@ static int arm_locked(pid_t tid)
 static void disarm_entry(const struct entry *e)
 {
     if (e->fd >= 0) {
-        smp_timer_perf_close(e->fd);
+        smp_timer_perf_close(e->fd, e->id); /* only when the number is still our counter */
         reg.n_perf--;
     } else {
         smp_timer_thread_delete(e->timer);
@@ -297,16 +298,35 @@ void lp_timers_disarm_all(void)
     pthread_mutex_unlock(&reg.mu);
 }
 
-void lp_timers_forget(void)
+void lp_timers_fork_prepare(void)
 {
-    /* The parent may have held the lock when it forked: this child has one thread. */
-    pthread_mutex_init(&reg.mu, NULL);
-    for (size_t i = 0; i < reg.n; i++)
-        if (reg.entries[i].fd >= 0)
-            close(reg.entries[i].fd); /* not PERF_EVENT_IOC_DISABLE: the parent's counter */
+    pthread_mutex_lock(&reg.mu);
+}
+
+void lp_timers_fork_parent(void)
+{
+    pthread_mutex_unlock(&reg.mu);
+}
+
+void lp_timers_fork_child(void)
+{
+    /* The registry is whole (prepare held its lock). The counters are the parent's: the
+     * child's copies of their descriptors are closed (not PERF_EVENT_IOC_DISABLE, which
+     * would stop the parent's counter), where the number is still one; a late signal of
+     * theirs cannot reach the child, whose threads they do not name. */
+    for (size_t i = 0; i < reg.n; i++) {
+        const struct entry *e = &reg.entries[i];
+        if (e->fd < 0)
+            continue;
+        int is_ours = smp_timer_perf_is(e->fd, e->id);
+        smp_timer_perf_forget(e->fd);
+        if (is_ours)
+            close(e->fd);
+    }
     reg.n = 0;
     reg.n_perf = 0;
     reg.itimer_armed = 0;
+    pthread_mutex_unlock(&reg.mu);
 }
 
 int lp_timers_check(void)
@@ -315,21 +335,20 @@ int lp_timers_check(void)
     pthread_mutex_lock(&reg.mu);
     for (size_t i = 0; i < reg.n;) {
         struct entry *e = &reg.entries[i];
-        uint64_t id = 0;
-        if (e->fd < 0 || (ioctl(e->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == e->id)) {
+        if (e->fd < 0 || smp_timer_perf_is(e->fd, e->id)) {
             i++;
             continue;
         }
         /* The application closed our descriptor (its number may be the application's
-         * now: it is left alone). A new counter takes over for the thread. */
-        int fd = smp_timer_perf_open(e->tid, reg.choice.signo, reg.hz, reg.choice.event);
-        if (fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &e->id) == 0) {
+         * now: it is left alone, and no longer taken for ours). A new counter takes over
+         * for the thread. */
+        smp_timer_perf_forget(e->fd);
+        int fd = smp_timer_perf_open(e->tid, reg.choice.signo, reg.hz, reg.choice.event, &e->id);
+        if (fd >= 0) {
             e->fd = fd;
             repaired++;
             i++;
         } else {
-            if (fd >= 0)
-                smp_timer_perf_close(fd);
             reg.n_perf--;
             *e = reg.entries[--reg.n]; /* the thread is gone */
         }

@@ -9,6 +9,7 @@
 #ifndef PROF_LIBPROF_TIMERS_H
 #define PROF_LIBPROF_TIMERS_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 struct lp_config;
@@ -19,6 +20,7 @@ struct lp_timer_choice {
     int signo;             /* the signal the source sends */
     unsigned event;        /* SMP_PERF_* for the perf source */
     unsigned effective_hz; /* the rate it can deliver: the request, or the tick rate */
+    uint64_t period_ns;    /* perf clocks: the counter's period, for sample weights; else 0 */
 };
 
 /* Not async-signal-safe. Picks the source for cfg (auto: perf where perf_event_open is
@@ -36,9 +38,13 @@ int lp_timers_arm_all(pid_t skip);
 void lp_timers_disarm_self(void);
 /* Every timer. Signals already sent may still arrive. */
 void lp_timers_disarm_all(void);
-/* In a fork child: forgets the parent's timers (POSIX timers are not inherited; the
- * counters' descriptors are closed without touching the parent's counters). */
-void lp_timers_forget(void);
+/* pthread_atfork() handlers (libprof/lifecycle.c calls them from its own): prepare holds
+ * the registry's lock across the fork; parent releases it; child releases it after
+ * forgetting the parent's timers (POSIX timers are not inherited; the counters'
+ * descriptors are closed without touching the parent's counters). */
+void lp_timers_fork_prepare(void);
+void lp_timers_fork_parent(void);
+void lp_timers_fork_child(void);
 /* Checks that every perf counter's descriptor is still ours (an application that closes
  * all its descriptors closes ours too) and opens a new counter where it is not. Returns the
  * number replaced. The writer thread calls it every period. */

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Stepper setup outside the handler (see unwind.h). The snapshot is double-buffered: a
- * refresh fills the buffer no handler reads, then publishes it with one atomic store, so
- * a handler iterating the current one never sees it change. Two refreshes in a row could
- * overwrite a buffer a slow handler still reads; refreshes happen at dlopen()/dlclose(),
- * far apart compared with one unwind. Refreshes are serialized by a mutex (never taken in
- * a handler).
+ * Stepper setup outside the handler (see unwind.h). The tables handlers read (the code
+ * map, the module table, the snapshot of loaded objects) are reader-counted double buffers
+ * (sampler/dbuf.h): a refresh fills the copy no reader is inside, then publishes it, so a
+ * reader never sees its table change however slow it is. Refreshes are serialized by
+ * map_lock (never taken in a handler), which the fork hooks hold across fork().
  */
 #include "libprof/unwind.h"
 
@@ -15,15 +14,18 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "include/prof_format.h"
 #include "include/prof_record.h"
+#include "libprof/fd.h"
+#include "libprof/libc.h"
 #include "sampler/codemap.h"
+#include "sampler/dbuf.h"
 #include "sampler/probe.h"
 
-/* The executable mappings with their files, for lp_unwind_module_at(): two tables that
- * alternate like the code map's (publish the one handlers do not read). */
+/* The executable mappings with their files, for lp_unwind_module_at(). */
 struct module_table {
     size_t n;                                 /* entries in use */
     struct smp_code_range ranges[SMP_CODEMAP_MAX];
@@ -33,14 +35,21 @@ struct module_table {
     char paths[LP_UNWIND_PATH_BYTES];         /* NUL-terminated paths, "" when anonymous */
 };
 
-static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER; /* load_code_map() callers */
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER; /* serializes refreshes */
 static struct module_table modules[2];
-static _Atomic(struct module_table *) modules_now; /* NULL before the first load */
+static struct smp_dbuf modules_dbuf;
+static _Atomic int modules_loaded; /* 0 before the first load */
 
-/* The table a load fills: the one handlers are not reading. */
-static struct module_table *spare_modules(void)
+void lp_codemap_publish(const struct smp_code_range *ranges, size_t n)
 {
-    return atomic_load(&modules_now) == &modules[0] ? &modules[1] : &modules[0];
+    int j = smp_dbuf_spare(&smp_codemap.dbuf);
+    struct smp_codemap_table *t = &smp_codemap.tables[j];
+    if (n > SMP_CODEMAP_MAX)
+        n = SMP_CODEMAP_MAX;
+    memcpy(t->ranges, ranges, n * sizeof(ranges[0]));
+    t->n = n;
+    smp_dbuf_publish(&smp_codemap.dbuf, j);
+    atomic_store_explicit(&smp_codemap.published, 1, memory_order_release);
 }
 
 /* Adds one /proc/self/maps line to t when it is executable. */
@@ -56,18 +65,23 @@ static void parse_maps_line(const char *line, struct module_table *t)
     size_t len = strlen(path) + 1;
     memcpy(t->paths + t->n_path_bytes, path, len);
     t->ranges[t->n] = (struct smp_code_range){.start = (uintptr_t)m.start,
-                                               .end = (uintptr_t)m.end,
-                                               .readable = (m.prot & PROF_MAP_READ) != 0};
+                                               .end = (uintptr_t)m.end};
     t->file_offsets[t->n] = m.offset;
     t->path_at[t->n] = (uint32_t)t->n_path_bytes;
     t->n_path_bytes += len;
     t->n++;
 }
 
-int lp_unwind_module_at(uintptr_t pc, const char **path, uint64_t *file_offset)
+int lp_unwind_module_at(uintptr_t pc, char *path, size_t cap, uint64_t *file_offset)
 {
-    const struct module_table *t = atomic_load_explicit(&modules_now, memory_order_acquire);
-    size_t lo = 0, hi = t != NULL ? t->n : 0;
+    if (!atomic_load_explicit(&modules_loaded, memory_order_acquire))
+        return -ENOENT;
+    int i = smp_dbuf_enter(&modules_dbuf);
+    if (i < 0)
+        return -ENOENT;
+    const struct module_table *t = &modules[i];
+    int rc = -ENOENT;
+    size_t lo = 0, hi = t->n < SMP_CODEMAP_MAX ? t->n : SMP_CODEMAP_MAX;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (pc < t->ranges[mid].start) {
@@ -75,111 +89,132 @@ int lp_unwind_module_at(uintptr_t pc, const char **path, uint64_t *file_offset)
         } else if (pc >= t->ranges[mid].end) {
             lo = mid + 1;
         } else {
-            *path = t->paths + t->path_at[mid];
+            const char *p = t->paths + t->path_at[mid];
+            size_t len = strnlen(p, cap > 0 ? cap - 1 : 0);
+            memcpy(path, p, len);
+            if (cap > 0)
+                path[len] = '\0';
             *file_offset = pc - t->ranges[mid].start + t->file_offsets[mid];
-            return 0;
+            rc = 0;
+            break;
         }
     }
-    return -ENOENT;
+    smp_dbuf_leave(&modules_dbuf, i);
+    return rc;
 }
 
 /* Reads the executable ranges of /proc/self/maps (sorted by the kernel) and publishes them
- * to the handlers. Without the file, no map is published and every address passes. */
+ * to the handlers; map_lock held. Without the file, no map is published and every address
+ * passes. */
 static void load_code_map(void)
 {
-    int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    char *text = lp_fd_slurp("/proc/self/maps", NULL);
+    if (!text)
         return;
-    char buf[8192];
-    size_t have = 0;
-    struct module_table *t = spare_modules();
+    int j = smp_dbuf_spare(&modules_dbuf);
+    struct module_table *t = &modules[j];
     t->n = 0;
     t->n_path_bytes = 0;
-    for (;;) {
-        ssize_t got = read(fd, buf + have, sizeof(buf) - 1 - have);
-        if (got <= 0)
-            break;
-        have += (size_t)got;
-        buf[have] = '\0';
-        char *line = buf, *nl;
-        while ((nl = strchr(line, '\n')) != NULL) {
-            *nl = '\0';
-            parse_maps_line(line, t);
-            line = nl + 1;
-        }
-        have = (size_t)(buf + have - line);
-        memmove(buf, line, have);
-        if (have == sizeof(buf) - 1)
-            have = 0; /* a line longer than the buffer: skip it */
-    }
-    close(fd);
-    smp_codemap_publish(t->ranges, t->n);
-    atomic_store_explicit(&modules_now, t, memory_order_release);
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+        parse_maps_line(line, t);
+    free(text);
+    lp_codemap_publish(t->ranges, t->n);
+    smp_dbuf_publish(&modules_dbuf, j);
+    atomic_store_explicit(&modules_loaded, 1, memory_order_release);
 }
 
 #ifdef PROF_HAVE_LIBUNWIND
 
 #include <dlfcn.h>
 #include <link.h>
+#include <sys/uio.h>
 
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
 
+#include "libprof/objects.h"
 #include "sampler/walk_unw.h"
 
 typedef int phdr_cb_fn(struct dl_phdr_info *, size_t, void *);
 
+#if UINTPTR_MAX > 0xffffffffu
+#define REL_SYM(info) ELF64_R_SYM(info)
+#else
+#define REL_SYM(info) ELF32_R_SYM(info)
+#endif
+
+#define LP_UNWIND_SNAP_PHDRS 16384u /* program headers a snapshot holds, all objects */
+
+/* A copy of what dl_iterate_phdr() would list, built from lp_objects_scan(); the program
+ * headers and names the entries point to are copies too, in the snapshot itself. */
 struct snapshot {
-    size_t n_objects;                                 /* entries in use */
-    struct dl_phdr_info objects[LP_UNWIND_MAX_OBJECTS]; /* copies of the loader's records */
+    size_t n_objects;                                   /* entries in use */
+    struct dl_phdr_info objects[LP_UNWIND_MAX_OBJECTS];
+    size_t n_phdrs;                                     /* entries of phdrs in use */
+    ElfW(Phdr) phdrs[LP_UNWIND_SNAP_PHDRS];
+    size_t n_name_bytes;                                /* bytes of names in use */
+    char names[LP_UNWIND_PATH_BYTES];
 };
 
-static struct snapshot snaps[2];         /* written by refresh under `lock` */
-static _Atomic(struct snapshot *) current; /* what handlers iterate; NULL before init */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER; /* serializes take_snapshot() */
-static int ready;                        /* lp_unwind_init(PROF_UNWIND_LIBUNWIND) done */
+static struct snapshot *snaps[2]; /* mapped at init, never unmapped; the spare written by
+                                   * take_snapshot() under map_lock */
+static struct smp_dbuf snaps_dbuf;
+static _Atomic int snaps_ready;   /* 0 until the first snapshot */
+static int ready;                 /* lp_unwind_init(PROF_UNWIND_LIBUNWIND) done */
 
-static int copy_object(struct dl_phdr_info *info, size_t size, void *data)
+/* Adds object o to snapshot s; 0, or -1 when s is full. */
+static int add_to_snapshot(struct snapshot *s, const struct lp_object *o)
 {
-    struct snapshot *s = data;
-    (void)size;
-    if (s->n_objects >= LP_UNWIND_MAX_OBJECTS)
-        return 1;
-    s->objects[s->n_objects++] = *info;
+    size_t name_len = strlen(o->path) + 1;
+    if (s->n_objects >= LP_UNWIND_MAX_OBJECTS || s->n_phdrs + o->phnum > LP_UNWIND_SNAP_PHDRS ||
+        s->n_name_bytes + name_len > sizeof(s->names))
+        return -1;
+    ElfW(Phdr) *ph = &s->phdrs[s->n_phdrs];
+    memcpy(ph, o->phdrs, o->phnum * sizeof(*ph));
+    char *name = &s->names[s->n_name_bytes];
+    memcpy(name, o->path, name_len);
+    s->objects[s->n_objects++] = (struct dl_phdr_info){
+        .dlpi_addr = o->bias, .dlpi_name = name, .dlpi_phdr = ph, .dlpi_phnum = o->phnum};
+    s->n_phdrs += o->phnum;
+    s->n_name_bytes += name_len;
     return 0;
 }
 
+/* Takes a new snapshot of the loaded objects; map_lock held. */
 static void take_snapshot(void)
 {
-    pthread_mutex_lock(&lock);
-    struct snapshot *s = atomic_load(&current) == &snaps[0] ? &snaps[1] : &snaps[0];
-    s->n_objects = 0;
-    /* Not from a handler: the interposer (libprof/interpose.c) forwards to glibc's. */
-    dl_iterate_phdr(copy_object, s);
-    atomic_store_explicit(&current, s, memory_order_release);
-    pthread_mutex_unlock(&lock);
-}
-
-/* Lock-free: iterates the published snapshot. */
-static int iterate_snapshot(phdr_cb_fn *cb, void *data)
-{
-    struct snapshot *s = atomic_load_explicit(&current, memory_order_acquire);
-    int rc = 0;
-    for (size_t i = 0; s != NULL && i < s->n_objects && rc == 0; i++) {
-        struct dl_phdr_info info = s->objects[i];
-        rc = cb(&info, sizeof(info), data);
-    }
-    return rc;
+    struct lp_objects objects;
+    if (lp_objects_scan(&objects) != 0)
+        return;
+    int j = smp_dbuf_spare(&snaps_dbuf);
+    struct snapshot *s = snaps[j];
+    s->n_objects = s->n_phdrs = s->n_name_bytes = 0;
+    for (size_t i = 0; i < objects.n && add_to_snapshot(s, &objects.v[i]) == 0; i++)
+        continue;
+    lp_objects_free(&objects);
+    smp_dbuf_publish(&snaps_dbuf, j);
+    atomic_store_explicit(&snaps_ready, 1, memory_order_release);
 }
 
 int lp_unwind_serving_phdr(void)
 {
-    return smp_unw_busy && atomic_load_explicit(&current, memory_order_acquire) != NULL;
+    return smp_unw_busy && atomic_load_explicit(&snaps_ready, memory_order_acquire);
 }
 
 int lp_unwind_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *data)
 {
-    return iterate_snapshot(cb, data);
+    int i = smp_dbuf_enter(&snaps_dbuf);
+    if (i < 0)
+        return 0;
+    const struct snapshot *s = snaps[i];
+    int rc = 0;
+    for (size_t k = 0; k < s->n_objects && rc == 0; k++) {
+        struct dl_phdr_info info = s->objects[k];
+        rc = cb(&info, sizeof(info), data);
+    }
+    smp_dbuf_leave(&snaps_dbuf, i);
+    return rc;
 }
 
 /* libunwind is loaded only for PROF_UNWIND=libunwind: dlopen() and the functions by their
@@ -194,14 +229,91 @@ static struct {
     int (*step)(unw_cursor_t *);
     int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
     int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+    void *get_proc_info;
     unw_addr_space_t *local_addr_space;
 } unw;
 
+/* libunwind's imports that touch descriptors, and our stand-ins (sampler/walk_unw.h). */
+static const struct {
+    const char *name;
+    void *to;
+} redirects[] = {
+    {"pipe2", (void *)smp_unw_pipe2}, {"read", (void *)smp_unw_read},
+    {"write", (void *)smp_unw_write}, {"close", (void *)smp_unw_close},
+    {"syscall", (void *)smp_unw_syscall},
+};
+
+/* A dynamic-section address: glibc relocates them in place on this architecture; one that
+ * was left as it was linked is below the load bias. */
+static uintptr_t dyn_addr(const struct link_map *lm, ElfW(Addr) v)
+{
+    return v < lm->l_addr ? lm->l_addr + v : v;
+}
+
+/* Points one relocated slot at `to`. A slot in a read-only page (full RELRO, which
+ * process_vm_writev(2) refuses to write) is made writable for the store, then read-only
+ * again. */
+static void patch_slot(uintptr_t slot, void *to)
+{
+    struct iovec local = {.iov_base = &to, .iov_len = sizeof(to)};
+    struct iovec remote = {.iov_base = (void *)slot, .iov_len = sizeof(to)};
+    if (process_vm_writev(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)sizeof(to))
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    void *at = (void *)(slot & ~(uintptr_t)(page - 1));
+    if (mprotect(at, (size_t)page, PROT_READ | PROT_WRITE) != 0)
+        return;
+    __atomic_store_n((void **)slot, to, __ATOMIC_RELAXED);
+    mprotect(at, (size_t)page, PROT_READ);
+}
+
+/* Redirects libunwind's imports (see sampler/walk_unw.h) in the copy we loaded: its
+ * relocations (DT_JMPREL, DT_RELA) that name one of the functions above. 0, or -ENOENT
+ * when the library's dynamic section cannot be read. */
+static int redirect_imports(void *lib)
+{
+    struct link_map *lm;
+    if (dlinfo(lib, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_ld)
+        return -ENOENT;
+    const ElfW(Sym) *symtab = NULL;
+    const char *strtab = NULL;
+    const ElfW(Rela) *rel[2] = {NULL, NULL};
+    size_t rel_bytes[2] = {0, 0};
+    for (const ElfW(Dyn) *d = lm->l_ld; d->d_tag != DT_NULL; d++) {
+        switch (d->d_tag) {
+        case DT_SYMTAB: symtab = (const ElfW(Sym) *)dyn_addr(lm, d->d_un.d_ptr); break;
+        case DT_STRTAB: strtab = (const char *)dyn_addr(lm, d->d_un.d_ptr); break;
+        case DT_JMPREL: rel[0] = (const ElfW(Rela) *)dyn_addr(lm, d->d_un.d_ptr); break;
+        case DT_PLTRELSZ: rel_bytes[0] = d->d_un.d_val; break;
+        case DT_RELA: rel[1] = (const ElfW(Rela) *)dyn_addr(lm, d->d_un.d_ptr); break;
+        case DT_RELASZ: rel_bytes[1] = d->d_un.d_val; break;
+        default: break;
+        }
+    }
+    if (!symtab || !strtab)
+        return -ENOENT;
+    for (int k = 0; k < 2; k++) {
+        for (size_t i = 0; rel[k] && i < rel_bytes[k] / sizeof(ElfW(Rela)); i++) {
+            size_t sym = REL_SYM(rel[k][i].r_info);
+            if (sym == 0)
+                continue;
+            const char *name = strtab + symtab[sym].st_name;
+            for (size_t r = 0; r < sizeof(redirects) / sizeof(redirects[0]); r++)
+                if (strcmp(name, redirects[r].name) == 0)
+                    patch_slot(lm->l_addr + rel[k][i].r_offset, redirects[r].to);
+        }
+    }
+    return 0;
+}
+
+/* Loads libunwind with libc's dlopen: ours would refresh the tables, whose lock the caller
+ * holds. The caller loads the tables afterwards. */
 static int load_libunwind(void)
 {
-    void *lib = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
+    lp_libc_init();
+    void *lib = lp_libc.dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
-        lib = dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
+        lib = lp_libc.dlopen("libunwind.so", RTLD_NOW | RTLD_LOCAL);
     if (!lib)
         return -ENOENT;
     void *init_local2 = dlsym(lib, LP_UNW_NAME(unw_init_local2));
@@ -214,15 +326,19 @@ static int load_libunwind(void)
     unw.set_caching_policy = (int (*)(unw_addr_space_t, unw_caching_policy_t))dlsym(
         lib, LP_UNW_NAME(unw_set_caching_policy));
     unw.local_addr_space = (unw_addr_space_t *)dlsym(lib, LP_UNW_NAME(unw_local_addr_space));
+    unw.get_proc_info = dlsym(lib, LP_UNW_NAME(unw_get_proc_info));
     if (!init_local2 || !unw.getcontext || !unw.init_local || !unw.step || !unw.get_reg ||
-        !unw.set_caching_policy || !unw.local_addr_space)
+        !unw.set_caching_policy || !unw.local_addr_space || !unw.get_proc_info)
         return -ENOENT; /* libunwind stays loaded: it may be the application's too */
-    smp_walk_unw_set_api(init_local2, (void *)unw.step, (void *)unw.get_reg);
+    /* Before libunwind's first unwind, which opens its validation pipe. */
+    if (redirect_imports(lib) != 0)
+        return -ENOENT;
+    smp_walk_unw_set_api(init_local2, (void *)unw.step, (void *)unw.get_reg, unw.get_proc_info);
     return 0;
 }
 
 /* Unwinds this thread's own stack once, through the handler's code path, so that the
- * lazy bindings and caches libunwind uses are in place before a signal needs them. */
+ * lazy bindings libunwind uses are in place before a signal needs them. */
 static void warm_up(void)
 {
     unw_context_t uc;
@@ -237,17 +353,26 @@ static void warm_up(void)
     smp_unw_busy = 0;
 }
 
-int lp_unwind_init(unsigned unwinder)
+static int map_snapshots(void)
 {
-    smp_probe_init();
-    pthread_mutex_lock(&map_lock);
-    load_code_map();
-    pthread_mutex_unlock(&map_lock);
-    if (unwinder != PROF_UNWIND_LIBUNWIND || ready)
-        return 0;
-    if (load_libunwind() != 0)
+    for (int i = 0; i < 2; i++) {
+        void *m = mmap(NULL, sizeof(struct snapshot), PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+            return -ENOMEM;
+        snaps[i] = m;
+    }
+    return 0;
+}
+
+/* map_lock held; the code map is loaded after, with libunwind's own mappings in it. */
+static int init_libunwind(void)
+{
+    if (map_snapshots() != 0 || load_libunwind() != 0)
         return -ENOTSUP;
-    unw.set_caching_policy(*unw.local_addr_space, UNW_CACHE_PER_THREAD);
+    /* No register-state cache: its global form takes a mutex in every step (see
+     * sampler/walk_unw.h). */
+    unw.set_caching_policy(*unw.local_addr_space, UNW_CACHE_NONE);
     take_snapshot();
     warm_up();
     ready = 1;
@@ -255,13 +380,25 @@ int lp_unwind_init(unsigned unwinder)
     return 0;
 }
 
+int lp_unwind_init(unsigned unwinder)
+{
+    smp_probe_init();
+    pthread_mutex_lock(&map_lock);
+    int rc = 0;
+    if (unwinder == PROF_UNWIND_LIBUNWIND && !ready)
+        rc = init_libunwind();
+    load_code_map();
+    pthread_mutex_unlock(&map_lock);
+    return rc;
+}
+
 void lp_unwind_refresh(void)
 {
     pthread_mutex_lock(&map_lock);
     load_code_map();
-    pthread_mutex_unlock(&map_lock);
     if (ready)
         take_snapshot();
+    pthread_mutex_unlock(&map_lock);
 }
 
 void lp_unwind_unload_begin(void)
@@ -275,6 +412,29 @@ void lp_unwind_unload_end(void)
     lp_unwind_refresh();
     if (ready)
         smp_walk_unw_resume();
+}
+
+void lp_unwind_fork_prepare(void)
+{
+    pthread_mutex_lock(&map_lock);
+    if (ready)
+        smp_walk_unw_pause(); /* no handler is inside libunwind at the fork */
+}
+
+void lp_unwind_fork_parent(void)
+{
+    if (ready)
+        smp_walk_unw_resume();
+    pthread_mutex_unlock(&map_lock);
+}
+
+void lp_unwind_fork_child(void)
+{
+    smp_walk_unw_after_fork();
+    smp_dbuf_reset(&snaps_dbuf);
+    smp_dbuf_reset(&modules_dbuf);
+    smp_dbuf_reset(&smp_codemap.dbuf);
+    pthread_mutex_unlock(&map_lock);
 }
 
 #else
@@ -315,6 +475,23 @@ int lp_unwind_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), voi
     (void)cb;
     (void)data;
     return 0;
+}
+
+void lp_unwind_fork_prepare(void)
+{
+    pthread_mutex_lock(&map_lock);
+}
+
+void lp_unwind_fork_parent(void)
+{
+    pthread_mutex_unlock(&map_lock);
+}
+
+void lp_unwind_fork_child(void)
+{
+    smp_dbuf_reset(&modules_dbuf);
+    smp_dbuf_reset(&smp_codemap.dbuf);
+    pthread_mutex_unlock(&map_lock);
 }
 
 #endif

@@ -3,14 +3,16 @@
  * Setting up the steppers outside any signal handler: the fault-proof probe's method, the
  * code map and module table (executable ranges and their files, from /proc/self/maps) for
  * both steppers and for the backtrace API, and for PROF_UNWIND=libunwind everything
- * libunwind must have before it may run in the handler (per-thread caches, one warm-up
- * unwind that binds its lazy calls, a snapshot of the loaded objects). Called by
+ * libunwind must have before it may run in the handler (no register-state cache, its
+ * descriptor calls redirected, one warm-up unwind that binds its lazy calls, a snapshot of
+ * the loaded objects). Called by
  * libprof/lifecycle.c on an application thread before the handler is installed, and by
  * libprof/interpose.c around dlopen()/dlclose() to refresh the maps and the snapshot.
  *
  * The snapshot serves libunwind's dl_iterate_phdr() calls made from our handler: glibc's
  * dl_iterate_phdr() takes the loader's lock, which the interrupted thread may hold (inside
  * dlopen, or in a C++ exception's unwind), so calling it from the handler could deadlock.
+ * The snapshot itself is built without the loader (libprof/objects.h).
  * libunwind 1.6.2 has no hook to replace it, so libprof.so exports dl_iterate_phdr()
  * itself (libprof/interpose.c): on a thread inside smp_walk_unw() it iterates the snapshot
  * without a lock (lp_unwind_iterate_phdr()); anywhere else it forwards to glibc's.
@@ -19,7 +21,10 @@
 #define PROF_LIBPROF_UNWIND_H
 
 #include <link.h>
+#include <stddef.h>
 #include <stdint.h>
+
+struct smp_code_range;
 
 #define LP_UNWIND_MAX_OBJECTS 1024u      /* loaded objects the snapshot can hold */
 #define LP_UNWIND_PATH_BYTES (256u << 10) /* file paths the module table can hold */
@@ -36,10 +41,24 @@ int lp_unwind_init(unsigned unwinder);
 void lp_unwind_refresh(void);
 
 /* Async-signal-safe, re-entrant. The file holding code address pc and pc's offset in it,
- * from the executable mappings read at the last lp_unwind_init()/refresh: 0 with *path
- * (valid until the second refresh after this call; "" for anonymous code) and
+ * from the executable mappings read at the last lp_unwind_init()/refresh: 0 with the path
+ * copied into path (cap bytes at most, NUL-terminated; "" for anonymous code) and
  * *file_offset, or -ENOENT when pc is in no known mapping. */
-int lp_unwind_module_at(uintptr_t pc, const char **path, uint64_t *file_offset);
+int lp_unwind_module_at(uintptr_t pc, char *path, size_t cap, uint64_t *file_offset);
+
+/* Not async-signal-safe; one caller at a time (lp_unwind_init/refresh hold the lock; tests
+ * call it alone). Publishes n executable ranges, sorted and not overlapping, as the code
+ * map the handlers read (sampler/codemap.h); waits while a walk is inside the table it
+ * replaces. */
+void lp_codemap_publish(const struct smp_code_range *ranges, size_t n);
+
+/* Not async-signal-safe. pthread_atfork() handlers (libprof/lifecycle.c calls them from
+ * its own): prepare holds the refresh lock and keeps handlers out of libunwind across the
+ * fork; parent undoes that; child also clears the reader counts of threads that are not in
+ * the child. */
+void lp_unwind_fork_prepare(void);
+void lp_unwind_fork_parent(void);
+void lp_unwind_fork_child(void);
 
 /* Async-signal-safe. 1 when the calling thread is inside smp_walk_unw() and a snapshot
  * exists: its dl_iterate_phdr() calls go to lp_unwind_iterate_phdr(), else to glibc's. */

@@ -12,43 +12,101 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "libprof/fd.h"
+#include "libprof/libc.h"
 #include "libprof/log.h"
 #include "include/prof_record.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
 
-int lp_writer_open(struct lp_writer *w, const char *path)
+/* 1 when the profile in fd holds a sample, or may (it is too large to look through). */
+static int has_samples(int fd)
+{
+    unsigned char *all = malloc(LP_WRITER_EMPTY_MAX_BYTES);
+    ssize_t n = all ? pread(fd, all, LP_WRITER_EMPTY_MAX_BYTES, 0) : -1;
+    int yes = n < 0 || n == (ssize_t)LP_WRITER_EMPTY_MAX_BYTES;
+    for (size_t off = sizeof(struct prof_file_header); !yes && off + 8 <= (size_t)n;) {
+        struct prof_rec_hdr h;
+        memcpy(&h, all + off, sizeof(h));
+        if (h.size_bytes < sizeof(h) || h.size_bytes % PROF_REC_ALIGN)
+            break;
+        yes = h.type == PROF_REC_SAMPLE || h.type == PROF_REC_STACK ||
+              h.type == PROF_REC_SAMPLES;
+        off += h.size_bytes;
+    }
+    free(all);
+    return yes;
+}
+
+/* 1 when the profile in fd was written by an earlier image of this process (same pid,
+ * started after this process did: an exec keeps the pid and the file) and holds samples.
+ * An earlier image's profile without any (a fork child that execs at once, the usual
+ * fork and exec) gives its name to the program it executed. */
+static int is_earlier_image(int fd, uint64_t process_start_real_ns)
+{
+    unsigned char head[sizeof(struct prof_file_header) + sizeof(struct prof_rec_process)];
+    if (process_start_real_ns == 0 || pread(fd, head, sizeof(head), 0) != (ssize_t)sizeof(head) ||
+        memcmp(head, PROF_FILE_MAGIC, 8) != 0)
+        return 0;
+    struct prof_rec_process p;
+    memcpy(&p, head + sizeof(struct prof_file_header), sizeof(p));
+    /* The process's start is known to a clock tick (10 ms with USER_HZ = 100). */
+    return p.hdr.type == PROF_REC_PROCESS && p.pid == (uint32_t)getpid() &&
+           p.start_real_ns + LP_WRITER_START_SLACK_NS >= process_start_real_ns &&
+           has_samples(fd);
+}
+
+/* Opens path for the profile, unless another process owns it: the file is locked
+ * (flock, exclusive) for as long as we write it; a lock we cannot get means a live
+ * process writes there. The descriptor, or -EBUSY, or -errno. */
+static int claim(const char *path, uint64_t process_start_real_ns)
+{
+    int fd = lp_fd_open(path, O_RDWR | O_CREAT, 0644);
+    if (fd < 0)
+        return fd;
+    int rc = 0;
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0)
+        rc = errno == EWOULDBLOCK ? -EBUSY : 0; /* no locks here (a filesystem without): go on */
+    if (rc == 0 && is_earlier_image(fd, process_start_real_ns))
+        rc = -EBUSY;
+    if (rc == 0 && ftruncate(fd, 0) != 0)
+        rc = -errno;
+    if (rc != 0) {
+        lp_fd_close(fd);
+        return rc;
+    }
+    return fd;
+}
+
+int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start_real_ns)
 {
     memset(w, 0, sizeof(*w));
     w->fd = -1;
     if (strlen(path) >= sizeof(w->path))
         return -ENAMETOOLONG;
     strcpy(w->path, path);
-    w->buf = malloc(LP_WRITER_BUF_BYTES);
-    if (!w->buf)
-        return -ENOMEM;
-    w->batch = malloc(LP_WRITER_BATCH_BYTES); /* without it, samples are written in full */
-    prof_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
-    int fd = lp_fd_open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd < 0) {
-        free(w->buf);
-        w->buf = NULL;
+    int fd = claim(path, process_start_real_ns);
+    if (fd < 0)
         return fd;
-    }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int err = -errno;
         lp_fd_close(fd);
-        free(w->buf);
-        w->buf = NULL;
         return err;
     }
+    w->buf = malloc(LP_WRITER_BUF_BYTES);
+    if (!w->buf) {
+        lp_fd_close(fd);
+        return -ENOMEM;
+    }
+    w->batch = malloc(LP_WRITER_BATCH_BYTES); /* without it, samples are written in full */
+    prof_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
     w->fd = fd;
     w->dev = st.st_dev;
     w->ino = st.st_ino;
@@ -86,7 +144,9 @@ static int check_fd(struct lp_writer *w)
         lp_fd_close(fd); /* the profile was replaced or removed: do not write elsewhere */
         return -ESTALE;
     }
-    /* Our old number belongs to the application now (or is closed): leave it alone. */
+    /* Our old number belongs to the application now (or is closed): leave it alone. The
+     * lock went with our old descriptor; the new one takes it again. */
+    flock(fd, LOCK_EX | LOCK_NB);
     w->fd = fd;
     return 0;
 }
@@ -271,7 +331,15 @@ static void *writer_main(void *arg)
             req = w->flush_req;
         }
         pthread_mutex_unlock(&w->mu);
-        int busy = w->on_period ? w->on_period() : 0;
+        int chores = w->on_period ? w->on_period() : 0;
+        int busy = chores & LP_WRITER_BUSY;
+        if (chores & LP_WRITER_FINISH) {
+            /* No application thread is left: the profile is finished from here, and this
+             * thread, the process's last, ends it as glibc ends a process whose last
+             * thread exits (exit(0)). */
+            w->on_finish();
+            return NULL;
+        }
         lp_writer_take_posts(w);
         size_t moved = lp_writer_drain(w, w->ring);
         lp_writer_flush(w);
@@ -302,12 +370,14 @@ int lp_writer_start(struct lp_writer *w, struct smp_ring *ring)
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, LP_WRITER_STACK_BYTES);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    int rc = pthread_create(&w->thread, &attr, writer_main, w);
+    /* libc's own: our wrapper's trampoline would give the thread a ring and a timer. */
+    lp_libc_init();
+    int rc = lp_libc.pthread_create(&w->thread, &attr, writer_main, w);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0)
         return -rc;
-    pthread_setname_np(w->thread, "libprof-writer");
+    lp_libc.pthread_setname_np(w->thread, "libprof-writer");
     w->running = 1;
     /* Timers are armed per thread by tid: the writer's must be known so it gets none. */
     pthread_mutex_lock(&w->mu);
@@ -380,19 +450,38 @@ void lp_writer_close(struct lp_writer *w)
     prof_intern_fini(&w->intern);
 }
 
+void lp_writer_fork_prepare(struct lp_writer *w)
+{
+    pthread_mutex_lock(&w->post_mu);
+}
+
+void lp_writer_fork_parent(struct lp_writer *w)
+{
+    pthread_mutex_unlock(&w->post_mu);
+}
+
+void lp_writer_fork_child(struct lp_writer *w)
+{
+    pthread_mutex_unlock(&w->post_mu);
+}
+
 void lp_writer_forget(struct lp_writer *w)
 {
-    free(w->buf);
+    /* The buffer, the batch and the stack table belonged to the writer thread, which may
+     * have been growing one of them (realloc) at the fork: their pointers may be stale.
+     * They are left as they are (copy-on-write pages the child never touches), never
+     * freed. The post queue is whole (lp_writer_fork_prepare held its lock). */
     w->buf = NULL;
-    free(w->batch);
     w->batch = NULL;
     w->batch_n = 0;
     w->batch_len = 0;
-    prof_intern_fini(&w->intern);
+    memset(&w->intern, 0, sizeof(w->intern));
     free(w->posted);
     w->posted = NULL;
     w->posted_len = w->posted_cap = 0;
-    if (w->fd >= 0)
+    /* The child's copy of the descriptor, when the number is still our file. */
+    struct stat st;
+    if (w->fd >= 0 && fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino)
         lp_fd_close(w->fd);
     w->fd = -1;
     w->running = 0;

@@ -10,6 +10,11 @@
  * Before each write the descriptor is checked to still be our file (device and inode): an
  * application that closed it and got the same number back for a file of its own is never
  * written into; the profile is reopened for appending instead.
+ *
+ * No two processes ever write one file: the writer holds an exclusive flock() on its
+ * profile, and a path another live process holds, or that an earlier image of this
+ * process wrote before an exec, is refused (-EBUSY); libprof/lifecycle.c then picks the
+ * next name.
  */
 #ifndef PROF_LIBPROF_WRITER_H
 #define PROF_LIBPROF_WRITER_H
@@ -29,6 +34,13 @@
 #define LP_WRITER_BATCH_BYTES (64u * 1024u)    /* entries of one PROF_REC_SAMPLES at most */
 #define LP_WRITER_INTERN_FRAMES (1u << 20)     /* 8 MiB of interned frames at most */
 #define LP_WRITER_STACK_BYTES (128u * 1024u) /* the thread calls little: no 8 MiB stack */
+#define LP_WRITER_START_SLACK_NS 50000000ull  /* a process's start time is known to 10 ms */
+#define LP_WRITER_EMPTY_MAX_BYTES (1u << 20) /* an earlier image's profile looked through
+                                              * for samples; a larger one has some */
+
+/* What on_period() asks of the writer thread. */
+#define LP_WRITER_BUSY 1u   /* samples come fast: drain again soon */
+#define LP_WRITER_FINISH 2u /* no application thread is left: finish the profile and end */
 
 struct smp_ring;
 
@@ -43,7 +55,9 @@ struct lp_writer {
     uint64_t bytes_written; /* to the file so far */
     struct smp_ring *ring; /* drained by the thread; set by start */
     int (*on_period)(void); /* called by the thread every period, or NULL; set before start;
-                             * nonzero: samples come fast, drain again soon */
+                             * returns LP_WRITER_* chores */
+    void (*on_finish)(void); /* called by the thread for LP_WRITER_FINISH: it owns the buffer
+                              * and finishes the profile; the thread then ends */
     int unblock_signo;     /* the one signal the thread does not block (the snapshot
                             * signal), 0 = none; set before start */
     pthread_t thread;      /* the writer thread, when running */
@@ -69,8 +83,12 @@ struct lp_writer {
 
 /* Not async-signal-safe; application or writer thread as described above. */
 
-/* Creates (truncating) the profile at path and buffers its file header. 0 or -errno. */
-int lp_writer_open(struct lp_writer *w, const char *path);
+/* Creates the profile at path (truncating what was there) and buffers its file header,
+ * unless another process owns path: one that holds it open (its writer's lock), or an
+ * earlier image of this process that took samples (before an exec; known by its PROCESS
+ * record: this pid, started at or after process_start_real_ns, CLOCK_REALTIME; 0 skips that
+ * check). 0, -EBUSY when path is taken, or -errno. */
+int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start_real_ns);
 /* Room for at least `need` bytes at the end of the buffer, flushing first if needed; NULL
  * when need exceeds the buffer. Follow with lp_writer_commit(). */
 void *lp_writer_reserve(struct lp_writer *w, size_t need);
@@ -97,8 +115,14 @@ int lp_writer_sync(struct lp_writer *w, unsigned timeout_ms);
 int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms);
 /* Flushes and closes the file and frees the buffer. Accepts a writer never opened. */
 void lp_writer_close(struct lp_writer *w);
-/* After fork, in the child: forgets the parent's file and thread without touching them
- * (the child's copies of the descriptor and buffers are released). */
+/* pthread_atfork() handlers (libprof/lifecycle.c calls them from its own): the post
+ * queue's lock is held across the fork. */
+void lp_writer_fork_prepare(struct lp_writer *w);
+void lp_writer_fork_parent(struct lp_writer *w);
+void lp_writer_fork_child(struct lp_writer *w);
+/* After fork, in the child, after lp_writer_fork_child(): forgets the parent's file and
+ * thread without touching them: the child's copy of the descriptor is closed; memory the
+ * writer thread owned is left alone (see writer.c). */
 void lp_writer_forget(struct lp_writer *w);
 
 #endif

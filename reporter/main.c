@@ -231,6 +231,9 @@ static void print_file_warnings(const struct rep_profile *p)
     if (p->n_unknown_records > 0)
         rep_warnf("%s: skipped %zu records of unknown types (from a newer libprof?)", p->name,
               p->n_unknown_records);
+    /* What the library adapted to: said here, not on the program's stderr. */
+    for (size_t i = 0; i < p->n_notes; i++)
+        rep_warnf("%s: libprof: %s", p->name, p->notes[i]);
 }
 
 static void print_sym_warnings(const struct rep_sym *sym, size_t *n_printed)

@@ -30,6 +30,7 @@ void rep_profile_fini(struct rep_profile *p)
     free(p->maps);
     free(p->threads);
     free(p->snap_threads);
+    free(p->notes);
     free(p->samples);
     rep_profile_init(p, name);
 }
@@ -82,6 +83,14 @@ int rep_profile_add_snap_thread(struct rep_profile *p, const struct rep_snap_thr
         REP_OK)
         return REP_E_NOMEM;
     p->snap_threads[p->n_snap_threads++] = *t;
+    return REP_OK;
+}
+
+int rep_profile_add_note(struct rep_profile *p, const char *text)
+{
+    if (grow((void **)&p->notes, p->n_notes, &p->cap_notes, sizeof(*p->notes)) != REP_OK)
+        return REP_E_NOMEM;
+    p->notes[p->n_notes++] = text;
     return REP_OK;
 }
 

@@ -99,6 +99,9 @@ struct rep_profile {
     size_t n_snap_threads;
     size_t cap_snap_threads;
 
+    const char **notes;          /* PROF_REC_NOTE texts in file order, into bytes */
+    size_t n_notes;
+    size_t cap_notes;
     bool has_stats;              /* a PROF_REC_STATS was read */
     uint64_t stats[PROF_STAT_N]; /* the last one read; counters it lacked are 0 */
     bool has_end;                /* the last record read was PROF_REC_END */
@@ -125,6 +128,7 @@ int rep_profile_add_map(struct rep_profile *p, const struct rep_map *m);
 int rep_profile_add_thread(struct rep_profile *p, const struct rep_thread *t);
 int rep_profile_add_sample(struct rep_profile *p, const struct rep_sample *s);
 int rep_profile_add_snap_thread(struct rep_profile *p, const struct rep_snap_thread *t);
+int rep_profile_add_note(struct rep_profile *p, const char *text);
 /* Sorts the mappings and threads and removes duplicates as described above. */
 void rep_profile_finish(struct rep_profile *p);
 /* The latest name of thread tid, or NULL. After rep_profile_finish(). */

@@ -302,6 +302,15 @@ static int read_stats(struct rep_profile *p, const struct record *r, struct rep_
     return REP_OK;
 }
 
+static int read_note(struct rep_profile *p, const struct record *r, struct rep_err *err)
+{
+    const char *text;
+    int rc = check_fixed(p, r, sizeof(struct prof_rec_note), &text, err);
+    if (rc != REP_OK)
+        return rc;
+    return rep_profile_add_note(p, text) == REP_OK ? REP_OK : rep_err_nomem(err);
+}
+
 static int read_record(struct rep_profile *p, const struct record *r, struct walk *w,
                        struct rep_err *err)
 {
@@ -325,6 +334,8 @@ static int read_record(struct rep_profile *p, const struct record *r, struct wal
         return read_stats(p, r, err);
     case PROF_REC_SNAPSHOT:
         return read_snapshot(p, r, err);
+    case PROF_REC_NOTE:
+        return read_note(p, r, err);
     case PROF_REC_END:
         p->has_end = true;
         return REP_OK;

@@ -6,6 +6,7 @@
 #include "reporter/symbolize_cmd.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,6 +19,12 @@
 const char rep_symbolize_cmd_usage[] =
     "       prof symbolize [FILE]   name the 'module+0xOFFSET' lines of prof_backtrace_fd()\n"
     "                       (FILE or standard input) as 'function file:line'\n";
+
+/* A line "? module+0xOFFSET" is a candidate prof_backtrace_fd() wrote for the caller of
+ * the interrupted function on the line before: the word at its stack pointer. It is named
+ * when that function's unwind information says its return address is there (it had no
+ * frame), and dropped otherwise. */
+#define CANDIDATE_PREFIX "? "
 
 struct opened {
     char *path;             /* owned */
@@ -111,6 +118,14 @@ static int print_frame(FILE *out, struct rep_module *m, uint64_t off, const char
     return REP_OK;
 }
 
+/* Whether the candidate line's frame is the caller of the frame before it (prev_m at
+ * prev_off, the interrupted instruction): its unwind information must say so. */
+static bool candidate_is_caller(struct rep_module *prev_m, uint64_t prev_off)
+{
+    bool yes = false;
+    return prev_m != NULL && rep_module_ra_at_sp(prev_m, prev_off, &yes) == REP_OK && yes;
+}
+
 /* Reads in to the end, writing each line symbolized or as it was. */
 static int run(FILE *in, FILE *out, struct rep_err *err)
 {
@@ -119,6 +134,8 @@ static int run(FILE *in, FILE *out, struct rep_err *err)
     size_t cap = 0;
     ssize_t len;
     int rc = REP_OK;
+    struct rep_module *prev_m = NULL; /* the frame on the line before, if any */
+    uint64_t prev_off = 0;
     while (rc == REP_OK && (len = getline(&line, &cap, in)) >= 0) {
         if (len > 0 && line[len - 1] == '\n')
             line[--len] = '\0';
@@ -130,13 +147,19 @@ static int run(FILE *in, FILE *out, struct rep_err *err)
         const char *path;
         uint64_t off;
         struct rep_module *m = NULL;
-        if (!parse_frame(line, &path, &off)) {
+        size_t skip = strncmp(line, CANDIDATE_PREFIX, 2) == 0 ? 2 : 0;
+        if (!parse_frame(line + skip, &path, &off)) {
             rc = fprintf(out, "%s\n", copy) < 0 ? REP_E_IO : REP_OK;
+            prev_m = NULL;
             continue;
         }
         rc = module_for(&list, path, &m);
+        if (rc == REP_OK && skip && !candidate_is_caller(prev_m, prev_off))
+            continue; /* not proven: no frame */
         if (rc == REP_OK)
-            rc = print_frame(out, m, off, copy);
+            rc = print_frame(out, m, off, copy + skip);
+        prev_m = m;
+        prev_off = off;
     }
     free(line);
     free(copy);

@@ -1,26 +1,43 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * The code map's two tables and the lookup (see codemap.h), on the signal handler's path:
- * a binary search, no calls.
+ * The code map's lookup (see codemap.h), on the signal handler's path: a binary search, no
+ * calls. The publisher is libprof/unwind.c's.
  */
 #include "sampler/codemap.h"
 
 #include <stdatomic.h>
 
-struct table {
-    size_t n;                                       /* ranges in use */
-    struct smp_code_range ranges[SMP_CODEMAP_MAX];  /* sorted by start */
-};
+#include "sampler/dbuf.h"
 
-static struct table tables[2];          /* written by publish only */
-static _Atomic(struct table *) current; /* what lookups read; NULL: nothing published */
+struct smp_codemap smp_codemap;
 
-int smp_codemap_contains(uintptr_t pc)
+void smp_codemap_enter(struct smp_codemap_view *v)
 {
-    const struct table *t = atomic_load_explicit(&current, memory_order_acquire);
+    v->table = NULL;
+    v->slot = -1;
+    v->gave_up = 0;
+    if (!atomic_load_explicit(&smp_codemap.published, memory_order_acquire))
+        return;
+    v->slot = smp_dbuf_enter(&smp_codemap.dbuf);
+    if (v->slot < 0)
+        v->gave_up = 1;
+    else
+        v->table = &smp_codemap.tables[v->slot];
+}
+
+void smp_codemap_leave(struct smp_codemap_view *v)
+{
+    smp_dbuf_leave(&smp_codemap.dbuf, v->slot);
+    v->slot = -1;
+    v->table = NULL;
+}
+
+int smp_codemap_view_contains(const struct smp_codemap_view *v, uintptr_t pc)
+{
+    const struct smp_codemap_table *t = v->table;
     if (t == NULL)
-        return 1;
-    size_t lo = 0, hi = t->n;
+        return !v->gave_up;
+    size_t lo = 0, hi = t->n < SMP_CODEMAP_MAX ? t->n : SMP_CODEMAP_MAX;
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         if (pc < t->ranges[mid].start)
@@ -33,33 +50,11 @@ int smp_codemap_contains(uintptr_t pc)
     return 0;
 }
 
-int smp_codemap_readable(uintptr_t addr, size_t len)
+int smp_codemap_contains(uintptr_t pc)
 {
-    const struct table *t = atomic_load_explicit(&current, memory_order_acquire);
-    if (t == NULL)
-        return 0;
-    size_t lo = 0, hi = t->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (addr < t->ranges[mid].start)
-            hi = mid;
-        else if (addr >= t->ranges[mid].end)
-            lo = mid + 1;
-        else
-            return t->ranges[mid].readable && len <= t->ranges[mid].end - addr;
-    }
-    return 0;
-}
-
-void smp_codemap_publish(const struct smp_code_range *ranges, size_t n)
-{
-    struct table *t = atomic_load_explicit(&current, memory_order_relaxed) == &tables[0]
-                          ? &tables[1]
-                          : &tables[0];
-    if (n > SMP_CODEMAP_MAX)
-        n = SMP_CODEMAP_MAX;
-    for (size_t i = 0; i < n; i++)
-        t->ranges[i] = ranges[i];
-    t->n = n;
-    atomic_store_explicit(&current, t, memory_order_release);
+    struct smp_codemap_view v;
+    smp_codemap_enter(&v);
+    int yes = smp_codemap_view_contains(&v, pc);
+    smp_codemap_leave(&v);
+    return yes;
 }

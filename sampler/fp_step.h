@@ -25,13 +25,11 @@
  * the pc say the leaf is at its entry, between `push %rbp` and `mov %rsp,%rbp`, or at its
  * `ret` (arch_leaf_state()), the return address into its caller is at a known stack slot
  * or in the link register, and the chain from the frame pointer starts at the caller's
- * caller. When the bytes say nothing (a loop in the prologue, a frameless leaf), two
- * signatures are tried, each accepted only if the candidate is preceded by a call
- * instruction: the word at sp equal to the frame pointer (it was just pushed: the return
- * address is above it), and, where calls push the return address, the word at sp itself
- * (nothing pushed). A local variable that holds a return address while the leaf is in its
- * body would fool the second one; that is the one way this stepper can add a wrong frame,
- * and it needs a code address that follows a call stored exactly at sp.
+ * caller. Anywhere else the bytes prove nothing, and nothing is added: a word at the stack
+ * pointer that looks like a return address may be a stale one left in a slot the leaf
+ * reserved and never wrote (`sub $8,%rsp`), and taking it made callers that never called.
+ * The leaf's caller is then left to the unwind information (the reporter's fix-up from
+ * sp_word, which adds it only where the leaf's CFI says the return address is at sp).
  */
 #ifndef PROF_SAMPLER_FP_STEP_H
 #define PROF_SAMPLER_FP_STEP_H
@@ -97,16 +95,6 @@ fpstep_word(const struct fpstep_mem *m, uintptr_t addr, uintptr_t lo, uintptr_t 
     return m->stack_word(m, addr, out);
 }
 
-/* 1 when ra lies in code and follows a call instruction. */
-FPSTEP_INLINE int
-fpstep_is_return_address(const struct fpstep_mem *m, uintptr_t ra)
-{
-    uint8_t before[ARCH_CALL_PEEK];
-    return ra > ARCH_CALL_PEEK && m->is_code(m, ra) &&
-           m->code(m, ra - ARCH_CALL_PEEK, before, sizeof(before)) == 0 &&
-           arch_is_call_site(before);
-}
-
 /* What the instruction bytes at pc say (ARCH_LEAF_*). The read stops at the page's end. */
 FPSTEP_INLINE unsigned
 fpstep_leaf_state(const struct fpstep_mem *m, uintptr_t pc)
@@ -120,9 +108,9 @@ fpstep_leaf_state(const struct fpstep_mem *m, uintptr_t pc)
     return arch_leaf_state(code, n);
 }
 
-/* The return address into the interrupted leaf's caller when the frame pointer still
- * describes the caller's frame, else 0 (see the file comment). Reads the stack only
- * inside [max(lo, sp), hi). Not PAC-stripped. */
+/* The return address into the interrupted leaf's caller when the instruction bytes at the
+ * pc prove that the frame pointer still describes the caller's frame, else 0 (see the file
+ * comment). Reads the stack only inside [max(lo, sp), hi). Not PAC-stripped. */
 FPSTEP_INLINE uintptr_t
 fpstep_leaf_caller(const struct fpstep_mem *m, const struct fpstep_regs *regs, uintptr_t lo,
                    uintptr_t hi)
@@ -148,12 +136,7 @@ fpstep_leaf_caller(const struct fpstep_mem *m, const struct fpstep_regs *regs, u
         ra = regs->lr;
         break;
     default:
-        /* The bytes say nothing: only a candidate that follows a call is taken. */
-        if (fp_saved && fpstep_is_return_address(m, arch_strip_pac(w1)))
-            return w1;
-        if (!ARCH_HAS_LR && has0 && w0 != regs->fp && fpstep_is_return_address(m, w0))
-            return w0;
-        return 0;
+        return 0; /* the bytes prove nothing: no guess */
     }
     return ra != 0 && m->is_code(m, arch_strip_pac(ra)) ? ra : 0;
 }

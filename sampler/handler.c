@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The profiling signal handler (see handler.h). Everything reachable from here is on the
- * handler's path: this file, walk_fp.c, walk_unw.c, probe.c, codemap.c and ring.c, checked
- * by `make lint` against an allowlist of async-signal-safe calls. The thread's stack
- * bounds were captured outside the handler; the walk never reads outside them.
+ * handler's path: this file, walk_fp.c, walk_unw.c, probe.c, codemap.c, ring.c and
+ * app_action.c, checked by `make lint` against an allowlist of async-signal-safe calls. The
+ * thread's stack bounds were captured outside the handler; the walk never reads outside
+ * them.
  */
 #include "sampler/handler.h"
 
@@ -16,6 +17,7 @@
 
 #include "arch/arch.h"
 #include "sampler/ring.h"
+#include "sampler/timer_perf.h"
 #include "sampler/timer_thread.h"
 #include "sampler/walk_fp.h"
 #ifdef PROF_HAVE_LIBUNWIND
@@ -24,17 +26,25 @@
 
 struct smp_sampler smp_sampler;
 __thread struct smp_thread smp_self __attribute__((tls_model("initial-exec")));
+_Atomic uint32_t smp_perf_fds[SMP_PERF_FD_MAX];
 
 static void count(unsigned idx)
 {
     atomic_fetch_add_explicit(&smp_sampler.counters[idx], 1, memory_order_relaxed);
 }
 
-static uint64_t now_ns(void)
+static uint64_t clock_ns(clockid_t clk)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
+    clock_gettime(clk, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t smp_self_tid(void)
+{
+    if (smp_self.tid == 0)
+        smp_self.tid = (uint32_t)syscall(SYS_gettid);
+    return smp_self.tid;
 }
 
 /* When the interrupted code runs on the thread's alternate signal stack (an application
@@ -90,18 +100,44 @@ SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *fr
     rec->n_frames = (uint16_t)smp_walk_fp(&regs, &stack, frames,
                                                smp_sampler.max_frames, &why, &flags);
     rec->flags = flags;
-    /* The word at sp is the caller's return address when the leaf has no frame yet. When
-     * the stepper already recovered that caller (PROF_SAMPLE_LEAF_CALLER), sp_word is 0 so
-     * that the reporter does not add it a second time. */
+    /* The word at sp is the leaf's return address when the leaf's unwind information says
+     * so (the reporter checks it against the leaf's CFI; nothing here takes it as a frame).
+     * When the stepper already proved the caller (PROF_SAMPLE_LEAF_CALLER), sp_word is 0
+     * so that the reporter does not add it a second time. */
     int sp_ok = regs.sp >= stack.lo && regs.sp < stack.hi && stack.hi - regs.sp >= 8 &&
                 !(regs.sp & 7u) && !(flags & PROF_SAMPLE_LEAF_CALLER);
     rec->sp_word = sp_ok ? *(const uint64_t *)regs.sp : 0;
     return why;
 }
 
-/* Whether our timer sent this signal, and the weight it carries (0 when it is not ours).
- * The perf source's counter stops after each overflow and is re-armed here. */
-static uint32_t our_weight(const siginfo_t *info)
+/* The weight of a perf clock sample: the thread's CPU time since its last sample, in
+ * periods (at least 1; the remainder carries over, so that the weights add up to the
+ * thread's CPU time). The counter counts user time only, so a period spent in a system
+ * call shows here, on the stack the call returned to. A thread's first sample in an epoch
+ * has no mark to measure from and weighs 1. */
+static uint32_t perf_weight(void)
+{
+    uint64_t period = smp_sampler.period_ns;
+    if (period == 0)
+        return 1;
+    uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    unsigned epoch = atomic_load_explicit(&smp_sampler.epoch, memory_order_relaxed);
+    uint64_t w = 1;
+    if (smp_self.cpu_epoch == epoch && now >= smp_self.cpu_ns) {
+        int64_t due = (int64_t)(now - smp_self.cpu_ns) + smp_self.cpu_carry_ns;
+        w = due > (int64_t)period ? ((uint64_t)due + period / 2) / period : 1;
+        if (w > UINT32_MAX / 2)
+            w = UINT32_MAX / 2;
+        smp_self.cpu_carry_ns = due - (int64_t)(w * period);
+    } else {
+        smp_self.cpu_carry_ns = 0;
+    }
+    smp_self.cpu_epoch = epoch;
+    smp_self.cpu_ns = now;
+    return (uint32_t)w;
+}
+
+int smp_signal_origin(const siginfo_t *info)
 {
     /* The perf source arms a per-thread timer instead of a counter for the threads past
      * its descriptor budget, so both kinds of per-thread signal can come. */
@@ -109,50 +145,41 @@ static uint32_t our_weight(const siginfo_t *info)
     case PROF_TIMER_THREAD:
     case PROF_TIMER_PERF:
         if (info->si_code == SI_TIMER && info->si_value.sival_ptr == SMP_TIMER_COOKIE)
-            return info->si_overrun > 0 ? 1u + (uint32_t)info->si_overrun : 1u;
+            return SMP_SIGNAL_OURS;
         if (smp_sampler.source == PROF_TIMER_PERF &&
             (info->si_code == POLL_HUP || info->si_code == POLL_IN)) {
-            ioctl(info->si_fd, PERF_EVENT_IOC_REFRESH, 1);
-            return 1;
+            /* POLL_IN/POLL_HUP name the counter's descriptor. */
+            int fd = info->si_fd;
+            uint32_t owner = fd >= 0 && (unsigned)fd < SMP_PERF_FD_MAX
+                                 ? atomic_load_explicit(&smp_perf_fds[fd], memory_order_acquire)
+                                 : 0;
+            if (owner == 0)
+                return SMP_SIGNAL_APP; /* a descriptor never ours */
+            return owner == smp_self_tid() ? SMP_SIGNAL_OURS : SMP_SIGNAL_LATE;
         }
-        return 0;
+        return SMP_SIGNAL_APP;
     default:
-        return info->si_code == SI_KERNEL ? 1 : 0;
+        return info->si_code == SI_KERNEL ? SMP_SIGNAL_OURS : SMP_SIGNAL_APP;
     }
 }
 
-/* Runs the application's own action for a signal that is not ours. Its default action
- * (terminate, for the signals we use) is not applied: the signal is dropped then. */
-static void hand_to_application(int sig, siginfo_t *info, void *ucontext)
+/* The weight of a signal of ours; the perf source's counter stopped at its overflow and is
+ * re-armed here, on the descriptor smp_signal_origin() proved to be this thread's. */
+static uint32_t our_weight(const siginfo_t *info)
 {
-    int at = atomic_load_explicit(&smp_sampler.app_action_at, memory_order_acquire);
-    if (at < 0 || at > 1)
-        return;
-    const struct sigaction *a = &smp_sampler.app_actions[at];
-    if (a->sa_flags & SA_SIGINFO) {
-        if (a->sa_sigaction)
-            a->sa_sigaction(sig, info, ucontext);
-    } else if (a->sa_handler != SIG_DFL && a->sa_handler != SIG_IGN) {
-        a->sa_handler(sig);
+    if (info->si_code == SI_TIMER)
+        return info->si_overrun > 0 ? 1u + (uint32_t)info->si_overrun : 1u;
+    if (info->si_code == POLL_HUP || info->si_code == POLL_IN) {
+        ioctl(info->si_fd, PERF_EVENT_IOC_REFRESH, 1);
+        return perf_weight();
     }
+    return 1;
 }
 
-void smp_handler(int sig, siginfo_t *info, void *ucontext)
+/* One sample of the interrupted context into a ring slot. */
+static void take_sample(uint32_t weight, const ucontext_t *uc)
 {
-    int saved_errno = errno;
-
-    atomic_fetch_add_explicit(&smp_sampler.in_flight, 1, memory_order_acquire);
-    uint32_t weight = our_weight(info);
-    if (weight == 0) {
-        errno = saved_errno;
-        hand_to_application(sig, info, ucontext);
-        saved_errno = errno;
-        goto out;
-    }
-    if (!atomic_load_explicit(&smp_sampler.active, memory_order_acquire))
-        goto out;
     count(PROF_STAT_SIGNALS);
-
     /* This thread's own ring first; when it has none or it is full, the shared one. */
     struct smp_ring *ring = smp_self.ring;
     struct smp_slot *slot = ring ? smp_ring_reserve(ring) : NULL;
@@ -162,13 +189,11 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
     }
     if (!slot) {
         count(PROF_STAT_DROPPED);
-        goto out;
+        return;
     }
-    uint8_t why = smp_take_stack(&slot->rec, slot->frames, ucontext);
-    if (smp_self.tid == 0)
-        smp_self.tid = (uint32_t)syscall(SYS_gettid);
-    slot->rec.time_ns = now_ns();
-    slot->rec.tid = smp_self.tid;
+    uint8_t why = smp_take_stack(&slot->rec, slot->frames, uc);
+    slot->rec.time_ns = clock_ns(CLOCK_MONOTONIC);
+    slot->rec.tid = smp_self_tid();
     slot->rec.weight = weight;
     slot->rec.stop_reason = why;
     slot->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
@@ -182,7 +207,36 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
         count(PROF_STAT_TRUNCATED);
         count(PROF_STAT_STOP_DEPTH + why - PROF_STOP_DEPTH);
     }
-out:
+}
+
+void smp_handler(int sig, siginfo_t *info, void *ucontext)
+{
+    int saved_errno = errno;
+    int origin = smp_signal_origin(info);
+    if (origin != SMP_SIGNAL_OURS) {
+        if (origin == SMP_SIGNAL_LATE) {
+            count(PROF_STAT_LATE_SIGNALS);
+            errno = saved_errno;
+            return;
+        }
+        /* The application's own signal. Nothing of ours is under way: its handler may
+         * leave by siglongjmp() or pthread_exit(). */
+        count(PROF_STAT_APP_SIGNALS);
+        errno = saved_errno;
+        int rc = smp_app_action_deliver(&smp_sampler.app, sig, info, ucontext);
+        if (rc == SMP_APP_DEFAULT)
+            smp_app_signal_default(sig);
+        if (rc != SMP_APP_RAN)
+            errno = saved_errno;
+        return;
+    }
+    /* Announce the sample before looking at `active`; libprof/ clears `active` before it
+     * waits for in_flight to drain: with both sides sequentially consistent, either the
+     * finisher sees this handler in flight or this handler sees sampling stopped. */
+    uint32_t weight = our_weight(info);
+    atomic_fetch_add(&smp_sampler.in_flight, 1);
+    if (atomic_load(&smp_sampler.active))
+        take_sample(weight, ucontext);
     atomic_fetch_sub_explicit(&smp_sampler.in_flight, 1, memory_order_release);
     errno = saved_errno;
 }

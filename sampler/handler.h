@@ -3,17 +3,21 @@
  * The profiling signal handler and the state it reads. The handler takes one sample of the
  * interrupted thread: registers from the ucontext, a frame-pointer walk bounded by the
  * thread's stack, written straight into a ring slot. It never blocks, allocates or locks;
- * when the ring is full it counts the drop.
+ * when the ring is full it counts the drop. Nothing asynchronous interrupts it
+ * (sampler/install.h): it always runs to its end.
  *
- * A signal that our timer did not send (its si_code tells) belongs to the application:
- * it is handed to the action the application asked for (smp_sampler.app_actions), if any.
+ * A signal that our timer did not send (its si_code tells, and for the perf source the
+ * descriptor it names) belongs to the application: it is delivered to the action the
+ * application asked for (smp_sampler.app, sampler/app_action.h), as the kernel would.
  *
  * State, and who writes it:
- *  - smp_sampler (global): libprof/ sets ring and max_frames before the first arm and
- *    changes them only while no handler can run (timer disarmed, in_flight == 0); it flips
- *    `active` to start and stop sampling. Counters are bumped by handlers, read by libprof/.
+ *  - smp_sampler (global): libprof/ sets ring, max_frames, source and period_ns before the
+ *    first arm and changes them only while no handler can run (timer disarmed, in_flight
+ *    == 0); it flips `active` to start and stop sampling and bumps `epoch` when it arms
+ *    every thread's timer again. Counters are bumped by handlers, read by libprof/.
  *  - smp_self (per thread, initial-exec TLS so the handler reaches it without a call):
- *    libprof/ fills it in on the thread itself before the thread runs application code.
+ *    libprof/ fills in the stack bounds and the ring on the thread itself before the thread
+ *    runs application code; the handler alone keeps the CPU-time fields.
  *    stack_hi == 0 means "bounds unknown": the handler then records the leaf only.
  */
 #ifndef PROF_SAMPLER_HANDLER_H
@@ -25,6 +29,7 @@
 #include <ucontext.h>
 
 #include "include/prof_format.h"
+#include "sampler/app_action.h"
 
 struct smp_ring;
 
@@ -32,16 +37,21 @@ struct smp_sampler {
     _Atomic int active;                        /* 1 while samples are taken; libprof/ */
     unsigned source;                           /* PROF_TIMER_*, set before the handler is
                                                 * installed; tells our signals by origin */
-    _Atomic int app_action_at;                 /* which app_actions[] is current, -1 none;
-                                                * libprof/ fills the other, then flips it */
-    struct sigaction app_actions[2];           /* the action the application set for our
-                                                * signal: signals not from our timer are
-                                                * handed to it */
-    _Atomic int in_flight;                     /* handlers running now; handlers */
+    struct smp_app_action app;                 /* the application's action for our signal;
+                                                * libprof/ stores, handlers deliver */
+    _Atomic int in_flight;                     /* handlers between their entry and exit,
+                                                * sampling; handlers */
     struct smp_ring *ring;                     /* the shared ring: for threads without a
                                                 * ring of their own, or whose ring is full;
                                                 * libprof/, see above */
     unsigned max_frames;                       /* walk depth limit, <= the ring's */
+    uint64_t period_ns;                        /* perf clock period: a sample weighs the
+                                                * thread's CPU time since its last one in
+                                                * periods; 0: every sample weighs 1 (or its
+                                                * timer's overruns); libprof/ */
+    _Atomic unsigned epoch;                    /* bumped by libprof/ when it arms every
+                                                * thread: a CPU-time mark of an older epoch
+                                                * is stale */
     _Atomic uint64_t counters[PROF_STAT_N];    /* PROF_STAT_*; handlers add, libprof reads */
 };
 
@@ -52,13 +62,17 @@ struct smp_thread {
     struct smp_ring *ring; /* this thread's own ring, NULL = use the shared one; libprof/
                             * sets it at thread start and clears it at exit */
     uint32_t tid;       /* kernel thread id, 0 = not known yet */
+    unsigned cpu_epoch; /* smp_sampler.epoch when cpu_ns was taken; the handler */
+    uint64_t cpu_ns;    /* the thread's CPU time at its last sample; the handler */
+    int64_t cpu_carry_ns; /* CPU time counted but not yet given out as weight; the handler */
 };
 
 extern struct smp_sampler smp_sampler;
 extern __thread struct smp_thread smp_self __attribute__((tls_model("initial-exec")));
 
 /* Async-signal-safe: the handler itself, for sigaction with SA_SIGINFO. Saves and
- * restores errno. */
+ * restores errno (but for a signal it hands to the application's action, whose effect on
+ * errno stays, as it would without us). */
 void smp_handler(int sig, siginfo_t *info, void *ucontext);
 
 /* Async-signal-safe, on the thread that was interrupted (in a handler of ours). Walks the
@@ -66,5 +80,18 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext);
  * alternate signal stack it runs on): writes frames (smp_sampler.max_frames at most) and
  * rec's n_frames, flags and sp_word, and returns the stop reason (PROF_STOP_*). */
 uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames, const ucontext_t *uc);
+
+/* Where a signal on our signal came from (smp_signal_origin()). */
+#define SMP_SIGNAL_OURS 0 /* one of our timers sent it: a sample */
+#define SMP_SIGNAL_LATE 1 /* one of our timers that no longer exists sent it: dropped */
+#define SMP_SIGNAL_APP 2  /* not ours: the application's */
+
+/* Async-signal-safe. SMP_SIGNAL_* for a signal of the sampling signal's number, by its
+ * si_code and what it names (the timer's sigev_value, the perf counter's descriptor); in a
+ * handler, or on the thread that dequeued it. */
+int smp_signal_origin(const siginfo_t *info);
+
+/* Async-signal-safe. This thread's kernel id (cached in smp_self). */
+uint32_t smp_self_tid(void);
 
 #endif

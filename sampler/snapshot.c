@@ -22,28 +22,29 @@ static void answer(const ucontext_t *uc)
     if (!r)
         return;
     uint32_t gen = atomic_load_explicit(&smp_snap.gen, memory_order_acquire);
-    if (smp_self.tid == 0)
-        smp_self.tid = (uint32_t)syscall(SYS_gettid);
+    uint32_t tid = smp_self_tid();
     unsigned n = atomic_load_explicit(&r->n_slots, memory_order_acquire);
     if (n > r->capacity)
         n = r->capacity;
     for (unsigned i = 0; i < n; i++) {
         struct smp_snap_slot *s = smp_snap_slot_at(r, i);
-        uint32_t want = gen << 2 | SMP_SNAP_WAITING;
-        if (s->tid != smp_self.tid ||
-            !atomic_compare_exchange_strong_explicit(&s->state, &want, gen << 2 | SMP_SNAP_WRITING,
+        uint32_t want = smp_snap_state(gen, SMP_SNAP_WAITING);
+        if (s->tid != tid ||
+            !atomic_compare_exchange_strong_explicit(&s->state, &want, smp_snap_state(gen, SMP_SNAP_WRITING),
                                                      memory_order_acquire, memory_order_relaxed))
             continue;
         uint8_t why = smp_take_stack(&s->rec, s->frames, uc);
         struct timespec ts;
         clock_gettime(CLOCK_MONOTONIC, &ts);
         s->rec.time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-        s->rec.tid = smp_self.tid;
+        s->rec.tid = tid;
         s->rec.weight = 1;
         s->rec.stop_reason = why;
         s->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
         s->rec.reserved = 0;
-        atomic_store_explicit(&s->state, gen << 2 | SMP_SNAP_DONE, memory_order_release);
+        uint32_t writing = smp_snap_state(gen, SMP_SNAP_WRITING);
+        atomic_compare_exchange_strong_explicit(&s->state, &writing, smp_snap_state(gen, SMP_SNAP_DONE),
+                                                memory_order_release, memory_order_relaxed);
         return;
     }
 }
@@ -60,39 +61,24 @@ static void queue_request(uint64_t value)
     atomic_fetch_add_explicit(&smp_snap.n_refused, 1, memory_order_relaxed);
 }
 
-/* 1 when the application set an action of its own for the signal (not default, not
- * ignore); *a is it. */
-static int app_action(const struct sigaction **a)
-{
-    int at = atomic_load_explicit(&smp_snap.app_action_at, memory_order_acquire);
-    if (at < 0 || at > 1)
-        return 0;
-    *a = &smp_snap.app_actions[at];
-    if ((*a)->sa_flags & SA_SIGINFO)
-        return (*a)->sa_sigaction != NULL;
-    return (*a)->sa_handler != SIG_DFL && (*a)->sa_handler != SIG_IGN;
-}
-
 void smp_snap_handler(int sig, siginfo_t *info, void *ucontext)
 {
     int saved_errno = errno;
     uint64_t value = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
-    const struct sigaction *a;
 
     if (info->si_code == SI_QUEUE && info->si_value.sival_ptr == SMP_SNAP_COOKIE &&
         info->si_pid == getpid()) {
         answer(ucontext);
     } else if (info->si_code == SI_QUEUE && value >> 32 == SMP_SNAP_PROF_MAGIC) {
         queue_request(SMP_SNAP_FROM_PROF | (value & 0xffffffffu));
-    } else if (app_action(&a)) {
-        errno = saved_errno;
-        if (a->sa_flags & SA_SIGINFO)
-            a->sa_sigaction(sig, info, ucontext);
-        else
-            a->sa_handler(sig);
-        saved_errno = errno;
-    } else if (info->si_code == SI_USER || info->si_code == SI_QUEUE) {
-        queue_request(SMP_SNAP_FROM_KILL);
+    } else {
+        /* Anything else is the application's when it has an action of its own; without
+         * one, a plain kill() asks for a snapshot file. */
+        int rc = smp_app_action_deliver(&smp_snap.app, sig, info, ucontext);
+        if (rc == SMP_APP_RAN)
+            return; /* errno as the application's handler left it */
+        if (rc == SMP_APP_DEFAULT && (info->si_code == SI_USER || info->si_code == SI_QUEUE))
+            queue_request(SMP_SNAP_FROM_KILL);
     }
     errno = saved_errno;
 }

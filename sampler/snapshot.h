@@ -18,7 +18,13 @@
  * or by a plain kill(). The handler queues the request (smp_snap.pending) for libprof's
  * writer thread, which takes the snapshot and writes the file; nothing else happens in the
  * handler. When the application has its own action for the signal, a plain kill() is its
- * own and is handed to that action; requests from prof and from our threads never are.
+ * own and is handed to that action (sampler/app_action.h); requests from prof and from our
+ * threads never are. With the application's action SIG_IGN, a plain kill() is ignored.
+ *
+ * A slot is re-armed for a new request only from IDLE or DONE: a thread still WRITING into
+ * it (a walk that outlived its request's wait) keeps it, and the request takes a fresh
+ * region instead (libprof/snapshot.c); the walk's last store is a compare-and-swap from
+ * its own WRITING state, so that it can never overwrite a later request's state.
  */
 #ifndef PROF_SAMPLER_SNAPSHOT_H
 #define PROF_SAMPLER_SNAPSHOT_H
@@ -29,6 +35,7 @@
 #include <stdint.h>
 
 #include "include/prof_format.h"
+#include "sampler/app_action.h"
 
 #define SMP_SNAP_COOKIE ((void *)0x736e6170) /* si_value of a request to one of our threads */
 #define SMP_SNAP_PROF_MAGIC 0x70726f66u      /* "prof": high half of `prof stacks`' value */
@@ -64,8 +71,7 @@ struct smp_snap {
     _Atomic uint32_t gen;                           /* the current request's generation */
     _Atomic uint64_t pending[SMP_SNAP_PENDING_MAX]; /* outside requests, 0 = free entry */
     _Atomic uint64_t n_refused;                     /* outside requests refused: queue full */
-    _Atomic int app_action_at;                      /* as smp_sampler.app_action_at */
-    struct sigaction app_actions[2];                /* the application's action for the signal */
+    struct smp_app_action app;                      /* the application's action for the signal */
 };
 
 extern struct smp_snap smp_snap;
@@ -73,6 +79,27 @@ extern struct smp_snap smp_snap;
 /* Async-signal-safe: the snapshot signal's handler, for sigaction with SA_SIGINFO. Saves
  * and restores errno. */
 void smp_snap_handler(int sig, siginfo_t *info, void *ucontext);
+
+/* A slot's state: the request's generation above the SMP_SNAP_* kind. */
+static inline uint32_t smp_snap_state(uint32_t gen, uint32_t kind)
+{
+    return gen << 2 | kind;
+}
+
+static inline uint32_t smp_snap_state_kind(uint32_t state)
+{
+    return state & 3u;
+}
+
+/* Async-signal-safe. 1 when a signal of the snapshot signal's number is libprof's own: a
+ * request to one of our threads (our cookie, from this process) or from `prof stacks`. */
+static inline int smp_snap_signal_is_ours(const siginfo_t *info, int self_pid)
+{
+    uint64_t value = (uint64_t)(uintptr_t)info->si_value.sival_ptr;
+    return info->si_code == SI_QUEUE &&
+           ((info->si_value.sival_ptr == SMP_SNAP_COOKIE && info->si_pid == self_pid) ||
+            value >> 32 == SMP_SNAP_PROF_MAGIC);
+}
 
 /* Slot i of region r. */
 static inline struct smp_snap_slot *smp_snap_slot_at(struct smp_snap_region *r, unsigned i)

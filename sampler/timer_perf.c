@@ -19,6 +19,7 @@ static void fill_attr(struct perf_event_attr *a, unsigned hz, unsigned event)
     memset(a, 0, sizeof(*a));
     a->size = sizeof(*a);
     a->disabled = 1;
+    a->exclude_kernel = 1; /* never signal a thread inside a system call (file comment) */
     a->exclude_hv = 1;
     switch (event) {
     case SMP_PERF_CYCLES:
@@ -49,40 +50,66 @@ static int move_high(int fd)
     return high >= 0 ? high : -err;
 }
 
-int smp_timer_perf_open(pid_t tid, int signo, unsigned hz, unsigned event)
+/* Routes the counter's overflows to tid as signo and enables it for one overflow. */
+static int route_and_enable(int fd, pid_t tid, int signo)
+{
+    struct f_owner_ex owner = {.type = F_OWNER_TID, .pid = tid};
+    if (fcntl(fd, F_SETFL, O_ASYNC) != 0 || fcntl(fd, F_SETSIG, signo) != 0 ||
+        fcntl(fd, F_SETOWN_EX, &owner) != 0 || ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0 ||
+        ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0)
+        return -errno;
+    return 0;
+}
+
+int smp_timer_perf_open(pid_t tid, int signo, unsigned hz, unsigned event, uint64_t *id_out)
 {
     if (hz == 0 || hz > 1000000)
         return -EINVAL;
     struct perf_event_attr attr;
     fill_attr(&attr, hz, event);
     long fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    if (fd < 0 && errno == EACCES && !attr.exclude_kernel) {
-        /* perf_event_paranoid >= 2 allows user-space counting only. */
-        attr.exclude_kernel = 1;
-        fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-    }
     if (fd < 0)
         return -errno;
     int rc = move_high((int)fd);
     if (rc < 0)
         return rc;
     fd = rc;
-    struct f_owner_ex owner = { .type = F_OWNER_TID, .pid = tid };
-    if (fcntl((int)fd, F_SETFL, O_ASYNC) != 0 || fcntl((int)fd, F_SETSIG, signo) != 0 ||
-        fcntl((int)fd, F_SETOWN_EX, &owner) != 0 ||
-        ioctl((int)fd, PERF_EVENT_IOC_RESET, 0) != 0 ||
-        ioctl((int)fd, PERF_EVENT_IOC_REFRESH, 1) != 0) {
-        int err = errno;
+    uint64_t id = 0;
+    if (fd >= (long)SMP_PERF_FD_MAX || ioctl((int)fd, PERF_EVENT_IOC_ID, &id) != 0) {
         close((int)fd);
-        return -err;
+        return -EMFILE;
     }
+    /* Known to the handler before the counter can overflow. */
+    atomic_store(&smp_perf_fds[fd], (uint32_t)tid);
+    rc = route_and_enable((int)fd, tid, signo);
+    if (rc != 0) {
+        smp_timer_perf_close((int)fd, id);
+        return rc;
+    }
+    *id_out = id;
     return (int)fd;
 }
 
-void smp_timer_perf_close(int fd)
+int smp_timer_perf_is(int fd, uint64_t id)
 {
     int saved = errno;
-    if (fd >= 0) {
+    uint64_t now = 0;
+    int yes = fd >= 0 && ioctl(fd, PERF_EVENT_IOC_ID, &now) == 0 && now == id;
+    errno = saved;
+    return yes;
+}
+
+void smp_timer_perf_forget(int fd)
+{
+    if (fd >= 0 && (unsigned)fd < SMP_PERF_FD_MAX && atomic_load(&smp_perf_fds[fd]) != 0)
+        atomic_store(&smp_perf_fds[fd], SMP_PERF_FD_LATE);
+}
+
+void smp_timer_perf_close(int fd, uint64_t id)
+{
+    int saved = errno;
+    smp_timer_perf_forget(fd);
+    if (smp_timer_perf_is(fd, id)) {
         ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
         close(fd);
     }

@@ -3,15 +3,22 @@
  * Frame-pointer stepper, on the signal handler's path: the logic of sampler/fp_step.h
  * with this thread's memory. Stack words are loaded directly (the bounds are the thread's
  * own stack, proven readable outside the handler); a return address must lie in the code
- * map (sampler/codemap.h); instruction bytes are loaded directly when the code map has
- * them in a readable mapping (the thread was just running there, the common case, at no
- * cost), else through the fault-proof probe, which costs a system call.
+ * map (sampler/codemap.h), entered once for the whole walk; instruction bytes are read
+ * only through the fault-proof probe: the code map says what was code when it was read,
+ * not that it is still mapped now (glibc loads and unloads modules behind our dlopen
+ * wrappers, and a JIT frees code at will).
  */
 #include "sampler/walk_fp.h"
 
 #include "sampler/codemap.h"
 #include "sampler/fp_step.h"
 #include "sampler/probe.h"
+
+/* The accessors' state: the code map the walk entered. */
+struct self_mem {
+    struct fpstep_mem base; /* first: the walk hands back a pointer to it */
+    struct smp_codemap_view map;
+};
 
 SMP_READS_STACK static int self_stack_word(const struct fpstep_mem *m, uintptr_t addr,
                                            uintptr_t *out)
@@ -24,37 +31,30 @@ SMP_READS_STACK static int self_stack_word(const struct fpstep_mem *m, uintptr_t
 static int self_code(const struct fpstep_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
 {
     (void)m;
-    if (smp_codemap_readable(addr, n)) {
-        const volatile uint8_t *at = (const volatile uint8_t *)addr;
-        for (unsigned i = 0; i < n; i++)
-            out[i] = at[i];
-        return 0;
-    }
     return smp_probe_read(out, addr, n) == 0 ? 0 : -1;
 }
 
 static int self_is_code(const struct fpstep_mem *m, uintptr_t addr)
 {
-    (void)m;
-    return smp_codemap_contains(addr);
+    return smp_codemap_view_contains(&((const struct self_mem *)m)->map, addr);
 }
 
-static const struct fpstep_mem self_mem = {
-    .stack_word = self_stack_word,
-    .code = self_code,
-    .is_code = self_is_code,
-};
-
-SMP_READS_STACK uintptr_t smp_walk_fp_leaf_caller(const struct fpstep_regs *regs, uintptr_t lo,
-                                                  uintptr_t hi)
+static void self_mem_enter(struct self_mem *m)
 {
-    return arch_strip_pac(fpstep_leaf_caller(&self_mem, regs, lo, hi));
+    m->base.stack_word = self_stack_word;
+    m->base.code = self_code;
+    m->base.is_code = self_is_code;
+    smp_codemap_enter(&m->map);
 }
 
 SMP_READS_STACK unsigned smp_walk_fp(const struct fpstep_regs *regs, const struct smp_stack *stack,
                                      uint64_t *frames, unsigned max_frames,
                                      uint8_t *stop_reason, uint8_t *flags)
 {
-    return fpstep_walk(&self_mem, regs, stack->lo, stack->hi, stack->root_fp, frames,
-                       max_frames, stop_reason, flags);
+    struct self_mem m;
+    self_mem_enter(&m);
+    unsigned n = fpstep_walk(&m.base, regs, stack->lo, stack->hi, stack->root_fp, frames,
+                             max_frames, stop_reason, flags);
+    smp_codemap_leave(&m.map);
+    return n;
 }

@@ -3,10 +3,12 @@
  * The frame-pointer stepper: follows the chain of saved frame pointers from an interrupted
  * context, reading only inside the stack bounds it is given. It stops, and says why, at the
  * first inconsistency (see PROF_STOP_* in include/prof_format.h) instead of guessing.
- * Before the walk it looks at the interrupted leaf: when the leaf's frame is not set up (in
- * its prologue, at its `ret`, or a frameless leaf), the frame pointer still describes the
- * caller's frame and the chain alone would skip the caller; the stepper recovers it from
- * the stack pointer or link register (see arch_leaf_state()) and flags the sample.
+ * Before the walk it looks at the interrupted leaf: when the instruction bytes at the pc
+ * prove that the leaf's frame is not set up (at its entry, between `push %rbp` and `mov
+ * %rsp,%rbp`, at its `ret`), the frame pointer still describes the caller's frame and the
+ * chain alone would skip the caller; the stepper then takes it from the stack slot or link
+ * register the bytes name (see arch_leaf_state()) and flags the sample. Elsewhere it adds
+ * nothing (sampler/fp_step.h).
  */
 #ifndef PROF_SAMPLER_WALK_FP_H
 #define PROF_SAMPLER_WALK_FP_H
@@ -37,16 +39,10 @@ struct smp_stack {
  * value, *flags to PROF_SAMPLE_LEAF_CALLER when frames[1] was recovered for an interrupted
  * leaf without its frame (else 0), and returns the number of frames written. Reaching
  * stack->root_fp ends the walk as complete, without the trampoline's own frame. Loads only
- * inside [max(lo, sp), hi); instruction bytes (at the pc, before a candidate return
- * address) are read with the fault-proof probe (sampler/probe.h), never directly. */
+ * inside [max(lo, sp), hi); instruction bytes (at the pc) are read with the fault-proof
+ * probe (sampler/probe.h), never directly. */
 unsigned smp_walk_fp(const struct fpstep_regs *regs, const struct smp_stack *stack,
                      uint64_t *frames, unsigned max_frames, uint8_t *stop_reason,
                      uint8_t *flags);
-
-/* Async-signal-safe, re-entrant. The first step of smp_walk_fp() alone: the return address
- * into the caller of the interrupted leaf when the leaf's frame is not set up (prologue,
- * `ret`, frameless leaf), else 0. Loads only inside [max(lo, sp), hi), which the caller
- * has proven readable; code bytes go through the probe. */
-uintptr_t smp_walk_fp_leaf_caller(const struct fpstep_regs *regs, uintptr_t lo, uintptr_t hi);
 
 #endif

@@ -11,12 +11,17 @@
 #include "sampler/walk_unw.h"
 
 #define UNW_LOCAL_ONLY
+#include <errno.h>
 #include <libunwind.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "arch/arch.h"
 #include "include/prof_format.h"
 #include "sampler/codemap.h"
+#include "sampler/probe.h"
 
 #if defined(__x86_64__)
 #define FP_REG UNW_X86_64_RBP
@@ -29,6 +34,7 @@ static struct {
     int (*init_local2)(unw_cursor_t *, unw_context_t *, int);
     int (*step)(unw_cursor_t *);
     int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+    int (*get_proc_info)(unw_cursor_t *, unw_proc_info_t *);
 } api; /* set once by smp_walk_unw_set_api(), before smp_unw_enabled */
 __thread int smp_unw_busy __attribute__((tls_model("initial-exec")));
 static _Atomic int paused;  /* > 0 while an object is being unloaded; libprof/ */
@@ -40,6 +46,14 @@ static uint8_t step_all(unw_cursor_t *cursor, const struct smp_stack *stack, uin
 {
     uintptr_t prev_sp = sp0;
     for (;;) {
+        /* A frame without unwind information would be stepped by libunwind's guess from
+         * the frame pointer: the walk ends there instead. (For such a frame libunwind
+         * answers success with a made-up range, one byte at the ip.) */
+        unw_proc_info_t pi;
+        unw_word_t at = 0;
+        if (api.get_reg(cursor, UNW_REG_IP, &at) < 0 || api.get_proc_info(cursor, &pi) < 0 ||
+            (pi.start_ip == at && pi.end_ip == at + 1))
+            return PROF_STOP_BOUNDS;
         int rc = api.step(cursor);
         if (rc == 0)
             return PROF_STOP_END;
@@ -96,11 +110,12 @@ unsigned smp_walk_unw(void *ucontext, const struct fpstep_regs *regs,
     return n;
 }
 
-void smp_walk_unw_set_api(void *init_local2, void *step, void *get_reg)
+void smp_walk_unw_set_api(void *init_local2, void *step, void *get_reg, void *get_proc_info)
 {
     api.init_local2 = (int (*)(unw_cursor_t *, unw_context_t *, int))init_local2;
     api.step = (int (*)(unw_cursor_t *))step;
     api.get_reg = (int (*)(unw_cursor_t *, unw_regnum_t, unw_word_t *))get_reg;
+    api.get_proc_info = (int (*)(unw_cursor_t *, unw_proc_info_t *))get_proc_info;
 }
 
 void smp_walk_unw_pause(void)
@@ -113,4 +128,74 @@ void smp_walk_unw_pause(void)
 void smp_walk_unw_resume(void)
 {
     atomic_fetch_sub(&paused, 1);
+}
+
+void smp_walk_unw_after_fork(void)
+{
+    atomic_store(&walkers, 0);
+    atomic_store(&paused, 0);
+    smp_unw_busy = 0;
+}
+
+/* The validation pipe's ends: numbers no descriptor can have (they are negative, and not
+ * -1, which libunwind takes for "not open"). */
+#define FAKE_READ_END (-0x70726f66)
+#define FAKE_WRITE_END (-0x70726f67)
+
+int smp_unw_pipe2(int fds[2], int flags)
+{
+    (void)flags;
+    fds[0] = FAKE_READ_END;
+    fds[1] = FAKE_WRITE_END;
+    return 0;
+}
+
+long smp_unw_read(int fd, void *buf, unsigned long n)
+{
+    if (fd == FAKE_READ_END) {
+        errno = EAGAIN; /* empty, as a drained non-blocking pipe is */
+        return -1;
+    }
+    return read(fd, buf, n);
+}
+
+/* "Writes" the byte at buf into the pipe: succeeds when it is readable. */
+static long validate(const void *buf, unsigned long n)
+{
+    uint8_t byte;
+    if (n == 0 || smp_probe_read(&byte, (uintptr_t)buf, 1) != 0) {
+        errno = EFAULT;
+        return -1;
+    }
+    errno = 0;
+    return 1;
+}
+
+long smp_unw_write(int fd, const void *buf, unsigned long n)
+{
+    if (fd == FAKE_WRITE_END)
+        return validate(buf, n);
+    return write(fd, buf, n);
+}
+
+int smp_unw_close(int fd)
+{
+    if (fd == FAKE_READ_END || fd == FAKE_WRITE_END)
+        return 0;
+    return close(fd);
+}
+
+long smp_unw_syscall(long nr, ...)
+{
+    va_list ap;
+    va_start(ap, nr);
+    long a[6];
+    for (int i = 0; i < 6; i++)
+        a[i] = va_arg(ap, long);
+    va_end(ap);
+    if (nr == SYS_write && (int)a[0] == FAKE_WRITE_END)
+        return validate((const void *)a[1], (unsigned long)a[2]);
+    if (nr == SYS_read && (int)a[0] == FAKE_READ_END)
+        return smp_unw_read((int)a[0], (void *)a[1], (unsigned long)a[2]);
+    return syscall(nr, a[0], a[1], a[2], a[3], a[4], a[5]);
 }

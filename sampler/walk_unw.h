@@ -6,11 +6,19 @@
  * libunwind is found (the Makefile's UNWIND switch defines PROF_HAVE_LIBUNWIND).
  *
  * On the signal handler's path. It is safe there only because libprof/unwind.c prepared
- * libunwind outside any handler: per-thread caches, a warm-up unwind that resolved
- * libunwind's own lazy bindings, and a dl_iterate_phdr() that, while smp_unw_busy is set
- * on the calling thread, serves a snapshot of the loaded objects instead of taking the
- * loader's lock. libunwind 1.6.2 validates each address it reads (a write(2) of the byte
- * to a pipe, answered EFAULT when unreadable) before loading from it.
+ * libunwind outside any handler: no register-state cache (Debian's libunwind 1.6.2 turns a
+ * per-thread cache into one global cache behind a mutex, which a handler would take, and
+ * which a fork child would inherit held), a warm-up unwind that resolved libunwind's own
+ * lazy bindings, and a dl_iterate_phdr() that, while smp_unw_busy is set on the calling
+ * thread, serves a snapshot of the loaded objects instead of taking the loader's lock.
+ *
+ * libunwind validates addresses it is unsure of (where it falls back from unwind tables to
+ * the frame chain) by writing the byte to a pipe it opens on low descriptor numbers, and
+ * reading the pipe empty: descriptors a program that closes every descriptor and opens its
+ * own would find to be its files, read from and written to by our handler. libprof/unwind.c
+ * points libunwind's imports of pipe2, read, write, close and syscall at the stand-ins
+ * below: the pipe is a pair of numbers no descriptor can have, and "writing" a byte to it
+ * is a fault-proof probe of that byte (sampler/probe.h). Every other call goes to libc.
  */
 #ifndef PROF_SAMPLER_WALK_UNW_H
 #define PROF_SAMPLER_WALK_UNW_H
@@ -24,11 +32,11 @@
 extern int smp_unw_enabled;
 
 /* Not async-signal-safe. The libunwind functions the stepper calls (unw_init_local2,
- * unw_step, unw_get_reg), found by libprof/unwind.c with dlsym() after it loaded
- * libunwind with dlopen(): libunwind is loaded only when PROF_UNWIND=libunwind asks for it,
- * since loading it costs every process close to a millisecond. Set before
+ * unw_step, unw_get_reg, unw_get_proc_info), found by libprof/unwind.c with dlsym() after
+ * it loaded libunwind with dlopen(): libunwind is loaded only when PROF_UNWIND=libunwind
+ * asks for it, since loading it costs every process close to a millisecond. Set before
  * smp_unw_enabled. */
-void smp_walk_unw_set_api(void *init_local2, void *step, void *get_reg);
+void smp_walk_unw_set_api(void *init_local2, void *step, void *get_reg, void *get_proc_info);
 
 /* 1 while this thread is inside smp_walk_unw(); libprof/unwind.c's dl_iterate_phdr reads
  * it. Initial-exec TLS, so the handler reaches it without a call. */
@@ -40,8 +48,9 @@ extern __thread int smp_unw_busy __attribute__((tls_model("initial-exec")));
  * frames (at most max_frames >= 1), and stops with a PROF_STOP_* reason in *stop_reason:
  * END when libunwind reaches the outermost frame or the frame of libprof's entry
  * trampoline (stack->root_fp, which is not included), DEPTH at max_frames, BOUNDS when a
- * frame's stack pointer leaves the thread's stack or libunwind cannot step, ORDER when it
- * does not increase. Returns the number of frames, 0 when it could not start. */
+ * frame's stack pointer leaves the thread's stack, libunwind cannot step, or a frame has no
+ * unwind information (libunwind would guess its caller from the frame pointer), ORDER
+ * when it does not increase. Returns the number of frames, 0 when it could not start. */
 unsigned smp_walk_unw(void *ucontext, const struct fpstep_regs *regs,
                       const struct smp_stack *stack, uint64_t *frames, unsigned max_frames,
                       uint8_t *stop_reason);
@@ -52,5 +61,16 @@ unsigned smp_walk_unw(void *ucontext, const struct fpstep_regs *regs,
  * them, so that no handler follows a snapshot into an object being unmapped. */
 void smp_walk_unw_pause(void);
 void smp_walk_unw_resume(void);
+/* Not async-signal-safe. In a fork child (one thread, in no handler): no walk is running
+ * and none is paused. */
+void smp_walk_unw_after_fork(void);
+
+/* Async-signal-safe: libunwind's imports, redirected by libprof/unwind.c (see above). The
+ * signatures are libc's. */
+int smp_unw_pipe2(int fds[2], int flags);
+long smp_unw_read(int fd, void *buf, unsigned long n);
+long smp_unw_write(int fd, const void *buf, unsigned long n);
+int smp_unw_close(int fd);
+long smp_unw_syscall(long nr, ...);
 
 #endif

@@ -10,29 +10,41 @@
 #  3. libprof.so exports only the public API and the libc calls it interposes;
 #  4. the prof command contains no library (smp_/lp_) code.
 # Prints one line per violation and exits 1 if there is any.
+#   scripts/lint.sh BUILD HANDLER_OBJECT...   (the Makefile passes its list of handler objects)
 set -u
 build=${1:-build}
+[ $# -gt 0 ] && shift
 obj=$build/obj
 fail=0
 err() { echo "lint: $*" >&2; fail=1; }
 
 # 1. Handler path. The allowlist: functions POSIX lists as async-signal-safe that these
 # files use, plus the compiler's and glibc's safe helpers.
-handler_objs="$obj/sampler/handler.o $obj/sampler/walk_fp.o $obj/sampler/ring.o $obj/sampler/snapshot.o
-              $obj/sampler/probe.o $obj/sampler/codemap.o"
+handler_objs=""
+unw_obj=""
+for o in "$@"; do
+    case $o in
+    */walk_unw.o) unw_obj=$o ;;
+    *) handler_objs="$handler_objs $o" ;;
+    esac
+done
+[ -n "$handler_objs" ] || err "no handler objects given (make lint passes them)"
 # The libunwind stepper, when built (UNWIND=1), may also call libunwind's local unwinder
-# (its entry points, per architecture). libunwind's local unwinding is async-signal-safe
-# only with libprof/unwind.c's protection: per-thread caches, a warm-up unwind outside the
-# handler, and a dl_iterate_phdr() that serves a snapshot instead of taking the loader's
-# lock while smp_unw_busy is set (libunwind 1.6.2 calls dl_iterate_phdr from unw_step).
-unw_obj=$obj/sampler/walk_unw.o
-unw_allow="_ULx86_64_init_local2 _ULx86_64_step _ULx86_64_get_reg
-           _ULaarch64_init_local2 _ULaarch64_step _ULaarch64_get_reg"
+# (its entry points, per architecture), and its stand-ins for libunwind's descriptor calls
+# forward to read, write and close. libunwind's local unwinding is async-signal-safe only
+# with libprof/unwind.c's protection: no register-state cache (no lock), its descriptor
+# calls redirected to those stand-ins, a warm-up unwind outside the handler, and a
+# dl_iterate_phdr() that serves a snapshot instead of taking the loader's lock while
+# smp_unw_busy is set (libunwind 1.6.2 calls dl_iterate_phdr from unw_step).
+unw_allow="_ULx86_64_init_local2 _ULx86_64_step _ULx86_64_get_reg _ULx86_64_get_proc_info
+           _ULaarch64_init_local2 _ULaarch64_step _ULaarch64_get_reg _ULaarch64_get_proc_info
+           read write close"
 allow="_GLOBAL_OFFSET_TABLE_ __errno_location clock_gettime syscall ioctl memset memcpy getpid
        __stack_chk_fail __aarch64_cas8_acq_rel __aarch64_ldadd8_relax __aarch64_ldadd4_acq
-       __aarch64_ldadd4_rel __aarch64_cas8_relax __aarch64_ldadd8_acq_rel"
+       __aarch64_ldadd4_rel __aarch64_cas8_relax __aarch64_ldadd8_acq_rel
+       __aarch64_cas4_acq_rel __aarch64_ldadd4_acq_rel __aarch64_swp4_acq_rel"
 all_handler_objs=$handler_objs
-[ -f "$unw_obj" ] && all_handler_objs="$handler_objs $unw_obj"
+[ -n "$unw_obj" ] && [ -f "$unw_obj" ] && all_handler_objs="$handler_objs $unw_obj"
 defined=$(nm --defined-only $all_handler_objs 2>/dev/null | awk 'NF == 3 { print $3 }')
 check_calls() { # objects, extra allowed symbols
     for sym in $(nm -u $1 | awk 'NF == 2 { print $2 }' | sort -u); do
@@ -45,7 +57,7 @@ check_calls() { # objects, extra allowed symbols
     done
 }
 check_calls "$handler_objs" ""
-[ -f "$unw_obj" ] && check_calls "$unw_obj" "$unw_allow"
+[ -n "$unw_obj" ] && [ -f "$unw_obj" ] && check_calls "$unw_obj" "$unw_allow"
 for o in $handler_objs; do
     [ -f "$o" ] || err "missing handler object $o (build first)"
 done

@@ -2,9 +2,10 @@
 /* Unit tests of the public backtrace API (libprof/backtrace.c) called from signal
  * handlers, on the thread's stack and on an alternate signal stack: a fault in a chain of
  * framed functions must give the faulting function (the interrupted instruction) then
- * its callers; a corrupt chain ends the walk without a fault; prof_backtrace_fd writes one
- * line per frame. */
-#pragma GCC optimize("no-omit-frame-pointer")
+ * its callers; a fault in a function without a frame gives its caller only as a candidate
+ * line, for `prof symbolize` to prove; a corrupt chain ends the walk without a fault;
+ * prof_backtrace_fd writes one line per frame. This file is built with frame pointers
+ * (the Makefile). */
 #include <criterion/criterion.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -15,6 +16,8 @@
 #include <unistd.h>
 
 #include "include/prof.h"
+#include "include/prof_format.h"
+#include "libprof/unwind.h"
 
 static sigjmp_buf back;
 static void *pcs[64];
@@ -44,10 +47,30 @@ static void install(int on_altstack)
     cr_assert_eq(sigaction(SIGSEGV, &sa, NULL), 0);
 }
 
-/* The fault is the point: UBSan (make asan) must let it happen. */
+__attribute__((noinline)) static void sink(volatile int *p)
+{
+    (void)p;
+    __asm__ volatile("" ::: "memory");
+}
+
+/* The fault is the point: UBSan (make asan) must let it happen. The call before it gives
+ * the function a frame, set up before the fault (after the call, not scheduled into the
+ * prologue). */
 __attribute__((noinline, no_sanitize("null"))) static void faulting(volatile int *p)
 {
+    sink(p);
     *p = 42;
+}
+
+/* The same without a frame: a leaf that needs no stack keeps none, frame pointers or not. */
+__attribute__((noinline, no_sanitize("null"))) static void faulting_leaf(volatile int *p)
+{
+    *p = 42;
+}
+
+__attribute__((noinline)) static void middle_of_leaf(volatile int *p)
+{
+    faulting_leaf(p);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -156,4 +179,68 @@ Test(backtrace, the_fd_variant_writes_one_line_per_frame)
     cr_assert_eq(lines, fd_frames, "%d lines for %d frames:\n%s", lines, fd_frames, text);
     cr_assert_gt(fd_frames, 3);
     cr_assert(strstr(text, "+0x") != NULL || strstr(text, "0x") == text, "%s", text);
+}
+
+/* The line number (0-based) in text of the first line starting with prefix, or -1. */
+static int line_starting(const char *text, const char *prefix)
+{
+    int line = 0;
+    for (const char *at = text; *at; line++) {
+        if (strncmp(at, prefix, strlen(prefix)) == 0)
+            return line;
+        const char *nl = strchr(at, '\n');
+        if (!nl)
+            break;
+        at = nl + 1;
+    }
+    return -1;
+}
+
+/* "path+0xOFF" of address a, as prof_backtrace_fd() writes it (return addresses minus 1). */
+static void module_line(uintptr_t a, char *out, size_t cap)
+{
+    char path[4096];
+    uint64_t off;
+    cr_assert_eq(lp_unwind_module_at(a, path, sizeof(path), &off), 0);
+    snprintf(out, cap, "%s+0x%llx", path, (unsigned long long)off);
+}
+
+Test(backtrace, a_leaf_without_a_frame_gets_its_caller_as_a_candidate_line)
+{
+    cr_assert_eq(lp_unwind_init(PROF_UNWIND_FP), 0);
+    cr_assert_eq(pipe(pipe_fds), 0);
+    install(0);
+    volatile int *volatile null = NULL;
+    if (sigsetjmp(back, 1) == 0)
+        middle_of_leaf(null);
+    close(pipe_fds[1]);
+    char text[16384] = "";
+    ssize_t got = read(pipe_fds[0], text, sizeof(text) - 1);
+    cr_assert_gt(got, 0);
+    text[got] = '\0';
+    char leaf[4200], caller[4200], want[4300];
+    module_line((uintptr_t)&faulting_leaf, leaf, sizeof(leaf));
+    char *plus = strrchr(leaf, '+');
+    *plus = '\0'; /* the module; the offset is the faulting instruction's */
+    /* The candidate follows the faulting instruction's line; its address is the return
+     * address into middle_of_leaf (minus 1). */
+    int candidate = line_starting(text, "? ");
+    cr_assert_geq(candidate, 1, "no candidate line:\n%s", text);
+    const char *line = text;
+    for (int i = 0; i < candidate; i++)
+        line = strchr(line, '\n') + 1;
+    uintptr_t ra = 0;
+    cr_assert_eq(sscanf(line, "? %4199[^+]+0x%lx", caller, &ra), 2, "%s", line);
+    module_line((uintptr_t)&middle_of_leaf, want, sizeof(want));
+    uint64_t fn_off = strtoull(strrchr(want, '+') + 3, NULL, 16);
+    cr_assert(ra > fn_off && ra < fn_off + 64, "the candidate is not in middle_of_leaf:\n%s",
+              text);
+    /* The array (taken by the same handler) has no candidates: the entry after the
+     * faulting instruction is not that return address. */
+    for (int i = 0; i + 1 < n_pcs; i++)
+        if ((uintptr_t)pcs[i] >= (uintptr_t)&faulting_leaf &&
+            (uintptr_t)pcs[i] < (uintptr_t)&faulting_leaf + 16)
+            cr_assert_neq(lp_unwind_module_at((uintptr_t)pcs[i + 1], caller, sizeof(caller),
+                                              &fn_off) == 0 && fn_off == ra + 1, 1,
+                          "the array holds the unproven caller");
 }

@@ -32,7 +32,7 @@ static char path[64];
 static void open_writer(struct lp_writer *w)
 {
     snprintf(path, sizeof(path), "/tmp/libprof-rings-%d.prof", (int)getpid());
-    cr_assert_eq(lp_writer_open(w, path), 0);
+    cr_assert_eq(lp_writer_open(w, path, 0), 0);
 }
 
 Test(rings, takes_until_the_pool_is_empty)
@@ -81,7 +81,8 @@ Test(rings, fork_child_keeps_only_its_own_ring_emptied)
     struct smp_ring *mine = lp_rings_take(), *other = lp_rings_take();
     push(mine, 1);
     push(other, 2);
-    lp_rings_forget(mine);
+    lp_rings_fork_prepare(); /* as around a fork: the child handler runs with it held */
+    lp_rings_fork_child(mine);
     cr_assert_eq(lp_rings_in_use(), 1);
     cr_assert_null(smp_ring_peek(mine), "the parent's samples are gone");
 }

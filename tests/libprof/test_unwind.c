@@ -32,18 +32,21 @@ Test(unwind_config, prof_unwind_picks_the_stepper)
 
 Test(unwind, the_module_table_names_this_program_and_its_offset)
 {
-    const char *path;
+    char path[4096];
     uint64_t off;
     uintptr_t pc = (uintptr_t)&lp_unwind_refresh;
-    cr_assert_eq(lp_unwind_module_at(pc, &path, &off), -ENOENT, "nothing before init");
+    cr_assert_eq(lp_unwind_module_at(pc, path, sizeof(path), &off), -ENOENT, "nothing before init");
     cr_assert_eq(lp_unwind_init(PROF_UNWIND_FP), 0);
-    cr_assert_eq(lp_unwind_module_at(pc, &path, &off), 0);
+    cr_assert_eq(lp_unwind_module_at(pc, path, sizeof(path), &off), 0);
     cr_assert(strstr(path, "/tests/unit") != NULL, "path %s", path);
     cr_assert_lt(off, (uint64_t)64 << 20);
     cr_assert(smp_codemap_contains(pc));
     void *heap = malloc(64);
     cr_assert_not(smp_codemap_contains((uintptr_t)heap), "the heap is not code");
-    cr_assert_eq(lp_unwind_module_at((uintptr_t)heap, &path, &off), -ENOENT);
+    cr_assert_eq(lp_unwind_module_at((uintptr_t)heap, path, sizeof(path), &off), -ENOENT);
+    char small[8];
+    cr_assert_eq(lp_unwind_module_at(pc, small, sizeof(small), &off), 0);
+    cr_assert_eq(strlen(small), sizeof(small) - 1, "the path is cut to fit, NUL-terminated");
     free(heap);
 }
 

@@ -70,7 +70,7 @@ Test(writer, writes_header_and_records_on_flush, .init = make_dir)
 {
     struct lp_writer w;
     char *p = path_in_dir("a.prof");
-    cr_assert_eq(lp_writer_open(&w, p), 0);
+    cr_assert_eq(lp_writer_open(&w, p, 0), 0);
     cr_assert_geq(w.fd, 3);
     cr_assert(fcntl(w.fd, F_GETFD) & FD_CLOEXEC);
     cr_assert_eq(file_size(p), 0, "nothing is written before a flush");
@@ -87,7 +87,7 @@ Test(writer, takes_no_standard_descriptor_even_when_they_are_closed, .init = mak
     close(0);
     close(1);
     struct lp_writer w;
-    cr_assert_eq(lp_writer_open(&w, path_in_dir("b.prof")), 0);
+    cr_assert_eq(lp_writer_open(&w, path_in_dir("b.prof"), 0), 0);
     cr_assert_geq(w.fd, 3);
     cr_assert_eq(fcntl(0, F_GETFD), -1, "fd 0 stays closed");
     lp_writer_close(&w);
@@ -108,7 +108,7 @@ Test(writer, drains_the_ring_into_sample_records, .init = make_dir)
     }
     struct lp_writer w;
     char *p = path_in_dir("c.prof");
-    cr_assert_eq(lp_writer_open(&w, p), 0);
+    cr_assert_eq(lp_writer_open(&w, p, 0), 0);
     cr_assert_eq(lp_writer_drain(&w, &r), 10);
     cr_assert_null(smp_ring_peek(&r));
     lp_writer_close(&w);
@@ -122,7 +122,7 @@ Test(writer, never_writes_into_a_file_that_took_its_descriptor, .init = make_dir
     char prof[128], other[128];
     strcpy(prof, path_in_dir("d.prof"));
     strcpy(other, path_in_dir("app.txt"));
-    cr_assert_eq(lp_writer_open(&w, prof), 0);
+    cr_assert_eq(lp_writer_open(&w, prof, 0), 0);
     cr_assert_eq(lp_writer_flush(&w), 0);
     /* The application closes every descriptor and opens its own file, which gets ours. */
     int ours = w.fd;
@@ -145,7 +145,7 @@ Test(writer, stops_output_when_the_profile_was_replaced, .init = make_dir)
     char prof[128];
     strcpy(prof, path_in_dir("e.prof"));
     lp_log_open("/dev/null"); /* the one line it reports is expected here */
-    cr_assert_eq(lp_writer_open(&w, prof), 0);
+    cr_assert_eq(lp_writer_open(&w, prof, 0), 0);
     close(w.fd);
     unlink(prof);
     cr_assert_neq(lp_writer_flush(&w), 0);
@@ -161,7 +161,7 @@ Test(writer, thread_sync_and_stop, .init = make_dir)
     cr_assert_eq(smp_ring_init(&r, mem, sizeof(mem), 8), 0);
     struct lp_writer w;
     char *p = path_in_dir("f.prof");
-    cr_assert_eq(lp_writer_open(&w, p), 0);
+    cr_assert_eq(lp_writer_open(&w, p, 0), 0);
     cr_assert_eq(lp_writer_start(&w, &r), 0);
     struct smp_slot *s = smp_ring_reserve(&r);
     memset(&s->rec, 0, sizeof(s->rec));
@@ -177,7 +177,7 @@ Test(maps, records_this_executable_with_its_build_id, .init = make_dir)
 {
     struct lp_writer w;
     char *p = path_in_dir("g.prof");
-    cr_assert_eq(lp_writer_open(&w, p), 0);
+    cr_assert_eq(lp_writer_open(&w, p, 0), 0);
     cr_assert_gt(lp_maps_write(&w, 1), 0);
     cr_assert_gt(lp_threads_write_names(&w, 1), 0);
     char exe[256] = { 0 };

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests of the code map (sampler/codemap.c): lookups before and after a publish, the
- * range edges, a republish replacing the map, and the frame-pointer stepper ending a walk
- * at a return address outside the map instead of recording it. */
+/* Unit tests of the code map (sampler/codemap.c, published by libprof/unwind.c): lookups
+ * before and after a publish, the range edges, a republish replacing the map, a walk that
+ * stays inside the table it entered while a publish waits for it, and the frame-pointer
+ * stepper ending a walk at a return address outside the map instead of recording it. */
 #include <criterion/criterion.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 
 #include "include/prof_format.h"
+#include "libprof/unwind.h"
 #include "sampler/codemap.h"
 #include "sampler/walk_fp.h"
 
-/* Made-up ranges: not readable, so that no stepper loads from them. */
-static const struct smp_code_range two[] = {{0x1000, 0x2000, 0}, {0x5000, 0x5100, 0}};
+/* Made-up ranges: no stepper loads from them (code bytes go through the probe). */
+static const struct smp_code_range two[] = {{0x1000, 0x2000}, {0x5000, 0x5100}};
 
 Test(codemap, every_address_passes_before_a_map_is_published)
 {
@@ -19,7 +24,7 @@ Test(codemap, every_address_passes_before_a_map_is_published)
 
 Test(codemap, finds_addresses_inside_ranges_only)
 {
-    smp_codemap_publish(two, 2);
+    lp_codemap_publish(two, 2);
     cr_assert(smp_codemap_contains(0x1000));
     cr_assert(smp_codemap_contains(0x1fff));
     cr_assert_not(smp_codemap_contains(0x2000), "end is exclusive");
@@ -32,12 +37,42 @@ Test(codemap, finds_addresses_inside_ranges_only)
 
 Test(codemap, a_republish_replaces_the_map)
 {
-    smp_codemap_publish(two, 2);
-    smp_codemap_publish(two + 1, 1);
+    lp_codemap_publish(two, 2);
+    lp_codemap_publish(two + 1, 1);
     cr_assert_not(smp_codemap_contains(0x1800));
     cr_assert(smp_codemap_contains(0x5000));
-    smp_codemap_publish(two, 0);
+    lp_codemap_publish(two, 0);
     cr_assert_not(smp_codemap_contains(0x5000), "an empty map holds nothing");
+}
+
+static _Atomic int published;
+
+static void *publish_other(void *arg)
+{
+    (void)arg;
+    lp_codemap_publish(two + 1, 1);
+    atomic_store(&published, 1);
+    return NULL;
+}
+
+/* Two publishes while a walk is inside the first table: the second must wait until the walk
+ * leaves, or it would rewrite the table under it (the double buffer alternates). */
+Test(codemap, a_walk_keeps_its_table_while_publishes_wait_for_it)
+{
+    lp_codemap_publish(two, 2);
+    struct smp_codemap_view v;
+    smp_codemap_enter(&v);
+    lp_codemap_publish(two + 1, 1); /* fills the spare table: no reader there */
+    pthread_t t;
+    cr_assert_eq(pthread_create(&t, NULL, publish_other, NULL), 0);
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    cr_assert_eq(atomic_load(&published), 0, "the publish did not wait for the walk");
+    cr_assert(smp_codemap_view_contains(&v, 0x1800), "the walk's table changed under it");
+    smp_codemap_leave(&v);
+    pthread_join(t, NULL);
+    cr_assert_eq(atomic_load(&published), 1);
+    cr_assert_not(smp_codemap_contains(0x1800));
 }
 
 Test(codemap, the_fp_walk_stops_at_a_return_address_outside_code)
@@ -49,7 +84,7 @@ Test(codemap, the_fp_walk_stops_at_a_return_address_outside_code)
     stk[21] = 0x3000; /* not code */
     stk[30] = 0;
     stk[31] = 0x1900;
-    smp_codemap_publish(two, 2);
+    lp_codemap_publish(two, 2);
     struct fpstep_regs regs = {.pc = 0x1010, .sp = (uintptr_t)&stk[0], .fp = (uintptr_t)&stk[10]};
     struct smp_stack stack = {.lo = (uintptr_t)&stk[0], .hi = (uintptr_t)&stk[64]};
     uint64_t f[8];
@@ -57,15 +92,4 @@ Test(codemap, the_fp_walk_stops_at_a_return_address_outside_code)
     cr_assert_eq(smp_walk_fp(&regs, &stack, f, 8, &why, &flags), 2);
     cr_assert_eq(why, PROF_STOP_BOUNDS);
     cr_assert_eq(f[1], 0x1800);
-}
-
-Test(codemap, readable_only_inside_one_readable_range)
-{
-    static const struct smp_code_range mixed[] = {{0x1000, 0x2000, 1}, {0x5000, 0x5100, 0}};
-    smp_codemap_publish(mixed, 2);
-    cr_assert(smp_codemap_readable(0x1000, 16));
-    cr_assert(smp_codemap_readable(0x1ff0, 16));
-    cr_assert_not(smp_codemap_readable(0x1ff8, 16), "runs past the range's end");
-    cr_assert_not(smp_codemap_readable(0x5000, 4), "executable but not readable");
-    cr_assert_not(smp_codemap_readable(0x3000, 1), "no range there");
 }

@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests of the signal handler (sampler/handler.c): what it records, that it keeps
- * errno, that a full ring drops and counts, the leaf-only fallback for a thread whose
- * stack bounds are unknown, and how it tells its own timer's signals from the
- * application's. fire() calls the handler as the kernel would after a timer expiry, with
- * a siginfo of our source and the caller's context from getcontext(). */
+/* Unit tests of the signal handler (sampler/handler.c, sampler/app_action.c): what it
+ * records, that it keeps errno, that a full ring drops and counts, the leaf-only fallback
+ * for a thread whose stack bounds are unknown, how it tells its own timers' signals from the
+ * application's, and how it delivers the application's as the kernel would (mask,
+ * SA_NODEFER, SA_RESETHAND, the default action, a handler that never returns). fire()
+ * calls the handler as the kernel would after a timer expiry, with a siginfo of our source
+ * and the caller's context from getcontext(). */
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -16,6 +20,7 @@
 #include "sampler/handler.h"
 #include "sampler/install.h"
 #include "sampler/ring.h"
+#include "sampler/timer_perf.h"
 #include "sampler/timer_thread.h"
 
 static uint64_t mem[8192];
@@ -39,7 +44,7 @@ static void setup_sampler(size_t n_slots, int with_bounds)
         smp_self.stack_lo = (uintptr_t)addr;
         smp_self.stack_hi = (uintptr_t)addr + size;
     }
-    cr_assert_eq(smp_install_handler(SIGPROF, 0, NULL, sigaction), 0);
+    cr_assert_eq(smp_install_handler(SIGPROF, NULL, sigaction), 0);
     atomic_store(&smp_sampler.active, 1);
 }
 
@@ -148,8 +153,7 @@ Test(handler, hands_signals_it_did_not_send_to_the_application)
     memset(&app, 0, sizeof(app));
     app.sa_sigaction = app_handler;
     app.sa_flags = SA_SIGINFO;
-    smp_sampler.app_actions[1] = app;
-    atomic_store(&smp_sampler.app_action_at, 1);
+    smp_app_action_store(&smp_sampler.app, &app);
 
     fire_code = SI_USER; /* kill() by someone: not our timer */
     fire();
@@ -166,6 +170,10 @@ Test(handler, hands_signals_it_did_not_send_to_the_application)
 Test(handler, a_timer_without_our_cookie_is_the_application_s)
 {
     setup_sampler(4, 1);
+    struct sigaction ign;
+    memset(&ign, 0, sizeof(ign));
+    ign.sa_handler = SIG_IGN;
+    smp_app_action_store(&smp_sampler.app, &ign);
     siginfo_t si;
     ucontext_t uc;
     memset(&si, 0, sizeof(si));
@@ -175,4 +183,210 @@ Test(handler, a_timer_without_our_cookie_is_the_application_s)
     smp_handler(SIGPROF, &si, &uc);
     cr_assert_null(smp_ring_peek(&ring));
     cr_assert_eq(counter(PROF_STAT_SIGNALS), 0);
+}
+
+Test(handler, runs_with_every_asynchronous_signal_blocked)
+{
+    setup_sampler(4, 1);
+    struct sigaction now;
+    cr_assert_eq(sigaction(SIGPROF, NULL, &now), 0);
+    cr_assert(sigismember(&now.sa_mask, SIGALRM), "an application's SIGALRM could interrupt us");
+    cr_assert(sigismember(&now.sa_mask, SIGRTMIN + 1));
+    cr_assert(sigismember(&now.sa_mask, SIGINT));
+    cr_assert_not(sigismember(&now.sa_mask, SIGSEGV), "synchronous signals are never blocked");
+}
+
+/* A signal delivered by our handler to the application's action, from inside our handler,
+ * with the interrupted context's mask as uc_sigmask. */
+static sigset_t mask_seen;
+static int deliveries;
+
+static void record_mask(int sig)
+{
+    (void)sig;
+    deliveries++;
+    pthread_sigmask(SIG_SETMASK, NULL, &mask_seen);
+}
+
+static void deliver_kill(int flags, const sigset_t *app_mask)
+{
+    struct sigaction app;
+    memset(&app, 0, sizeof(app));
+    app.sa_handler = record_mask;
+    app.sa_flags = flags;
+    if (app_mask)
+        app.sa_mask = *app_mask;
+    smp_app_action_store(&smp_sampler.app, &app);
+    siginfo_t si;
+    ucontext_t uc;
+    memset(&si, 0, sizeof(si));
+    si.si_code = SI_USER;
+    getcontext(&uc);
+    sigemptyset(&uc.uc_sigmask);
+    sigaddset(&uc.uc_sigmask, SIGUSR1); /* what the interrupted code had blocked */
+    smp_handler(SIGPROF, &si, &uc);
+}
+
+Test(handler, the_application_handler_gets_the_mask_it_asked_for)
+{
+    setup_sampler(4, 1);
+    sigset_t extra;
+    sigemptyset(&extra);
+    sigaddset(&extra, SIGUSR2);
+    deliver_kill(0, &extra);
+    cr_assert_eq(deliveries, 1);
+    cr_assert(sigismember(&mask_seen, SIGUSR1), "the interrupted mask");
+    cr_assert(sigismember(&mask_seen, SIGUSR2), "its sa_mask");
+    cr_assert(sigismember(&mask_seen, SIGPROF), "the signal itself");
+    cr_assert_not(sigismember(&mask_seen, SIGALRM), "not our handler's mask");
+    deliver_kill(SA_NODEFER, NULL);
+    cr_assert_not(sigismember(&mask_seen, SIGPROF), "SA_NODEFER");
+}
+
+/* SA_RESETHAND: the first delivery runs the handler, the second meets the default action,
+ * which for SIGPROF terminates the process, as without libprof. */
+Test(handler, sa_resethand_runs_once_then_the_default_action, .signal = SIGPROF)
+{
+    setup_sampler(4, 1);
+    deliver_kill(SA_RESETHAND, NULL);
+    cr_assert_eq(deliveries, 1);
+    struct sigaction seen;
+    smp_app_action_load(&smp_sampler.app, &seen);
+    cr_assert_eq(seen.sa_handler, SIG_DFL, "sigaction() shows the reset");
+    deliver_kill(SA_RESETHAND, NULL); /* the store clears the reset: runs again */
+    cr_assert_eq(deliveries, 2);
+    siginfo_t si;
+    ucontext_t uc;
+    memset(&si, 0, sizeof(si));
+    si.si_code = SI_USER;
+    getcontext(&uc);
+    sigemptyset(&uc.uc_sigmask);
+    smp_handler(SIGPROF, &si, &uc); /* default: re-raised, pending until unblocked */
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
+    cr_assert_fail("the default action did not terminate");
+}
+
+Test(handler, a_signal_with_the_default_action_terminates_as_without_us, .signal = SIGPROF)
+{
+    setup_sampler(4, 1);
+    struct sigaction dfl;
+    memset(&dfl, 0, sizeof(dfl));
+    dfl.sa_handler = SIG_DFL;
+    smp_app_action_store(&smp_sampler.app, &dfl);
+    siginfo_t si;
+    ucontext_t uc;
+    memset(&si, 0, sizeof(si));
+    si.si_code = SI_USER;
+    getcontext(&uc);
+    smp_handler(SIGPROF, &si, &uc);
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    pthread_sigmask(SIG_UNBLOCK, &prof, NULL);
+    cr_assert_fail("the default action did not terminate");
+}
+
+static sigjmp_buf out;
+
+static void jump_out(int sig)
+{
+    (void)sig;
+    siglongjmp(out, 1);
+}
+
+/* The application's handler leaves ours by siglongjmp: nothing of ours is left half done,
+ * and the next tick is sampled. */
+Test(handler, an_application_handler_that_never_returns_leaves_sampling_intact)
+{
+    setup_sampler(4, 1);
+    struct sigaction app;
+    memset(&app, 0, sizeof(app));
+    app.sa_handler = jump_out;
+    smp_app_action_store(&smp_sampler.app, &app);
+    if (sigsetjmp(out, 1) == 0) {
+        fire_code = SI_USER;
+        fire();
+        cr_assert_fail("the application's handler returned");
+    }
+    cr_assert_eq(atomic_load(&smp_sampler.in_flight), 0);
+    fire_code = SI_TIMER;
+    fire();
+    fire();
+    cr_assert_eq(counter(PROF_STAT_SAMPLES), 2);
+    cr_assert_not_null(smp_ring_peek(&ring));
+}
+
+/* The perf source's signals name a descriptor: one of this thread's counters is a sample;
+ * a counter of ours that was closed is late and dropped; any other is the application's. */
+static void fire_poll(int fd)
+{
+    siginfo_t si;
+    ucontext_t uc;
+    memset(&si, 0, sizeof(si));
+    si.si_code = POLL_HUP;
+    si.si_fd = fd;
+    getcontext(&uc);
+    smp_handler(SIGPROF, &si, &uc);
+}
+
+Test(handler, perf_signals_are_ours_only_for_this_threads_counter)
+{
+    setup_sampler(4, 1);
+    smp_sampler.source = PROF_TIMER_PERF;
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0); /* stand-ins: the re-arming ioctl fails on a pipe */
+    struct sigaction app;
+    memset(&app, 0, sizeof(app));
+    app.sa_sigaction = app_handler;
+    app.sa_flags = SA_SIGINFO;
+    smp_app_action_store(&smp_sampler.app, &app);
+
+    atomic_store(&smp_perf_fds[fds[0]], (uint32_t)syscall(SYS_gettid));
+    fire_poll(fds[0]);
+    cr_assert_eq(counter(PROF_STAT_SAMPLES), 1);
+    atomic_store(&smp_perf_fds[fds[0]], SMP_PERF_FD_LATE);
+    fire_poll(fds[0]);
+    cr_assert_eq(counter(PROF_STAT_SAMPLES), 1);
+    cr_assert_eq(counter(PROF_STAT_LATE_SIGNALS), 1);
+    cr_assert_eq(app_calls, 0, "a late signal of ours went to the application");
+    fire_poll(fds[1]); /* never ours */
+    cr_assert_eq(app_calls, 1);
+    cr_assert_eq(counter(PROF_STAT_APP_SIGNALS), 1);
+    atomic_store(&smp_perf_fds[fds[0]], 0);
+}
+
+static void burn_cpu_ns(uint64_t ns)
+{
+    struct timespec t0, t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t0);
+    do {
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    } while ((uint64_t)(t.tv_sec - t0.tv_sec) * 1000000000u + (uint64_t)t.tv_nsec -
+                 (uint64_t)t0.tv_nsec < ns);
+}
+
+/* A perf clock sample weighs the thread's CPU time since its last one, in periods: the
+ * time a system call took (which the user-only counter does not sample) is not lost. */
+Test(handler, perf_samples_weigh_the_cpu_time_since_the_last_one)
+{
+    setup_sampler(8, 1);
+    smp_sampler.source = PROF_TIMER_PERF;
+    smp_sampler.period_ns = 1000000; /* 1 ms */
+    atomic_store(&smp_sampler.epoch, 7);
+    int fds[2];
+    cr_assert_eq(pipe(fds), 0);
+    atomic_store(&smp_perf_fds[fds[0]], (uint32_t)syscall(SYS_gettid));
+    fire_poll(fds[0]); /* the first of an epoch: weight 1, a mark to measure from */
+    burn_cpu_ns(20000000);
+    fire_poll(fds[0]);
+    struct smp_slot *s = smp_ring_peek(&ring);
+    cr_assert_eq(s->rec.weight, 1);
+    smp_ring_release(&ring, s);
+    s = smp_ring_peek(&ring);
+    cr_assert_not_null(s);
+    cr_assert(s->rec.weight >= 19 && s->rec.weight <= 23, "weight %u for 20 ms", s->rec.weight);
+    atomic_store(&smp_perf_fds[fds[0]], 0);
 }

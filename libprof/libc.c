@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* The real libc functions (see libc.h). */
+#include "libprof/libc.h"
+
+#include <dlfcn.h>
+#include <stdatomic.h>
+
+struct lp_libc lp_libc;
+static _Atomic int resolved;
+
+/* One function by its name, the next definition after ours. */
+#define RESOLVE(field, name) (lp_libc.field = (__typeof__(lp_libc.field))dlsym(RTLD_NEXT, name))
+
+void lp_libc_init(void)
+{
+    if (atomic_load_explicit(&resolved, memory_order_acquire))
+        return;
+    RESOLVE(libc_start_main, "__libc_start_main");
+    RESOLVE(pthread_setname_np, "pthread_setname_np");
+    RESOLVE(sigaction, "sigaction");
+    RESOLVE(setitimer, "setitimer");
+    RESOLVE(dlopen, "dlopen");
+    RESOLVE(dlclose, "dlclose");
+    RESOLVE(dl_iterate_phdr, "dl_iterate_phdr");
+    RESOLVE(execve, "execve");
+    RESOLVE(execvpe, "execvpe");
+    RESOLVE(fexecve, "fexecve");
+    RESOLVE(execveat, "execveat");
+    /* Last: interpose.c takes a resolved pthread_create as "all resolved". */
+    RESOLVE(pthread_create, "pthread_create");
+    atomic_store_explicit(&resolved, 1, memory_order_release);
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The real libc functions behind the ones libprof.so interposes (libprof/interpose.c), found
+ * with dlsym(RTLD_NEXT) once, by the first caller: our constructor, or an interposer that
+ * runs before it (another library's constructor). The bottom of libprof/: the session and
+ * the writer call libc through here to get past our own wrappers (our handler must be
+ * installed with libc's sigaction, not the application's virtual one; the writer thread
+ * must not start through our pthread_create trampoline). Not async-signal-safe until
+ * lp_libc_init() has run; the pointers never change afterwards.
+ */
+#ifndef PROF_LIBPROF_LIBC_H
+#define PROF_LIBPROF_LIBC_H
+
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/time.h>
+
+typedef int lp_main_fn(int, char **, char **);
+typedef int lp_libc_start_main_fn(lp_main_fn *, int, char **, void (*)(void), void (*)(void),
+                                  void (*)(void), void *);
+typedef int lp_phdr_cb_fn(struct dl_phdr_info *, size_t, void *);
+
+struct lp_libc {
+    lp_libc_start_main_fn *libc_start_main;
+    int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+    int (*pthread_setname_np)(pthread_t, const char *);
+    int (*sigaction)(int, const struct sigaction *, struct sigaction *);
+    int (*setitimer)(__itimer_which_t, const struct itimerval *, struct itimerval *);
+    void *(*dlopen)(const char *, int);
+    int (*dlclose)(void *);
+    int (*dl_iterate_phdr)(lp_phdr_cb_fn *, void *);
+    int (*execve)(const char *, char *const[], char *const[]);
+    int (*execvpe)(const char *, char *const[], char *const[]);
+    int (*fexecve)(int, char *const[], char *const[]);
+    int (*execveat)(int, const char *, char *const[], char *const[], int);
+};
+
+/* The real functions; filled by lp_libc_init(). */
+extern struct lp_libc lp_libc;
+
+/* Not async-signal-safe. Resolves lp_libc (idempotent; cheap after the first call). */
+void lp_libc_init(void);
+
+#endif
