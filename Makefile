@@ -16,7 +16,8 @@ WARN        := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prot
 OPT         := -O2 -g
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -I. $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
 LIB_CFLAGS  := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec
-LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs -Wl,--exclude-libs,ALL
+LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs -Wl,--exclude-libs,ALL \
+               -Wl,-z,start-stop-visibility=hidden
 REP_LDLIBS  := -lbfd -lz -lm
 WORK_CFLAGS := -std=gnu11 -I. -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
                -fno-inline-functions -fno-optimize-sibling-calls $(WARN)

@@ -87,7 +87,11 @@
 #define PROF_STAT_APP_SIGNALS 13  /* signals on libprof's signal that were the application's,
                                    * delivered to its action */
 #define PROF_STAT_LATE_SIGNALS 14 /* signals of libprof's timers that were gone (dropped) */
-#define PROF_STAT_N 15
+#define PROF_STAT_KERNEL_SAMPLES 15 /* of the recorded samples, those of time in the kernel
+                                     * (a kernel-only counter's, no signal) */
+#define PROF_STAT_KERNEL_SELF 16 /* kernel-time samples taken inside libprof's own signal
+                                  * handlers (its cost, not the program's): not recorded */
+#define PROF_STAT_N 17
 
 struct prof_file_header {
     char magic[8];         /* PROF_FILE_MAGIC */

@@ -2,26 +2,37 @@
 /* The public API (include/prof.h): thin wrappers over the session. */
 #include "include/prof.h"
 
+#include "libprof/libc.h"
 #include "libprof/lifecycle.h"
+
+/* Each runs with every signal blocked (libprof/libc.h): the session's calls take locks. */
+#define LP_API_CALL(expr)                                                                  \
+    do {                                                                                   \
+        sigset_t mask_;                                                                    \
+        lp_signals_block(&mask_);                                                          \
+        int rc_ = (expr);                                                                  \
+        lp_signals_restore(&mask_);                                                        \
+        return rc_ == 0 ? 0 : -1;                                                          \
+    } while (0)
 
 PROF_API int prof_start(void)
 {
-    return lp_session_set_active(1) == 0 ? 0 : -1;
+    LP_API_CALL(lp_session_set_active(1));
 }
 
 PROF_API int prof_stop(void)
 {
-    return lp_session_set_active(0) == 0 ? 0 : -1;
+    LP_API_CALL(lp_session_set_active(0));
 }
 
 PROF_API int prof_flush(void)
 {
-    return lp_session_flush() == 0 ? 0 : -1;
+    LP_API_CALL(lp_session_flush());
 }
 
 PROF_API int prof_snapshot(int fd)
 {
     if (fd < 0)
         return -1;
-    return lp_session_snapshot(fd) == 0 ? 0 : -1;
+    LP_API_CALL(lp_session_snapshot(fd));
 }

@@ -3,6 +3,8 @@
  * writer thread call them; never a signal handler. */
 #include "libprof/fd.h"
 
+#include "sampler/fd_high.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -39,6 +41,12 @@ int lp_fd_write_all(int fd, const void *buf, size_t len)
         len -= (size_t)n;
     }
     return 0;
+}
+
+int lp_fd_open_kept(const char *path, int flags, mode_t mode)
+{
+    int fd = lp_fd_open(path, flags, mode);
+    return fd < 0 ? fd : smp_fd_move_high(fd);
 }
 
 void lp_fd_close(int fd)

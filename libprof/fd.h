@@ -3,7 +3,8 @@
  * The library's own file descriptors. Every descriptor it keeps is close-on-exec and
  * numbered 3 or above, so that it never becomes the application's stdin, stdout or stderr
  * (even when the application started with those closed) and is never inherited by a
- * program it executes.
+ * program it executes; those it keeps for the whole run live high in the table
+ * (sampler/fd_high.h).
  */
 #ifndef PROF_LIBPROF_FD_H
 #define PROF_LIBPROF_FD_H
@@ -13,6 +14,10 @@
 /* Not async-signal-safe. open(2) with O_CLOEXEC added, moved to 3 or above. Returns the
  * descriptor or -errno. */
 int lp_fd_open(const char *path, int flags, mode_t mode);
+
+/* Not async-signal-safe. The same for a descriptor kept for the run (the profile, the
+ * log): moved high in the table (sampler/fd_high.h). */
+int lp_fd_open_kept(const char *path, int flags, mode_t mode);
 
 /* Writes all of buf, retrying after EINTR and short writes. 0 or -errno. */
 int lp_fd_write_all(int fd, const void *buf, size_t len);

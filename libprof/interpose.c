@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -41,7 +42,10 @@ static lp_main_fn *real_main;
 static void thread_exit(void *unused)
 {
     (void)unused;
+    sigset_t mask;
+    lp_signals_block(&mask);
     lp_session_thread_exit();
+    lp_signals_restore(&mask);
 }
 
 static void make_key(void)
@@ -55,9 +59,21 @@ void lp_interpose_init(void)
     pthread_once(&key_once, make_key);
 }
 
+/* The entry trampolines live in a section of their own, so that a call chain the kernel
+ * recorded (libprof/ksamples.c) can be cut where the handler's walk would end. */
+#define LP_TRAMPOLINE __attribute__((section("lp_trampolines"), noinline))
+extern const char __start_lp_trampolines[] __attribute__((visibility("hidden")));
+extern const char __stop_lp_trampolines[] __attribute__((visibility("hidden")));
+
+void lp_interpose_trampolines(uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = (uintptr_t)__start_lp_trampolines;
+    *hi = (uintptr_t)__stop_lp_trampolines;
+}
+
 /* As thread_trampoline, for the main thread: the walk ends at this frame, below main().
  * The thread-exit hook is set for it too: main may leave by pthread_exit(). */
-static int main_trampoline(int argc, char **argv, char **envp)
+LP_TRAMPOLINE static int main_trampoline(int argc, char **argv, char **envp)
 {
     smp_self.root_fp = (uintptr_t)__builtin_frame_address(0);
     pthread_setspecific(thread_exit_key, (void *)1);
@@ -87,12 +103,15 @@ __attribute__((constructor(101))) static void interpose_constructor(void)
 struct thread_start {
     void *(*fn)(void *);
     void *arg;
+    sigset_t mask; /* the creator's mask, which the start routine runs with */
 };
 
 /* The stack walk ends at this function's frame (smp_self.root_fp): the frames below it
  * belong to libc's thread start, which keeps no frame pointer. The barrier after the call
- * keeps the compiler from turning it into a tail call, which would drop the frame. */
-static void *thread_trampoline(void *p)
+ * keeps the compiler from turning it into a tail call, which would drop the frame. The
+ * thread starts with every signal blocked (lp_signals_block: our setup takes locks) and
+ * gets its creator's mask when its start routine begins. */
+LP_TRAMPOLINE static void *thread_trampoline(void *p)
 {
     struct thread_start st = *(struct thread_start *)p;
     free(p);
@@ -100,6 +119,7 @@ static void *thread_trampoline(void *p)
     pthread_setspecific(thread_exit_key, (void *)1);
     lp_session_thread_start();
     smp_self.root_fp = (uintptr_t)__builtin_frame_address(0);
+    lp_signals_restore(&st.mask);
     void *ret = st.fn(st.arg);
     __asm__ volatile("" ::: "memory");
     return ret;
@@ -116,9 +136,12 @@ LP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
         return lp_libc.pthread_create(thread, attr, fn, arg);
     st->fn = fn;
     st->arg = arg;
+    lp_signals_block(&st->mask); /* the new thread inherits the blocked mask */
+    sigset_t mine = st->mask;
     int rc = lp_libc.pthread_create(thread, attr, thread_trampoline, st);
     if (rc != 0)
         free(st);
+    lp_signals_restore(&mine);
     return rc;
 }
 
@@ -159,8 +182,12 @@ LP_EXPORT int pthread_setname_np(pthread_t thread, const char *name)
 {
     lp_interpose_init();
     int rc = lp_libc.pthread_setname_np ? lp_libc.pthread_setname_np(thread, name) : ENOSYS;
-    if (rc == 0 && pthread_equal(thread, pthread_self()))
+    if (rc == 0 && pthread_equal(thread, pthread_self())) {
+        sigset_t mask;
+        lp_signals_block(&mask);
         lp_session_post_thread_name();
+        lp_signals_restore(&mask);
+    }
     return rc;
 }
 
@@ -171,8 +198,13 @@ LP_EXPORT void *dlopen(const char *file, int mode)
     lp_interpose_init();
     void *handle = lp_libc.dlopen(file, mode);
     if (handle && file) {
+        int err = errno;
+        sigset_t mask;
+        lp_signals_block(&mask);
         lp_session_post_maps();
         lp_unwind_refresh(); /* the steppers' code map and loaded-object snapshot */
+        lp_signals_restore(&mask);
+        errno = err;
     }
     return handle;
 }
@@ -180,10 +212,17 @@ LP_EXPORT void *dlopen(const char *file, int mode)
 LP_EXPORT int dlclose(void *handle)
 {
     lp_interpose_init();
+    sigset_t mask;
+    lp_signals_block(&mask);
     lp_session_post_maps();
     lp_unwind_unload_begin();
+    lp_signals_restore(&mask);
     int rc = lp_libc.dlclose(handle);
+    int err = errno;
+    lp_signals_block(&mask);
     lp_unwind_unload_end();
+    lp_signals_restore(&mask);
+    errno = err;
     return rc;
 }
 
@@ -200,12 +239,80 @@ LP_EXPORT int dl_iterate_phdr(lp_phdr_cb_fn *cb, void *data)
     return lp_libc.dl_iterate_phdr(cb, data);
 }
 
+/* The set*id family: glibc relays each call to every thread of the process and aborts
+ * when one of them fails, and capabilities are per thread, so a program that raised its
+ * own (capset, after PR_SET_KEEPCAPS and a uid change: setpriv, capng) would see our
+ * writer thread fail the next call. The writer steps out for the call (lifecycle.h). */
+#define LP_SETXID(call)                                                                    \
+    do {                                                                                   \
+        lp_interpose_init();                                                               \
+        sigset_t mask_;                                                                    \
+        lp_signals_block(&mask_);                                                          \
+        lp_session_before_setxid();                                                        \
+        int rc_ = (call);                                                                  \
+        int err_ = errno;                                                                  \
+        lp_session_after_setxid();                                                         \
+        lp_signals_restore(&mask_);                                                        \
+        errno = err_;                                                                      \
+        return rc_;                                                                        \
+    } while (0)
+
+LP_EXPORT int setuid(uid_t uid)
+{
+    LP_SETXID(lp_libc.setuid(uid));
+}
+
+LP_EXPORT int setgid(gid_t gid)
+{
+    LP_SETXID(lp_libc.setgid(gid));
+}
+
+LP_EXPORT int seteuid(uid_t uid)
+{
+    LP_SETXID(lp_libc.seteuid(uid));
+}
+
+LP_EXPORT int setegid(gid_t gid)
+{
+    LP_SETXID(lp_libc.setegid(gid));
+}
+
+LP_EXPORT int setreuid(uid_t r, uid_t e)
+{
+    LP_SETXID(lp_libc.setreuid(r, e));
+}
+
+LP_EXPORT int setregid(gid_t r, gid_t e)
+{
+    LP_SETXID(lp_libc.setregid(r, e));
+}
+
+LP_EXPORT int setresuid(uid_t r, uid_t e, uid_t s)
+{
+    LP_SETXID(lp_libc.setresuid(r, e, s));
+}
+
+LP_EXPORT int setresgid(gid_t r, gid_t e, gid_t s)
+{
+    LP_SETXID(lp_libc.setresgid(r, e, s));
+}
+
+LP_EXPORT int setgroups(size_t n, const gid_t *list)
+{
+    LP_SETXID(lp_libc.setgroups(n, list));
+}
+
 /* The profile is finished before any exec attempt: if the exec fails the process goes on
  * unprofiled, which is rare and safe; an exec that succeeds never returns to finish it. */
 static void before_exec(void)
 {
     lp_interpose_init();
+    int err = errno;
+    sigset_t mask;
+    lp_signals_block(&mask);
     lp_session_before_exec();
+    lp_signals_restore(&mask);
+    errno = err;
 }
 
 /* With PROF_FOLLOW=0 the program an exec starts must not load us: the environment it gets

@@ -26,6 +26,15 @@ void lp_libc_init(void)
     RESOLVE(execvpe, "execvpe");
     RESOLVE(fexecve, "fexecve");
     RESOLVE(execveat, "execveat");
+    RESOLVE(setuid, "setuid");
+    RESOLVE(setgid, "setgid");
+    RESOLVE(seteuid, "seteuid");
+    RESOLVE(setegid, "setegid");
+    RESOLVE(setreuid, "setreuid");
+    RESOLVE(setregid, "setregid");
+    RESOLVE(setresuid, "setresuid");
+    RESOLVE(setresgid, "setresgid");
+    RESOLVE(setgroups, "setgroups");
     /* Last: interpose.c takes a resolved pthread_create as "all resolved". */
     RESOLVE(pthread_create, "pthread_create");
     atomic_store_explicit(&resolved, 1, memory_order_release);

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <sys/time.h>
+#include <sys/types.h>
 
 typedef int lp_main_fn(int, char **, char **);
 typedef int lp_libc_start_main_fn(lp_main_fn *, int, char **, void (*)(void), void (*)(void),
@@ -34,6 +35,15 @@ struct lp_libc {
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*fexecve)(int, char *const[], char *const[]);
     int (*execveat)(int, const char *, char *const[], char *const[], int);
+    int (*setuid)(uid_t);
+    int (*setgid)(gid_t);
+    int (*seteuid)(uid_t);
+    int (*setegid)(gid_t);
+    int (*setreuid)(uid_t, uid_t);
+    int (*setregid)(gid_t, gid_t);
+    int (*setresuid)(uid_t, uid_t, uid_t);
+    int (*setresgid)(gid_t, gid_t, gid_t);
+    int (*setgroups)(size_t, const gid_t *);
 };
 
 /* The real functions; filled by lp_libc_init(). */
@@ -41,5 +51,23 @@ extern struct lp_libc lp_libc;
 
 /* Not async-signal-safe. Resolves lp_libc (idempotent; cheap after the first call). */
 void lp_libc_init(void);
+
+/* libprof's code that runs on the application's threads outside our handlers (thread start
+ * and exit, dlopen and dlclose, sigaction, set*id, exec, the API) takes locks and
+ * allocates: an application handler run in its middle could leave it by siglongjmp() or
+ * pthread_exit() and leave a lock held for good. It runs with every signal blocked (glibc
+ * never blocks its own two), so such a signal waits until our code is done, as it would
+ * wait for a critical section of the program's own. */
+static inline void lp_signals_block(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, old);
+}
+
+static inline void lp_signals_restore(const sigset_t *old)
+{
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
 
 #endif

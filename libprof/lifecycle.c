@@ -48,9 +48,12 @@
 #include "include/prof_record.h"
 #include "libprof/config.h"
 #include "libprof/fd.h"
+#include "libprof/interpose.h"
+#include "libprof/ksamples.h"
 #include "libprof/libc.h"
 #include "libprof/log.h"
 #include "libprof/maps.h"
+#include "libprof/objects.h"
 #include "libprof/rings.h"
 #include "libprof/snapshot.h"
 #include "libprof/threads.h"
@@ -78,6 +81,7 @@ static struct {
     void *ring_mem;           /* mmap'd; never unmapped while the handler is installed */
     size_t ring_bytes;
     uint64_t start_ns;        /* CLOCK_MONOTONIC at start */
+    uint64_t start_cpu_ns;    /* CLOCK_PROCESS_CPUTIME_ID at start */
     struct lp_timer_choice timer; /* the source, its signal and rate; from start */
     int installed_signo;      /* the signal our handler is installed for, 0 = none yet;
                                * under sig_mu once live */
@@ -89,7 +93,11 @@ static struct {
                                * watch; a hint, /proc/self/task decides */
     pid_t owner_tid;          /* the thread that owns the writer's buffer before the writer
                                * thread runs (the one that opens the profile) */
-} session = {.sig_mu = PTHREAD_MUTEX_INITIALIZER};
+    struct lp_ksamples_ends kernel_ends; /* for kernel-time samples; from start */
+    pthread_mutex_t cred_mu;  /* serializes the application's set*id calls (the writer steps
+                               * out for each); taken first by the fork handler */
+    int writer_stepped_out;   /* the writer thread was stopped for a set*id call; cred_mu */
+} session = {.sig_mu = PTHREAD_MUTEX_INITIALIZER, .cred_mu = PTHREAD_MUTEX_INITIALIZER};
 
 extern char **environ;
 
@@ -150,7 +158,8 @@ static void write_stats_record(void)
     for (unsigned i = 0; i < PROF_STAT_N; i++)
         c[i] = atomic_load_explicit(&smp_sampler.counters[i], memory_order_relaxed);
     c[PROF_STAT_DURATION_NS] = clock_ns(CLOCK_MONOTONIC) - session.start_ns;
-    c[PROF_STAT_CPU_NS] = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    /* This image's CPU time: the process's counts the images before an exec too. */
+    c[PROF_STAT_CPU_NS] = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.start_cpu_ns;
     size_t need = sizeof(struct prof_rec_stats) + sizeof(c);
     void *dst = lp_writer_reserve(&session.writer, need);
     if (dst)
@@ -253,13 +262,37 @@ static int writer_is_alone(void)
     return alone;
 }
 
-/* The writer thread's periodic chores: serve snapshots, drain the per-thread rings, keep
- * per-thread counters alive, watch for the last application thread. */
+/* Moves the kernel-time samples into the profile; the writer buffer's owner. */
+static size_t drain_kernel_samples(void)
+{
+    return lp_timers_drain_kernel(&session.writer, &session.kernel_ends, session.cfg.max_depth);
+}
+
+/* Where kernel-recorded chains end, and libprof's own code (libprof/ksamples.h). */
+static void find_kernel_ends(struct lp_ksamples_ends *e)
+{
+    memset(e, 0, sizeof(*e));
+    lp_interpose_trampolines(&e->lo, &e->hi);
+    struct lp_objects objects;
+    if (lp_objects_scan(&objects) != 0)
+        return;
+    const struct lp_object *self = lp_objects_find(&objects, (uintptr_t)&smp_handler);
+    if (self) {
+        e->self_lo = self->base;
+        e->self_hi = self->end;
+    }
+    lp_objects_free(&objects);
+}
+
+/* The writer thread's periodic chores: serve snapshots, drain the per-thread rings and the
+ * kernel-time rings, keep per-thread counters alive, watch for the last application
+ * thread. */
 static int on_writer_period(void)
 {
     int busy = 0;
     lp_snapshot_serve(session.writer.path, session.writer.tid, drain_while_waiting);
     lp_rings_drain(&session.writer, &busy);
+    drain_kernel_samples();
     if (atomic_load_explicit(&smp_sampler.active, memory_order_relaxed))
         lp_timers_check();
     if (writer_is_alone())
@@ -267,11 +300,13 @@ static int on_writer_period(void)
     return busy ? LP_WRITER_BUSY : 0;
 }
 
-/* Stops the samples: timers disarmed, `active` cleared, handlers in flight waited for. */
+/* Stops the samples: `active` cleared, the kernel-time counters stopped (their rings kept
+ * for the last drain), handlers in flight waited for. The timers are disarmed by
+ * finish_profile(), after that drain. */
 static void stop_sampling(void)
 {
-    lp_timers_disarm_all();
     atomic_store(&smp_sampler.active, 0);
+    lp_timers_pause_kernel();
     quiesce_handlers();
 }
 
@@ -284,6 +319,8 @@ static void finish_profile(void)
     lp_writer_take_posts(w);
     lp_rings_drain(w, NULL);
     lp_writer_drain(w, &session.ring);
+    drain_kernel_samples();
+    lp_timers_disarm_all();
     lp_threads_write_names(w, now);
     lp_maps_write(w, now);
     write_stats_record();
@@ -343,6 +380,7 @@ static int install_handler(int signo)
 /* fork: see the file comment. */
 static void atfork_prepare(void)
 {
+    pthread_mutex_lock(&session.cred_mu);
     pthread_mutex_lock(&session.sig_mu);
     lp_timers_fork_prepare();
     lp_rings_fork_prepare();
@@ -359,6 +397,7 @@ static void atfork_parent(void)
     lp_rings_fork_parent();
     lp_timers_fork_parent();
     pthread_mutex_unlock(&session.sig_mu);
+    pthread_mutex_unlock(&session.cred_mu);
 }
 
 /* In the child, which has one thread (this one, in none of our handlers), none of our
@@ -373,6 +412,7 @@ static void atfork_child(void)
     lp_rings_fork_child(smp_self.ring);
     lp_timers_fork_child();
     pthread_mutex_unlock(&session.sig_mu);
+    pthread_mutex_unlock(&session.cred_mu);
     atomic_store(&smp_sampler.in_flight, 0);
     smp_dbuf_reset(&smp_sampler.app.dbuf);
     lp_snapshot_fork_child();
@@ -388,6 +428,7 @@ static void atfork_child(void)
         return;
     session.pid = getpid();
     session.start_ns = clock_ns(CLOCK_MONOTONIC);
+    session.start_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     for (unsigned i = 0; i < PROF_STAT_N; i++)
         atomic_store_explicit(&smp_sampler.counters[i], 0, memory_order_relaxed);
     if (start_session(1, was_sampling) != 0) {
@@ -454,6 +495,7 @@ static int start_session(int is_child, int sample_now)
         return rc;
     session.owner_tid = (pid_t)syscall(SYS_gettid);
     lp_log_set_note_sink(record_note); /* the notes that waited, after the preamble */
+    find_kernel_ends(&session.kernel_ends);
     write_process_record();
     lp_maps_write(&session.writer, session.start_ns);
     lp_threads_write_names(&session.writer, session.start_ns);
@@ -500,6 +542,7 @@ __attribute__((constructor)) static void lp_constructor(void)
     lp_libc_init();
     session.pid = getpid();
     session.start_ns = clock_ns(CLOCK_MONOTONIC);
+    session.start_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     atomic_fetch_add(&session.app_threads, 1); /* the main thread */
     lp_config_load(&session.cfg, environ, &msgs);
     lp_log_open(session.cfg.log);
@@ -757,6 +800,22 @@ void lp_session_before_exec(void)
         sigaddset(&ours, session.cfg.snap_signo);
     if (session.installed_signo > 0 || session.cfg.snap_signo > 0)
         drain_our_signals(&ours);
+}
+
+void lp_session_before_setxid(void)
+{
+    pthread_mutex_lock(&session.cred_mu);
+    session.writer_stepped_out = lp_session_live() && session.writer.running &&
+                                 lp_writer_stop(&session.writer, LP_QUIESCE_MS) == 0;
+}
+
+void lp_session_after_setxid(void)
+{
+    if (session.writer_stepped_out && lp_writer_start(&session.writer, &session.ring) != 0)
+        lp_log("cannot start the writer thread again after a change of user; profile output "
+               "stopped");
+    session.writer_stepped_out = 0;
+    pthread_mutex_unlock(&session.cred_mu);
 }
 
 __attribute__((destructor)) static void lp_destructor(void)

@@ -49,6 +49,13 @@ void lp_session_post_thread_name(void);
 /* Writes everything sampled so far to the file; waits up to a second. 0 or -errno. */
 int lp_session_flush(void);
 
+/* Around the application's set*id calls (libprof/interpose.c): before stops the writer
+ * thread (it steps out of the call glibc relays to every thread), after starts it again
+ * from the calling thread, with its credentials and capabilities. Serialized; a no-op
+ * without a live session. */
+void lp_session_before_setxid(void);
+void lp_session_after_setxid(void);
+
 /* Writes an all-thread snapshot to fd (libprof/snapshot.h). 0, -ESRCH without a live
  * session, or -errno. */
 int lp_session_snapshot(int fd);

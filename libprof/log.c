@@ -25,7 +25,7 @@ void lp_log_open(const char *path)
 {
     if (!path || !path[0])
         return;
-    int fd = lp_fd_open(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    int fd = lp_fd_open_kept(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (fd >= 0) {
         log_fd = fd;
         has_log_file = 1;

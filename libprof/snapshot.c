@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,9 +419,16 @@ int lp_snapshot_write(int fd, pid_t skip_tid, lp_snapshot_idle_fn *idle)
 {
     if (snap.signo == 0 || snap.pid != getpid())
         return -ENOSYS;
+    /* The calling thread answers too: the API blocks every signal around our code, so let
+     * the snapshot signal in for the length of the collection. */
+    sigset_t ours, old;
+    sigemptyset(&ours);
+    sigaddset(&ours, snap.signo);
+    pthread_sigmask(SIG_UNBLOCK, &ours, &old);
     pthread_mutex_lock(&snap.mu);
     int rc = write_locked(fd, skip_tid, idle);
     pthread_mutex_unlock(&snap.mu);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 

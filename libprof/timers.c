@@ -9,12 +9,14 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <linux/perf_event.h>
 #include <stdint.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -22,6 +24,8 @@
 
 #include "include/prof_format.h"
 #include "libprof/config.h"
+#include "libprof/fd.h"
+#include "libprof/ksamples.h"
 #include "libprof/log.h"
 #include "sampler/timer_itimer.h"
 #include "sampler/timer_perf.h"
@@ -34,6 +38,7 @@ struct entry {
     int fd;        /* perf source: the counter; -1 for a thread timer */
     uint64_t id;   /* perf source: the counter's kernel id, to recognize its descriptor */
     timer_t timer; /* thread source: the POSIX timer */
+    struct smp_perf_kring kring; /* perf source: the kernel-time counter, fd -1 none */
 };
 
 static struct {
@@ -44,8 +49,10 @@ static struct {
     int itimer_armed;
     struct entry *entries;
     size_t n, cap;
-    size_t n_perf;      /* entries holding a counter's descriptor */
+    size_t n_perf;      /* counters' descriptors held */
     size_t perf_budget; /* descriptors we may hold: a small part of RLIMIT_NOFILE */
+    int ksample;        /* kernel-only counters work here: each thread gets one */
+    unsigned max_stack; /* frames a kernel-recorded call chain holds at most */
 } reg = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static pid_t self_tid(void)
@@ -95,7 +102,7 @@ static int try_perf(int signo, unsigned hz, unsigned event)
     sigset_t old;
     uint64_t id = 0;
     block(signo, &old);
-    int fd = smp_timer_perf_open(self_tid(), signo, hz, event, &id);
+    int fd = smp_timer_perf_open(self_tid(), signo, hz, event, 0, &id);
     if (fd >= 0)
         smp_timer_perf_close(fd, id);
     consume_and_restore(signo, &old);
@@ -112,6 +119,33 @@ static int try_thread_timer(int signo)
     if (rc == 0)
         smp_timer_thread_delete(t);
     consume_and_restore(signo, &old);
+    return rc;
+}
+
+/* Frames a kernel-recorded chain may hold: PROF_DEPTH, within the kernel's limit
+ * (kernel.perf_event_max_stack) and what one record of ours carries. */
+static unsigned max_stack(const struct lp_config *cfg)
+{
+    unsigned n = cfg->max_depth < LP_KSAMPLE_MAX_FRAMES ? cfg->max_depth : LP_KSAMPLE_MAX_FRAMES;
+    char buf[32] = "";
+    int fd = lp_fd_open("/proc/sys/kernel/perf_event_max_stack", O_RDONLY, 0);
+    if (fd >= 0) {
+        ssize_t got = read(fd, buf, sizeof(buf) - 1);
+        buf[got > 0 ? got : 0] = '\0';
+        lp_fd_close(fd);
+        unsigned long sys = strtoul(buf, NULL, 10);
+        if (sys > 0 && sys < n)
+            n = (unsigned)sys;
+    }
+    return n;
+}
+
+/* Opens a kernel-time counter on this thread and closes it: are they permitted here? */
+static int try_kernel_counter(unsigned hz, unsigned frames)
+{
+    struct smp_perf_kring k;
+    int rc = smp_timer_perf_open_kernel(self_tid(), hz, frames, &k);
+    smp_timer_perf_close_kernel(&k);
     return rc;
 }
 
@@ -181,11 +215,19 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     size_t budget = 128;
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
         budget = lim.rlim_cur / 8;
+    int ksample = out->source == PROF_TIMER_PERF && out->period_ns != 0 &&
+                  try_kernel_counter(cfg->freq_hz, max_stack(cfg)) == 0;
+    if (out->source == PROF_TIMER_PERF && out->period_ns != 0 && !ksample)
+        lp_note("kernel-only perf counters are not permitted here (perf_event_paranoid); the "
+                "time threads spend in system calls is counted on their next sample instead "
+                "of the stack that made the call");
     pthread_mutex_lock(&reg.mu);
     reg.choice = *out;
     reg.hz = cfg->freq_hz;
     reg.chosen = 1;
     reg.perf_budget = budget;
+    reg.ksample = ksample;
+    reg.max_stack = max_stack(cfg);
     pthread_mutex_unlock(&reg.mu);
     return 0;
 }
@@ -211,28 +253,40 @@ static int arm_locked(pid_t tid)
         reg.entries = bigger;
         reg.cap = cap;
     }
-    struct entry e = { .tid = tid, .fd = -1 };
+    struct entry e = {.tid = tid, .fd = -1, .kring = {.fd = -1}};
     int rc = -EMFILE;
     /* A counter costs the application a descriptor; past the budget (a program with very
-     * many threads), threads get a per-thread timer on the same signal instead. */
+     * many threads), threads get a per-thread timer on the same signal instead. The
+     * kernel-time counter comes first, so that the handler knows from the first signal
+     * that the thread's samples weigh 1. */
     if (reg.choice.source == PROF_TIMER_PERF && reg.n_perf < reg.perf_budget) {
-        rc = smp_timer_perf_open(tid, reg.choice.signo, reg.hz, reg.choice.event, &e.id);
+        if (reg.ksample && reg.n_perf + 2 <= reg.perf_budget &&
+            smp_timer_perf_open_kernel(tid, reg.hz, reg.max_stack, &e.kring) != 0)
+            e.kring.fd = -1;
+        uint32_t flags = e.kring.fd >= 0 ? SMP_PERF_FD_KSAMPLED : 0;
+        rc = smp_timer_perf_open(tid, reg.choice.signo, reg.hz, reg.choice.event, flags, &e.id);
         e.fd = rc;
         rc = rc < 0 ? rc : 0;
-        if (rc != 0)
+        if (rc != 0) {
             e.fd = -1;
+            smp_timer_perf_close_kernel(&e.kring);
+        }
     }
     if (rc != 0)
         rc = smp_timer_thread_create(tid, reg.choice.signo, reg.hz, &e.timer);
     if (rc == 0) {
         reg.entries[reg.n++] = e;
-        reg.n_perf += e.fd >= 0;
+        reg.n_perf += (e.fd >= 0) + (e.kring.fd >= 0);
     }
     return rc;
 }
 
-static void disarm_entry(const struct entry *e)
+static void disarm_entry(struct entry *e)
 {
+    if (e->kring.fd >= 0) {
+        smp_timer_perf_close_kernel(&e->kring);
+        reg.n_perf--;
+    }
     if (e->fd >= 0) {
         smp_timer_perf_close(e->fd, e->id); /* only when the number is still our counter */
         reg.n_perf--;
@@ -315,7 +369,9 @@ void lp_timers_fork_child(void)
      * would stop the parent's counter), where the number is still one; a late signal of
      * theirs cannot reach the child, whose threads they do not name. */
     for (size_t i = 0; i < reg.n; i++) {
-        const struct entry *e = &reg.entries[i];
+        struct entry *e = &reg.entries[i];
+        /* The ring mapping is the child's own copy: unmapping it leaves the parent's. */
+        smp_timer_perf_close_kernel(&e->kring);
         if (e->fd < 0)
             continue;
         int is_ours = smp_timer_perf_is(e->fd, e->id);
@@ -335,6 +391,16 @@ int lp_timers_check(void)
     pthread_mutex_lock(&reg.mu);
     for (size_t i = 0; i < reg.n;) {
         struct entry *e = &reg.entries[i];
+        if (e->kring.fd >= 0 && !smp_timer_perf_is(e->kring.fd, e->kring.id)) {
+            /* The application closed the kernel-time counter's descriptor: its ring goes,
+             * and the thread's samples carry its kernel time again. */
+            munmap(e->kring.map, e->kring.map_bytes);
+            e->kring.map = NULL;
+            e->kring.fd = -1;
+            reg.n_perf--;
+            if (e->fd >= 0)
+                smp_timer_perf_unmark_ksampled(e->fd, e->tid);
+        }
         if (e->fd < 0 || smp_timer_perf_is(e->fd, e->id)) {
             i++;
             continue;
@@ -343,18 +409,40 @@ int lp_timers_check(void)
          * now: it is left alone, and no longer taken for ours). A new counter takes over
          * for the thread. */
         smp_timer_perf_forget(e->fd);
-        int fd = smp_timer_perf_open(e->tid, reg.choice.signo, reg.hz, reg.choice.event, &e->id);
+        uint32_t flags = e->kring.fd >= 0 ? SMP_PERF_FD_KSAMPLED : 0;
+        int fd = smp_timer_perf_open(e->tid, reg.choice.signo, reg.hz, reg.choice.event, flags,
+                                     &e->id);
         if (fd >= 0) {
             e->fd = fd;
             repaired++;
             i++;
         } else {
-            reg.n_perf--;
+            reg.n_perf -= 1 + (e->kring.fd >= 0);
+            smp_timer_perf_close_kernel(&e->kring);
             *e = reg.entries[--reg.n]; /* the thread is gone */
         }
     }
     pthread_mutex_unlock(&reg.mu);
     return repaired;
+}
+
+size_t lp_timers_drain_kernel(struct lp_writer *w, const struct lp_ksamples_ends *ends,
+                              unsigned max_frames)
+{
+    size_t n = 0;
+    pthread_mutex_lock(&reg.mu);
+    for (size_t i = 0; i < reg.n; i++)
+        n += lp_ksamples_drain(w, &reg.entries[i].kring, ends, reg.max_stack, max_frames);
+    pthread_mutex_unlock(&reg.mu);
+    return n;
+}
+
+void lp_timers_pause_kernel(void)
+{
+    pthread_mutex_lock(&reg.mu);
+    for (size_t i = 0; i < reg.n; i++)
+        smp_timer_perf_pause_kernel(&reg.entries[i].kring);
+    pthread_mutex_unlock(&reg.mu);
 }
 
 int lp_timers_count(void)

@@ -13,6 +13,8 @@
 #include <sys/types.h>
 
 struct lp_config;
+struct lp_ksamples_ends;
+struct lp_writer;
 
 /* What lp_timers_choose() settled on. */
 struct lp_timer_choice {
@@ -49,6 +51,12 @@ void lp_timers_fork_child(void);
  * all its descriptors closes ours too) and opens a new counter where it is not. Returns the
  * number replaced. The writer thread calls it every period. */
 int lp_timers_check(void);
+/* The writer buffer's owner: moves the kernel-time samples of every thread's kernel-only
+ * counter into w (libprof/ksamples.h). Returns the samples moved. */
+size_t lp_timers_drain_kernel(struct lp_writer *w, const struct lp_ksamples_ends *ends,
+                              unsigned max_frames);
+/* Stops every kernel-only counter counting, their rings left to drain (before finish). */
+void lp_timers_pause_kernel(void);
 /* Number of per-thread timers armed now (tests and stats). */
 int lp_timers_count(void);
 

@@ -67,7 +67,9 @@ static int is_earlier_image(int fd, uint64_t process_start_real_ns)
  * process writes there. The descriptor, or -EBUSY, or -errno. */
 static int claim(const char *path, uint64_t process_start_real_ns)
 {
-    int fd = lp_fd_open(path, O_RDWR | O_CREAT, 0644);
+    int fd = lp_fd_open_kept(path, O_RDWR | O_CREAT, 0644);
+    if (fd < 0 && (fd == -EACCES || fd == -EPERM) && access(path, F_OK) == 0)
+        return -EBUSY; /* another user's profile (this process changed its uid): taken */
     if (fd < 0)
         return fd;
     int rc = 0;
@@ -117,15 +119,23 @@ int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     pthread_cond_init(&w->cv, &ca);
     pthread_condattr_destroy(&ca);
+    /* The header goes out at once: a file without it, whose process was killed as it
+     * started, is all a reader could not tell from garbage. */
     w->len = prof_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
+    lp_writer_flush(w);
     return 0;
 }
 
+/* A write that failed stops the output. It is said (on stderr, or PROF_LOG) when samples
+ * are lost; a session that took none (a fork child that changed its user and closed our
+ * descriptor before its exec) loses nothing, and the program hears nothing. */
 static void fail(struct lp_writer *w, int err, const char *what)
 {
     atomic_fetch_add_explicit(&smp_sampler.counters[PROF_STAT_WRITE_ERRORS], 1,
                               memory_order_relaxed);
-    if (!w->failed)
+    int lost = atomic_load_explicit(&smp_sampler.counters[PROF_STAT_SAMPLES],
+                                    memory_order_relaxed) > 0;
+    if (!w->failed && lost)
         lp_log("cannot %s %s: %s; profile output stopped", what, w->path, strerror(-err));
     w->failed = 1;
 }
@@ -137,7 +147,7 @@ static int check_fd(struct lp_writer *w)
     struct stat st;
     if (w->fd >= 0 && fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino)
         return 0;
-    int fd = lp_fd_open(w->path, O_WRONLY | O_APPEND, 0);
+    int fd = lp_fd_open_kept(w->path, O_WRONLY | O_APPEND, 0);
     if (fd < 0)
         return fd;
     if (fstat(fd, &st) != 0 || st.st_dev != w->dev || st.st_ino != w->ino) {
@@ -285,6 +295,17 @@ void lp_writer_take_posts(struct lp_writer *w)
     lp_writer_put_records(w, w->posted, w->posted_len);
     w->posted_len = 0;
     pthread_mutex_unlock(&w->post_mu);
+}
+
+void lp_writer_put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
+                          const uint64_t *frames)
+{
+    put_sample(w, rec, frames);
+}
+
+void lp_writer_end_samples(struct lp_writer *w)
+{
+    flush_batch(w);
 }
 
 size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring)

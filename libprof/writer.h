@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "include/prof_format.h"
 #include "libprof/intern.h"
 
 #define LP_WRITER_BUF_BYTES (256u * 1024u)
@@ -102,6 +103,11 @@ int lp_writer_post(struct lp_writer *w, const void *records, size_t len);
 void lp_writer_put_records(struct lp_writer *w, const unsigned char *records, size_t len);
 /* Owner only: moves posted records into the buffer. */
 void lp_writer_take_posts(struct lp_writer *w);
+/* Owner only: one sample (its stack interned), into the batch being built; then
+ * lp_writer_end_samples() writes the batch. */
+void lp_writer_put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
+                          const uint64_t *frames);
+void lp_writer_end_samples(struct lp_writer *w);
 /* Moves every published sample out of the ring into the buffer. Returns samples moved. */
 size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring);
 /* Writes the buffer to the file. 0 or -errno (also counted and reported once). */

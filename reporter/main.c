@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "include/prof_format.h"
 #include "reporter/aggregate.h"
@@ -197,8 +198,12 @@ static void print_file_stats(const struct rep_profile *p)
         snprintf(dropped, sizeof(dropped), "%" PRIu64 " dropped", p->stats[PROF_STAT_DROPPED]);
     else
         snprintf(dropped, sizeof(dropped), "dropped unknown (no stats record)");
-    fprintf(stderr, "prof: %s: %zu samples, %s, %" PRIu64 " truncated", p->name,
-            p->n_samples_read, dropped, truncated);
+    char in_kernel[64] = "";
+    if (p->has_stats && p->stats[PROF_STAT_KERNEL_SAMPLES] > 0)
+        snprintf(in_kernel, sizeof(in_kernel), " (%" PRIu64 " in system calls)",
+                 p->stats[PROF_STAT_KERNEL_SAMPLES]);
+    fprintf(stderr, "prof: %s: %zu samples%s, %s, %" PRIu64 " truncated", p->name,
+            p->n_samples_read, in_kernel, dropped, truncated);
     if (truncated > 0) {
         fprintf(stderr,
                 " (depth %" PRIu64 ", bounds %" PRIu64 ", align %" PRIu64 ", order %" PRIu64
@@ -264,14 +269,39 @@ static int on_samples(struct rep_profile *p, void *ctx)
     return rep_agg_add_samples(c->agg, c->sym, p);
 }
 
+/* 1 when path holds nothing of a profile but, maybe, the start of its header: its
+ * process was killed as it started (a profile is created, then its header written). */
+static bool is_stillborn(const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size >= (off_t)sizeof(struct prof_file_header))
+        return false;
+    char head[sizeof(struct prof_file_header)];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(head, 1, sizeof(head), f) : 0;
+    if (f)
+        fclose(f);
+    return (off_t)n == st.st_size && memcmp(head, PROF_FILE_MAGIC, n) == 0;
+}
+
 /* Reads, reports on, symbolizes and aggregates each file in turn, so that one profile's
- * bytes at most are in memory. */
+ * bytes at most are in memory. Among several files, one whose process died before it wrote
+ * anything is skipped with a warning (a family of profiles read with a glob); alone, it is
+ * bad input. */
 static int read_all(const struct report_opts *o, struct rep_sym *sym, struct rep_agg *agg,
                     struct rep_per_thread *threads, struct rep_err *err)
 {
     size_t n_printed = 0;
+    int n_read = 0;
     for (int i = 0; i < o->n_files; i++) {
         struct rep_profile p;
+        if (o->n_files > 1 && is_stillborn(o->files[i])) {
+            rep_warnf("%s is empty: its process ended before it wrote anything; skipped",
+                      o->files[i]);
+            continue;
+        }
+        n_read++;
         rep_progress_update(agg->progress, o->files[i], 0, 0);
         if (threads == NULL) {
             /* Streamed: memory grows with the distinct stacks, not with the samples. */
@@ -306,6 +336,8 @@ static int read_all(const struct report_opts *o, struct rep_sym *sym, struct rep
         if (rc != REP_OK)
             return rc;
     }
+    if (n_read == 0)
+        return rep_err_set(err, REP_E_INPUT, "none of the %d files holds a profile", o->n_files);
     return REP_OK;
 }
 

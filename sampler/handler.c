@@ -33,14 +33,25 @@ static void count(unsigned idx)
     atomic_fetch_add_explicit(&smp_sampler.counters[idx], 1, memory_order_relaxed);
 }
 
-static uint64_t clock_ns(clockid_t clk)
+/* The system calls below are made from functions of their own, never inlined into the
+ * handler: a kernel-time sample taken in one then shows a frame of libprof's code in its
+ * call chain (the handler's own frame returns into the signal trampoline, which ends the
+ * kernel's walk), which is how libprof/ksamples.c tells the profiler's cost from the
+ * program's time. */
+#define SMP_SYSCALL_SITE __attribute__((noinline))
+#define SMP_NO_TAIL_CALL() __asm__ volatile("" ::: "memory") /* the call returns here */
+
+/* A clock, by system call: never the vDSO, whose clock reads execute rdtsc, which faults
+ * in a thread that turned the TSC off (prctl(PR_SET_TSC, PR_TSC_SIGSEGV)). */
+SMP_SYSCALL_SITE uint64_t smp_clock_ns(clockid_t clk)
 {
-    struct timespec ts;
-    clock_gettime(clk, &ts);
+    struct timespec ts = {0, 0};
+    syscall(SYS_clock_gettime, (long)clk, &ts);
+    SMP_NO_TAIL_CALL();
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-uint32_t smp_self_tid(void)
+SMP_SYSCALL_SITE uint32_t smp_self_tid(void)
 {
     if (smp_self.tid == 0)
         smp_self.tid = (uint32_t)syscall(SYS_gettid);
@@ -50,7 +61,7 @@ uint32_t smp_self_tid(void)
 /* When the interrupted code runs on the thread's alternate signal stack (an application
  * signal handler installed with SA_ONSTACK), that stack's bounds replace the thread's:
  * the walk then reads the handler's frames there, and stops where they end. */
-static void use_alt_stack_if_there(uintptr_t sp, struct smp_stack *stack)
+SMP_SYSCALL_SITE static void use_alt_stack_if_there(uintptr_t sp, struct smp_stack *stack)
 {
     stack_t ss;
     if (sp >= stack->lo && sp < stack->hi)
@@ -104,8 +115,11 @@ SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *fr
      * so (the reporter checks it against the leaf's CFI; nothing here takes it as a frame).
      * When the stepper already proved the caller (PROF_SAMPLE_LEAF_CALLER), sp_word is 0
      * so that the reporter does not add it a second time. */
+    /* A leaf whose frame pointer is the entry trampoline's is called by the trampoline,
+     * which stacks never show: no candidate then. */
     int sp_ok = regs.sp >= stack.lo && regs.sp < stack.hi && stack.hi - regs.sp >= 8 &&
-                !(regs.sp & 7u) && !(flags & PROF_SAMPLE_LEAF_CALLER);
+                !(regs.sp & 7u) && !(flags & PROF_SAMPLE_LEAF_CALLER) &&
+                (stack.root_fp == 0 || regs.fp != stack.root_fp);
     rec->sp_word = sp_ok ? *(const uint64_t *)regs.sp : 0;
     return why;
 }
@@ -120,7 +134,7 @@ static uint32_t perf_weight(void)
     uint64_t period = smp_sampler.period_ns;
     if (period == 0)
         return 1;
-    uint64_t now = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+    uint64_t now = smp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     unsigned epoch = atomic_load_explicit(&smp_sampler.epoch, memory_order_relaxed);
     uint64_t w = 1;
     if (smp_self.cpu_epoch == epoch && now >= smp_self.cpu_ns) {
@@ -155,12 +169,21 @@ int smp_signal_origin(const siginfo_t *info)
                                  : 0;
             if (owner == 0)
                 return SMP_SIGNAL_APP; /* a descriptor never ours */
-            return owner == smp_self_tid() ? SMP_SIGNAL_OURS : SMP_SIGNAL_LATE;
+            if (owner == SMP_PERF_FD_LATE)
+                return SMP_SIGNAL_LATE;
+            return (owner & ~SMP_PERF_FD_KSAMPLED) == smp_self_tid() ? SMP_SIGNAL_OURS
+                                                                      : SMP_SIGNAL_LATE;
         }
         return SMP_SIGNAL_APP;
     default:
         return info->si_code == SI_KERNEL ? SMP_SIGNAL_OURS : SMP_SIGNAL_APP;
     }
+}
+
+SMP_SYSCALL_SITE static void refresh_counter(int fd)
+{
+    ioctl(fd, PERF_EVENT_IOC_REFRESH, 1);
+    SMP_NO_TAIL_CALL();
 }
 
 /* The weight of a signal of ours; the perf source's counter stopped at its overflow and is
@@ -170,8 +193,11 @@ static uint32_t our_weight(const siginfo_t *info)
     if (info->si_code == SI_TIMER)
         return info->si_overrun > 0 ? 1u + (uint32_t)info->si_overrun : 1u;
     if (info->si_code == POLL_HUP || info->si_code == POLL_IN) {
-        ioctl(info->si_fd, PERF_EVENT_IOC_REFRESH, 1);
-        return perf_weight();
+        refresh_counter(info->si_fd);
+        /* With a kernel-time counter of its own, the thread's user samples weigh 1; else
+         * they carry its kernel time too. */
+        uint32_t owner = atomic_load_explicit(&smp_perf_fds[info->si_fd], memory_order_relaxed);
+        return owner & SMP_PERF_FD_KSAMPLED ? 1 : perf_weight();
     }
     return 1;
 }
@@ -192,7 +218,7 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
         return;
     }
     uint8_t why = smp_take_stack(&slot->rec, slot->frames, uc);
-    slot->rec.time_ns = clock_ns(CLOCK_MONOTONIC);
+    slot->rec.time_ns = smp_clock_ns(CLOCK_MONOTONIC);
     slot->rec.tid = smp_self_tid();
     slot->rec.weight = weight;
     slot->rec.stop_reason = why;

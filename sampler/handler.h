@@ -26,6 +26,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
 #include <ucontext.h>
 
 #include "include/prof_format.h"
@@ -90,6 +91,10 @@ uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames, const ucon
  * si_code and what it names (the timer's sigev_value, the perf counter's descriptor); in a
  * handler, or on the thread that dequeued it. */
 int smp_signal_origin(const siginfo_t *info);
+
+/* Async-signal-safe. Clock clk in nanoseconds, read by system call (the vDSO's rdtsc
+ * faults in a thread that turned the TSC off). */
+uint64_t smp_clock_ns(clockid_t clk);
 
 /* Async-signal-safe. This thread's kernel id (cached in smp_self). */
 uint32_t smp_self_tid(void);

@@ -34,9 +34,7 @@ static void answer(const ucontext_t *uc)
                                                      memory_order_acquire, memory_order_relaxed))
             continue;
         uint8_t why = smp_take_stack(&s->rec, s->frames, uc);
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        s->rec.time_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+        s->rec.time_ns = smp_clock_ns(CLOCK_MONOTONIC);
         s->rec.tid = tid;
         s->rec.weight = 1;
         s->rec.stop_reason = why;

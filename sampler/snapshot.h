@@ -63,7 +63,7 @@ struct smp_snap_region {
     unsigned capacity; /* slots in the region */
     unsigned max_frames;
     _Atomic unsigned n_slots; /* slots in use by the current request */
-    unsigned char slots[];
+    _Alignas(16) unsigned char slots[];
 };
 
 struct smp_snap {

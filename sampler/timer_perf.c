@@ -5,13 +5,17 @@
  */
 #include "sampler/timer_perf.h"
 
+#include "sampler/fd_high.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 static void fill_attr(struct perf_event_attr *a, unsigned hz, unsigned event)
@@ -39,15 +43,10 @@ static void fill_attr(struct perf_event_attr *a, unsigned hz, unsigned event)
     }
 }
 
-/* Moves fd to 3 or above, close-on-exec. Returns the descriptor or -errno. */
+/* The counters' descriptors live high (sampler/fd_high.h). */
 static int move_high(int fd)
 {
-    if (fd >= 3)
-        return fd;
-    int high = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-    int err = errno;
-    close(fd);
-    return high >= 0 ? high : -err;
+    return smp_fd_move_high(fd);
 }
 
 /* Routes the counter's overflows to tid as signo and enables it for one overflow. */
@@ -61,7 +60,8 @@ static int route_and_enable(int fd, pid_t tid, int signo)
     return 0;
 }
 
-int smp_timer_perf_open(pid_t tid, int signo, unsigned hz, unsigned event, uint64_t *id_out)
+int smp_timer_perf_open(pid_t tid, int signo, unsigned hz, unsigned event, uint32_t owner_flags,
+                        uint64_t *id_out)
 {
     if (hz == 0 || hz > 1000000)
         return -EINVAL;
@@ -80,7 +80,7 @@ int smp_timer_perf_open(pid_t tid, int signo, unsigned hz, unsigned event, uint6
         return -EMFILE;
     }
     /* Known to the handler before the counter can overflow. */
-    atomic_store(&smp_perf_fds[fd], (uint32_t)tid);
+    atomic_store(&smp_perf_fds[fd], (uint32_t)tid | owner_flags);
     rc = route_and_enable((int)fd, tid, signo);
     if (rc != 0) {
         smp_timer_perf_close((int)fd, id);
@@ -113,5 +113,78 @@ void smp_timer_perf_close(int fd, uint64_t id)
         ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
         close(fd);
     }
+    errno = saved;
+}
+
+void smp_timer_perf_unmark_ksampled(int fd, pid_t tid)
+{
+    if (fd >= 0 && (unsigned)fd < SMP_PERF_FD_MAX)
+        atomic_store(&smp_perf_fds[fd], (uint32_t)tid);
+}
+
+int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
+                               struct smp_perf_kring *k)
+{
+    k->fd = -1;
+    k->map = NULL;
+    if (hz == 0 || hz > 1000000)
+        return -EINVAL;
+    struct perf_event_attr a;
+    memset(&a, 0, sizeof(a));
+    a.size = sizeof(a);
+    a.type = PERF_TYPE_SOFTWARE;
+    a.config = PERF_COUNT_SW_TASK_CLOCK;
+    a.sample_period = 1000000000ull / hz;
+    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
+                    PERF_SAMPLE_STACK_USER;
+    a.sample_stack_user = 8; /* the word at sp: the leaf's return address, when its unwind
+                              * information says so */
+    a.sample_max_stack = (uint16_t)max_stack;
+    a.exclude_user = 1;
+    a.exclude_hv = 1;
+    a.exclude_callchain_kernel = 1;
+    a.use_clockid = 1;
+    a.clockid = CLOCK_MONOTONIC;
+    a.disabled = 1;
+    long fd = syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = move_high((int)fd);
+    if (rc < 0)
+        return rc;
+    fd = rc;
+    size_t bytes = (size_t)(SMP_PERF_KRING_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
+    void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
+    if (map == MAP_FAILED || ioctl((int)fd, PERF_EVENT_IOC_ID, &k->id) != 0 ||
+        ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
+        int err = map == MAP_FAILED ? errno : EIO;
+        if (map != MAP_FAILED)
+            munmap(map, bytes);
+        close((int)fd);
+        return -err;
+    }
+    k->fd = (int)fd;
+    k->map = map;
+    k->map_bytes = bytes;
+    return 0;
+}
+
+void smp_timer_perf_pause_kernel(struct smp_perf_kring *k)
+{
+    int saved = errno;
+    if (k->fd >= 0 && smp_timer_perf_is(k->fd, k->id))
+        ioctl(k->fd, PERF_EVENT_IOC_DISABLE, 0);
+    errno = saved;
+}
+
+void smp_timer_perf_close_kernel(struct smp_perf_kring *k)
+{
+    int saved = errno;
+    if (k->map)
+        munmap(k->map, k->map_bytes);
+    if (k->fd >= 0 && smp_timer_perf_is(k->fd, k->id))
+        close(k->fd);
+    k->map = NULL;
+    k->fd = -1;
     errno = saved;
 }

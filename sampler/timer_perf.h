@@ -12,9 +12,15 @@
  * Counters count user space only (exclude_kernel): an overflow, and so our signal, happens
  * only while the thread runs its own code, never inside a system call, which a signal
  * would cut short (a blocking pipe write returns a partial count when a handler runs in
- * its middle, SA_RESTART or not). The time a thread spends in the kernel is not lost: the
- * handler weighs each sample by the thread's CPU time since its last one
- * (sampler/handler.c), so a system call's time is charged to the stack it returns to.
+ * its middle, SA_RESTART or not). The time a thread spends in the kernel is sampled by a
+ * second counter, kernel-only, that never signals: at each of its overflows the kernel
+ * records the thread's user-space call chain (frame pointers), the word at its user stack
+ * pointer and the time into a small ring mapped from the counter, which libprof's writer
+ * thread reads (libprof/ksamples.c): a system call's time is charged to the stack that
+ * made it. Where kernel-only counters are not permitted (perf_event_paranoid 2 without
+ * privileges) there is no second counter, and the handler weighs each sample by the
+ * thread's CPU time since its last one instead (sampler/handler.c): the time is counted,
+ * on the thread's next sample in user space.
  *
  * Which descriptors are ours, for the handler: smp_perf_fds[fd] holds the tid of the
  * thread whose counter fd is (set before the counter is enabled), SMP_PERF_FD_LATE once
@@ -38,6 +44,10 @@
 
 #define SMP_PERF_FD_MAX 65536u        /* counters take descriptors below this */
 #define SMP_PERF_FD_LATE 0xffffffffu  /* smp_perf_fds[]: a counter of ours, closed */
+#define SMP_PERF_FD_KSAMPLED 0x80000000u /* smp_perf_fds[]: or'ed to the tid when the thread's
+                                          * kernel time has a counter of its own: its user
+                                          * samples weigh 1 */
+#define SMP_PERF_KRING_PAGES 8u       /* data pages of a kernel-time ring (plus one) */
 
 /* smp_perf_fds[fd]: see the file comment. Written by the functions below (application and
  * writer threads), read by handlers; defined with the handler's state. */
@@ -45,11 +55,13 @@ extern _Atomic uint32_t smp_perf_fds[SMP_PERF_FD_MAX];
 
 /* Not async-signal-safe. Opens and arms a counter of `event` on thread tid that signals
  * signo to tid hz times per second of the event's time (for the clocks), or about hz
- * times per second of CPU time (hardware events, in frequency mode). Returns the
+ * times per second of CPU time (hardware events, in frequency mode). owner_flags: 0, or
+ * SMP_PERF_FD_KSAMPLED when the thread's kernel time has a counter of its own. Returns the
  * descriptor or -errno (-ENOENT/-EOPNOTSUPP: no such event here; -EACCES/-EPERM: not
  * permitted by perf_event_paranoid; -EMFILE: no descriptor below SMP_PERF_FD_MAX).
  * *id_out gets the counter's kernel id, which names it for smp_timer_perf_close(). */
-int smp_timer_perf_open(pid_t tid, int signo, unsigned hz, unsigned event, uint64_t *id_out);
+int smp_timer_perf_open(pid_t tid, int signo, unsigned hz, unsigned event, uint32_t owner_flags,
+                        uint64_t *id_out);
 /* Not async-signal-safe. 1 when descriptor fd is still the counter with kernel id `id`
  * (the application may have closed ours and got the number back for a file of its own). */
 int smp_timer_perf_is(int fd, uint64_t id);
@@ -59,5 +71,29 @@ void smp_timer_perf_close(int fd, uint64_t id);
 /* Not async-signal-safe. Forgets descriptor fd as ours without touching it: after fork (the
  * parent's counter), or when it is no longer our counter. */
 void smp_timer_perf_forget(int fd);
+/* Not async-signal-safe. Tells the handler that the thread of counter fd (tid) has no
+ * kernel-time counter (any more): its samples carry its kernel time as weight. */
+void smp_timer_perf_unmark_ksampled(int fd, pid_t tid);
+
+/* A kernel-time counter and its ring. */
+struct smp_perf_kring {
+    int fd;          /* the counter, -1 none */
+    uint64_t id;     /* its kernel id (smp_timer_perf_is) */
+    void *map;       /* the ring: one metadata page, then SMP_PERF_KRING_PAGES data pages */
+    size_t map_bytes;
+};
+
+/* Not async-signal-safe. Opens a kernel-only task clock on thread tid, hz times per second
+ * of its kernel time, recording (PERF_SAMPLE_TID, TIME on CLOCK_MONOTONIC, CALLCHAIN of
+ * user space only, at most max_stack frames, and 8 bytes of user stack) into a ring mapped
+ * into k; it never signals. 0 or -errno (-EACCES/-EPERM: kernel-only events are not
+ * permitted here; -ENOMEM/-EPERM from the mapping: locked memory is used up). */
+int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
+                               struct smp_perf_kring *k);
+/* Not async-signal-safe. Stops the counter counting; the ring stays readable. */
+void smp_timer_perf_pause_kernel(struct smp_perf_kring *k);
+/* Not async-signal-safe. Unmaps the ring and closes the counter (when its descriptor is
+ * still that counter). Accepts a ring never opened. */
+void smp_timer_perf_close_kernel(struct smp_perf_kring *k);
 
 #endif

@@ -82,8 +82,13 @@ fi
 exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd prof_snapshot
          pthread_create pthread_setname_np dlopen dlclose dl_iterate_phdr
          sigaction signal setitimer
+         setuid setgid seteuid setegid setreuid setregid setresuid setresgid setgroups
          __libc_start_main execve execv execvp execvpe execl execlp execle fexecve execveat"
-for sym in $(nm -D --defined-only "$build/libprof.so" | awk '$2 ~ /[TWDBVR]/ { print $3 }'); do
+# Symbols of default or protected visibility are exported; hidden ones the linker leaves in
+# the dynamic table (__start_/__stop_ of a section) bind to nothing outside.
+for sym in $(readelf --dyn-syms -W "$build/libprof.so" |
+             awk '$1 ~ /^[0-9]+:$/ && $5 != "LOCAL" && $7 != "UND" && $6 != "HIDDEN" && $8 != "" { print $8 }' |
+             sed 's/@.*//'); do
     case " $(echo $exports) " in
     *" $sym "*) ;;
     *) err "libprof.so exports $sym (only the API and interposed calls may be exported)" ;;

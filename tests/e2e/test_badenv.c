@@ -3,7 +3,8 @@
  * End-to-end tests of bad configuration: a PROF_* variable with a bad value makes the
  * library print exactly one line on stderr, starting with "libprof: ", and nothing else
  * changes for the application (its stdout, the rest of its stderr, its exit status). An
- * output path that cannot be created costs at most that one line too.
+ * output path that cannot be created costs at most that one line too. An unknown PROF_
+ * name costs none: the profile tells it.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -88,4 +89,25 @@ Test(e2e_badenv, buffer_size_negative)
 Test(e2e_badenv, output_directory_missing)
 {
     check_setting("PROF_OUTPUT=/nonexistent-libprof-dir/x.%p.prof", 0);
+}
+
+/* A PROF_ name the library does not know may be anyone's (a build system's, a user's own):
+ * the program's stderr stays its own, and the profile says it. */
+Test(e2e_badenv, an_unknown_prof_variable_is_told_in_the_profile_not_on_stderr)
+{
+    struct e2e_proc plain, lib, rep;
+    e2e_run(&plain, NULL, E2E_ARGV(E2E_WORKLOAD("chatty")));
+    const char *profile = e2e_path("unknown.prof");
+    struct e2e_opts o = {.preload = 1,
+                         .env = E2E_ARGV("PROF_X=1", e2e_env("PROF_OUTPUT", profile))};
+    e2e_run(&lib, &o, E2E_ARGV(E2E_WORKLOAD("chatty")));
+    cr_expect_eq(lib.status, plain.status);
+    cr_expect_str_eq(lib.err, plain.err, "the program's stderr changed:\n%s", lib.err);
+    e2e_run(&rep, NULL, E2E_ARGV(E2E_PROF, "report", profile));
+    cr_expect_eq(rep.status, 0, "%s", rep.err);
+    cr_expect(strstr(rep.err, "libprof: unknown variable PROF_X ignored") != NULL,
+              "prof report does not tell the note:\n%s", rep.err);
+    e2e_proc_free(&plain);
+    e2e_proc_free(&lib);
+    e2e_proc_free(&rep);
 }

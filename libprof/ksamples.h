@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Samples of the time threads spend in the kernel (system calls, page faults), read from
+ * the rings of the perf source's kernel-only counters (sampler/timer_perf.h): the kernel
+ * recorded each one with the thread's user-space call chain (frame pointers, from where
+ * the thread entered the kernel), the word at its user stack pointer and the time. Each
+ * becomes a sample like the handler's: the chain cut where it reaches libprof's entry
+ * trampolines (complete), or truncated where the kernel's walk stopped or where it yields
+ * a return address that is not code (the code map, as for our own stepper); the stack word is
+ * the sample's sp_word (the caller of a leaf without a frame, for the reporter to prove
+ * from the leaf's unwind information). Called by the writer thread, or by the thread that
+ * finishes the profile, as the writer buffer's owner.
+ */
+#ifndef PROF_LIBPROF_KSAMPLES_H
+#define PROF_LIBPROF_KSAMPLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define LP_KSAMPLE_MAX_FRAMES 480u /* frames of a kernel-recorded chain this reader takes */
+
+struct lp_writer;
+struct smp_perf_kring;
+
+/* Where stacks end: return addresses in [lo, hi) are libprof's entry trampolines; a chain
+ * with a frame in [self_lo, self_hi), libprof.so's own code, that ends in a signal
+ * trampoline was taken inside libprof's handler (time the profiler cost, which the kernel
+ * charged to the thread): it is counted, not recorded. */
+struct lp_ksamples_ends {
+    uintptr_t lo;
+    uintptr_t hi;
+    uintptr_t self_lo;
+    uintptr_t self_hi;
+};
+
+/* Not async-signal-safe; the writer buffer's owner. Moves every record of ring k into w;
+ * returns the samples moved. kernel_cap: the frames the counter asked the kernel for (a
+ * chain that long was cut by the kernel: depth); max_frames: PROF_DEPTH. Records the
+ * kernel lost (its ring was full) count as dropped samples. */
+size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
+                         const struct lp_ksamples_ends *ends, unsigned kernel_cap,
+                         unsigned max_frames);
+
+#endif

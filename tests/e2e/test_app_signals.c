@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * End-to-end tests of the program's own signals and system calls under the profiler:
+ * handlers that never return (siglongjmp out of the timeout idiom's SIGALRM handler at
+ * 2 kHz; pthread_exit() from a thread's handler) leave sampling whole; a 4 MiB blocking
+ * pipe write is never cut short by a profiling signal; time spent in system calls is
+ * counted where the calls are; a profiling signal left pending and blocked never meets a
+ * default action (across an exec into an unprofiled program, or when SIGPROF goes back to
+ * the program with PROF_TIMER=itimer).
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/e2e/support.h"
+
+TestSuite(e2e_appsig, .init = e2e_setup, .fini = e2e_teardown, .timeout = 120);
+
+/* Runs a workload under the library at `freq` with extra settings; asserts exit 0 and that
+ * the program's stderr is empty. */
+static void run_lib(struct e2e_proc *p, const char *profile, const char *freq,
+                    const char *const *env, const char *const argv[])
+{
+    const char *all[8] = {e2e_env("PROF_OUTPUT", e2e_path(profile)), e2e_env("PROF_FREQ", freq)};
+    size_t n = 2;
+    for (size_t i = 0; env && env[i] && n < 7; i++)
+        all[n++] = env[i];
+    all[n] = NULL;
+    struct e2e_opts o = {.preload = 1, .env = all};
+    e2e_run(p, &o, argv);
+    cr_assert_eq(p->status, 0, "%s exited %d under the library; stdout:\n%s\nstderr:\n%s", argv[0],
+                 p->status, p->out, p->err);
+    cr_expect_eq(p->err_len, 0, "the library printed on the program's stderr:\n%s", p->err);
+}
+
+/* The samples' weight per CPU-second of the workload (its "cpu_s X" line). */
+static double weight_per_cpu_s(const struct e2e_proc *p, const char *profile)
+{
+    const char *at = strstr(p->out, "cpu_s ");
+    cr_assert_not_null(at, "no cpu_s line:\n%s", p->out);
+    double cpu = atof(at + 6);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path(profile));
+    cr_assert(s.has_end, "%s has no end record", profile);
+    return (double)s.weight_sum / cpu;
+}
+
+Test(e2e_appsig, a_handler_that_leaves_by_siglongjmp_leaves_sampling_whole)
+{
+    struct e2e_proc p;
+    run_lib(&p, "jump.prof", "1000", NULL, E2E_ARGV(E2E_WORKLOAD("jumper"), "longjmp", "1.5"));
+    double rate = weight_per_cpu_s(&p, "jump.prof");
+    cr_log_info("siglongjmp at 2 kHz: %.0f samples per CPU-second at 1000 Hz; %s", rate, p.out);
+    cr_expect(rate > 850 && rate < 1150, "%.0f samples per CPU-second, 1000 asked", rate);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("jump.prof"));
+    long spin = e2e_folded_ending(&f, "main;run_longjmp;spin_until_alarm");
+    cr_expect(spin > 0.9 * (double)f.total, "%ld of %ld samples in spin_until_alarm", spin,
+              f.total);
+    e2e_folded_free(&f);
+    e2e_proc_free(&p);
+}
+
+Test(e2e_appsig, a_handler_that_calls_pthread_exit_leaves_sampling_whole)
+{
+    struct e2e_proc p;
+    run_lib(&p, "exit.prof", "1000", NULL, E2E_ARGV(E2E_WORKLOAD("jumper"), "exit", "1.5"));
+    /* Each worker lives about 2 ms, and each thread's counter starts afresh: the part of a
+     * period a thread leaves unfinished is never sampled, about a quarter here. What must
+     * not happen is sampling stopping after the first handler that never returned. */
+    double rate = weight_per_cpu_s(&p, "exit.prof");
+    cr_log_info("pthread_exit from handlers: %.0f samples per CPU-second; %s", rate, p.out);
+    cr_expect(rate > 500 && rate < 1150, "%.0f samples per CPU-second, 1000 asked", rate);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("exit.prof"));
+    cr_expect(e2e_folded_containing(&f, "worker_spin") > 0.7 * (double)f.total,
+              "the short-lived workers' samples are missing");
+    e2e_folded_free(&f);
+    e2e_proc_free(&p);
+}
+
+Test(e2e_appsig, a_blocking_pipe_write_is_never_cut_short)
+{
+    struct e2e_proc p;
+    run_lib(&p, "pipe.%p.prof", "1000", NULL, E2E_ARGV(E2E_WORKLOAD("pipewrite"), "pipe", "40"));
+    cr_log_info("%s", p.out);
+    cr_expect(strstr(p.out, "partial 0 of 40") != NULL, "%s", p.out);
+    e2e_proc_free(&p);
+}
+
+/* Where kernel-only counters are permitted (root here), the time of the read()s of
+ * kernel_phase() is sampled at the calls: the share of samples in read() is the share of
+ * CPU time the workload measured around them, within 2 points. */
+Test(e2e_appsig, time_in_system_calls_is_counted_at_the_calls)
+{
+    struct e2e_proc p;
+    const char *truth = e2e_path("share.truth");
+    run_lib(&p, "share.prof", "1000", E2E_ARGV("PROF_TIMER=perf"),
+            E2E_ARGV(E2E_WORKLOAD("pipewrite"), "share", "2", truth));
+    e2e_proc_free(&p);
+    char *text = e2e_read_file(truth, NULL);
+    double want = e2e_truth_value(text, "kernel_phase");
+    free(text);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("share.prof"));
+    double got = (double)e2e_folded_ending(&f, "read") / (double)f.total;
+    cr_log_info("time in kernel_phase's read()s: measured %.3f, sampled %.3f", want, got);
+    cr_expect(got > want - 0.02 && got < want + 0.02,
+              "%.1f %% of the samples in read() for %.1f %% of the CPU time", 100 * got,
+              100 * want);
+    cr_expect(e2e_folded_ending(&f, "main;user_phase") > 0.8 * (double)f.total * (1 - want),
+              "user_phase is missing its samples");
+    e2e_folded_free(&f);
+}
+
+/* PROF_FOLLOW=0: the exec'd image is not profiled, and unblocks every signal. The
+ * interval timer's SIGPROF is the one a closed counter or a deleted timer does not take
+ * back with it. */
+Test(e2e_appsig, a_pending_profiling_signal_does_not_survive_an_exec)
+{
+    struct e2e_proc p;
+    run_lib(&p, "pend.prof", "1000", E2E_ARGV("PROF_FOLLOW=0", "PROF_TIMER=itimer"),
+            E2E_ARGV(E2E_WORKLOAD("sigpending"), "exec"));
+    cr_expect(strstr(p.out, "sigpending ok") != NULL, "%s", p.out);
+    e2e_proc_free(&p);
+}
+
+Test(e2e_appsig, sigprof_goes_back_to_the_program_without_a_tick_of_ours)
+{
+    struct e2e_proc p;
+    run_lib(&p, "itimer.prof", "1000", E2E_ARGV("PROF_TIMER=itimer"),
+            E2E_ARGV(E2E_WORKLOAD("sigpending"), "itimer"));
+    cr_expect(strstr(p.out, "sigpending ok") != NULL, "%s", p.out);
+    e2e_proc_free(&p);
+    /* The move is told in the profile. */
+    e2e_run(&p, &(struct e2e_opts){0}, E2E_ARGV(E2E_PROF, "report", e2e_path("itimer.prof")));
+    cr_expect(strstr(p.err, "libprof: the application arms ITIMER_PROF") != NULL, "%s", p.err);
+    e2e_proc_free(&p);
+}
+
+/* A thread that turned the TSC off faults on rdtsc, which the vDSO's clocks execute: the
+ * handler reads its clocks by system call. */
+Test(e2e_appsig, a_thread_without_the_tsc_is_sampled_without_a_fault)
+{
+    struct e2e_proc p;
+    struct e2e_opts o = {.preload = 1,
+                         .env = E2E_ARGV(e2e_env("PROF_OUTPUT", e2e_path("tsc.prof")),
+                                         "PROF_FREQ=1000")};
+    e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("privdrop"), "notsc"));
+    if (p.status == 77) {
+        e2e_proc_free(&p);
+        cr_skip_test("PR_SET_TSC is not available here");
+    }
+    cr_expect_eq(p.status, 0, "privdrop notsc exited %d", p.status);
+    e2e_proc_free(&p);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("tsc.prof"));
+    cr_expect(e2e_folded_containing(&f, "busy_no_tsc") > 100, "busy_no_tsc was not sampled");
+    e2e_folded_free(&f);
+}

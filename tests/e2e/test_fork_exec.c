@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * End-to-end tests of fork and exec under the profiler: 500 fork children of a process
+ * whose other threads spin and dlopen()/dlclose() in a loop all end (at 2 kHz; with
+ * libunwind too); a process whose last thread leaves by pthread_exit() ends, its main
+ * thread's or a fork child's only thread (Python's test_3_join_in_forked_from_thread); with
+ * a PROF_OUTPUT without %p, a parent, a fork child and an exec'd child each write a whole
+ * profile of their own, the parent's intact.
+ */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tests/e2e/support.h"
+
+TestSuite(e2e_fork, .init = e2e_setup, .fini = e2e_teardown, .timeout = 180);
+
+static void run_lib(struct e2e_proc *p, const char *profile, const char *const *env,
+                    double timeout_s, const char *const argv[])
+{
+    const char *all[8] = {e2e_env("PROF_OUTPUT", e2e_path(profile))};
+    size_t n = 1;
+    for (size_t i = 0; env && env[i] && n < 7; i++)
+        all[n++] = env[i];
+    all[n] = NULL;
+    struct e2e_opts o = {.preload = 1, .env = all, .timeout_s = timeout_s};
+    e2e_run(p, &o, argv);
+}
+
+static void expect_children_end(const char *const *env, const char *n, const char *mode)
+{
+    struct e2e_proc p;
+    run_lib(&p, "storm.%p.prof", env, 150,
+            mode ? E2E_ARGV(E2E_WORKLOAD("forkstorm"), n, mode)
+                 : E2E_ARGV(E2E_WORKLOAD("forkstorm"), n));
+    cr_log_info("%s", p.out);
+    cr_expect(!p.timed_out, "forkstorm did not finish");
+    cr_expect_eq(p.status, 0, "forkstorm exited %d: %s%s", p.status, p.out, p.err);
+    char want[64];
+    snprintf(want, sizeof(want), "hung 0 of %s", n);
+    cr_expect(strstr(p.out, want) != NULL, "%s", p.out);
+    e2e_proc_free(&p);
+}
+
+Test(e2e_fork, fork_children_never_hang_on_a_lock)
+{
+    expect_children_end(E2E_ARGV("PROF_FREQ=2000"), "500", NULL);
+}
+
+Test(e2e_fork, fork_children_never_hang_with_libunwind)
+{
+    expect_children_end(E2E_ARGV("PROF_FREQ=2000", "PROF_UNWIND=libunwind"), "200", NULL);
+}
+
+Test(e2e_fork, a_process_whose_main_thread_calls_pthread_exit_ends)
+{
+    struct e2e_proc p;
+    run_lib(&p, "last.prof", E2E_ARGV("PROF_FREQ=1000"), 20,
+            E2E_ARGV(E2E_WORKLOAD("lastthread"), "main-exits"));
+    cr_assert(!p.timed_out, "the process did not end after its last thread");
+    cr_expect_eq(p.status, 0, "exit status %d", p.status);
+    e2e_proc_free(&p);
+    /* The profile was finished by the writer thread, whole. */
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("last.prof"));
+    cr_expect(s.has_end, "last.prof has no end record");
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("last.prof"));
+    cr_expect(e2e_folded_containing(&f, "worker_work") > 100, "the worker's samples are missing");
+    e2e_folded_free(&f);
+}
+
+Test(e2e_fork, a_fork_child_whose_only_thread_exits_ends)
+{
+    struct e2e_proc p;
+    run_lib(&p, "lt.%p.prof", E2E_ARGV("PROF_FREQ=1000"), 20,
+            E2E_ARGV(E2E_WORKLOAD("lastthread"), "fork-thread"));
+    cr_expect(!p.timed_out);
+    cr_expect_eq(p.status, 0, "%s", p.out);
+    cr_expect(strstr(p.out, "child ended 0") != NULL, "%s", p.out);
+    e2e_proc_free(&p);
+}
+
+/* Profiles holding a stack with `fn`, among the files starting with prefix. */
+static size_t with_function(const char *prefix, const char *fn, const char **which)
+{
+    const char *found[16];
+    size_t n = e2e_find_files(prefix, "", found, 16), hits = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct e2e_proc p;
+        e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", found[i]));
+        cr_expect_eq(p.status, 0, "prof report %s exited %d: %s", found[i], p.status, p.err);
+        cr_expect(strstr(p.err, "corrupt") == NULL, "%s: %s", found[i], p.err);
+        if (strstr(p.out, fn)) {
+            hits++;
+            *which = found[i];
+        }
+        e2e_proc_free(&p);
+    }
+    return hits;
+}
+
+Test(e2e_fork, every_process_of_a_family_writes_a_whole_profile_of_its_own)
+{
+    struct e2e_proc p;
+    run_lib(&p, "app.prof", E2E_ARGV("PROF_FREQ=1000"), 30,
+            E2E_ARGV(E2E_WORKLOAD("execfamily"), "0.6"));
+    cr_assert_eq(p.status, 0, "execfamily exited %d: %s%s", p.status, p.out, p.err);
+    cr_expect_eq(p.err_len, 0, "%s", p.err);
+    e2e_proc_free(&p);
+    const char *in_parent = NULL, *in_fork = NULL, *in_exec = NULL;
+    cr_expect_eq(with_function("app.prof", "parent_work", &in_parent), 1);
+    cr_expect_eq(with_function("app.prof", "fork_work", &in_fork), 1);
+    cr_expect_eq(with_function("app.prof", "exec_work", &in_exec), 1);
+    /* The parent keeps the name it asked for, whole; the others got names of their own. */
+    cr_expect(in_parent && strcmp(in_parent, e2e_path("app.prof")) == 0, "parent in %s",
+              in_parent ? in_parent : "nothing");
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("app.prof"));
+    cr_expect(s.has_end && s.trailing_bytes == 0, "the parent's profile is not whole");
+    cr_expect(in_fork && in_exec && strcmp(in_fork, in_exec) != 0);
+    cr_expect(in_parent && in_exec && strcmp(in_parent, in_exec) != 0,
+              "the exec'd child wrote into its parent's profile");
+}
+
+/* Capabilities are per thread: after a program raised its own again, the writer thread
+ * would fail the set*id call glibc relays to every thread, and glibc aborts. */
+Test(e2e_fork, a_privilege_drop_that_keeps_capabilities_in_one_thread_works)
+{
+    struct e2e_proc p;
+    run_lib(&p, "caps.%p.prof", NULL, 20, E2E_ARGV(E2E_WORKLOAD("privdrop"), "caps"));
+    if (p.status == 77) {
+        e2e_proc_free(&p);
+        cr_skip_test("not root: no capabilities to keep");
+    }
+    cr_expect_eq(p.status, 0, "privdrop caps exited %d: %s%s", p.status, p.out, p.err);
+    cr_expect(strstr(p.out, "privdrop ok") != NULL);
+    e2e_proc_free(&p);
+}
+
+/* A program the library runs in sees none of libprof's descriptors among the low numbers
+ * it may check (Python's test_pass_fds checks that descriptor 6 was not passed). */
+Test(e2e_fork, libprofs_descriptors_stay_out_of_the_low_numbers)
+{
+    struct e2e_proc p;
+    run_lib(&p, "ls.prof", E2E_ARGV("PROF_FREQ=1000"), 20,
+            E2E_ARGV("/bin/ls", "-l", "/proc/self/fd/"));
+    cr_assert_eq(p.status, 0, "ls exited %d: %s", p.status, p.err);
+    for (const char *line = p.out; *line;) {
+        int fd = -1;
+        const char *arrow = strstr(line, " -> ");
+        const char *nl = strchr(line, '\n');
+        if (arrow && (!nl || arrow < nl)) {
+            const char *num = arrow;
+            while (num > line && num[-1] != ' ')
+                num--;
+            fd = atoi(num);
+            if (fd >= 3 && fd < 512 && (strstr(arrow, ".prof") || strstr(arrow, "perf_event")) &&
+                (!nl || strstr(arrow, ".prof") < nl || strstr(arrow, "perf_event") < nl))
+                cr_expect_fail("descriptor %d is libprof's: %.*s", fd,
+                               (int)(nl ? nl - line : (long)strlen(line)), line);
+        }
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    e2e_proc_free(&p);
+}
+
+/* A family of profiles read with a glob: one whose process was killed before it wrote
+ * anything is skipped with a warning, the others are read. */
+Test(e2e_fork, a_stillborn_profile_does_not_spoil_a_family)
+{
+    struct e2e_proc p;
+    run_lib(&p, "fam.prof", E2E_ARGV("PROF_FREQ=1000"), 30,
+            E2E_ARGV(E2E_WORKLOAD("execfamily"), "0.3"));
+    cr_assert_eq(p.status, 0);
+    e2e_proc_free(&p);
+    e2e_write_file(e2e_path("fam.prof.99999"), "", 0);
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", e2e_path("fam.prof"),
+                               e2e_path("fam.prof.99999")));
+    cr_expect_eq(p.status, 0, "prof report exited %d: %s", p.status, p.err);
+    cr_expect(strstr(p.err, "is empty: its process ended before it wrote anything") != NULL,
+              "%s", p.err);
+    cr_expect(strstr(p.out, "parent_work") != NULL);
+    e2e_proc_free(&p);
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", e2e_path("fam.prof.99999")));
+    cr_expect_eq(p.status, 2, "an empty file alone is bad input");
+    e2e_proc_free(&p);
+}
