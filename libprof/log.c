@@ -52,34 +52,42 @@ static void write_line(char *line, size_t len)
     (void)lp_fd_write_all(log_fd, line, len);
 }
 
+/* A formatted line of ours: "libprof: " then the text (at text). */
+struct line {
+    char buf[LP_LOG_LINE_MAX + 16];
+    const char *text;
+    size_t len;
+};
+
+#define FORMAT_LINE(l, fmt)                                                                \
+    do {                                                                                   \
+        va_list ap_;                                                                       \
+        va_start(ap_, fmt);                                                                \
+        (l)->len = format_line((l)->buf, sizeof((l)->buf), &(l)->text, fmt, ap_);          \
+        va_end(ap_);                                                                       \
+    } while (0)
+
 void lp_log(const char *fmt, ...)
 {
     int saved = errno;
-    char line[LP_LOG_LINE_MAX + 16];
-    const char *text;
-    va_list ap;
-    va_start(ap, fmt);
-    size_t len = format_line(line, sizeof(line), &text, fmt, ap);
-    va_end(ap);
-    write_line(line, len);
+    struct line l;
+    FORMAT_LINE(&l, fmt);
+    write_line(l.buf, l.len);
     errno = saved;
 }
 
 void lp_note(const char *fmt, ...)
 {
     int saved = errno;
-    char line[LP_LOG_LINE_MAX + 16];
-    const char *text;
-    va_list ap;
-    va_start(ap, fmt);
-    size_t len = format_line(line, sizeof(line), &text, fmt, ap);
-    va_end(ap);
+    struct line l;
+    FORMAT_LINE(&l, fmt);
+    const char *text = l.text;
     pthread_mutex_lock(&note_mu);
     if ((!note_sink || note_sink(text) != 0) && n_waiting < LP_NOTES_WAITING)
         snprintf(waiting[n_waiting++], sizeof(waiting[0]), "%s", text);
     pthread_mutex_unlock(&note_mu);
     if (has_log_file)
-        write_line(line, len);
+        write_line(l.buf, l.len);
     errno = saved;
 }
 

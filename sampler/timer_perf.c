@@ -43,10 +43,12 @@ static void fill_attr(struct perf_event_attr *a, unsigned hz, unsigned event)
     }
 }
 
-/* The counters' descriptors live high (sampler/fd_high.h). */
-static int move_high(int fd)
+/* Opens counter a on thread tid, close-on-exec and high in the descriptor table
+ * (sampler/fd_high.h). The descriptor or -errno. */
+static long open_counter(struct perf_event_attr *a, pid_t tid)
 {
-    return smp_fd_move_high(fd);
+    long fd = syscall(SYS_perf_event_open, a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    return fd < 0 ? -errno : smp_fd_move_high((int)fd);
 }
 
 /* Routes the counter's overflows to tid as signo and enables it for one overflow. */
@@ -67,13 +69,9 @@ int smp_timer_perf_open(pid_t tid, int signo, unsigned hz, unsigned event, uint3
         return -EINVAL;
     struct perf_event_attr attr;
     fill_attr(&attr, hz, event);
-    long fd = syscall(SYS_perf_event_open, &attr, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    long fd = open_counter(&attr, tid);
     if (fd < 0)
-        return -errno;
-    int rc = move_high((int)fd);
-    if (rc < 0)
-        return rc;
-    fd = rc;
+        return (int)fd;
     uint64_t id = 0;
     if (fd >= (long)SMP_PERF_FD_MAX || ioctl((int)fd, PERF_EVENT_IOC_ID, &id) != 0) {
         close((int)fd);
@@ -81,7 +79,7 @@ int smp_timer_perf_open(pid_t tid, int signo, unsigned hz, unsigned event, uint3
     }
     /* Known to the handler before the counter can overflow. */
     atomic_store(&smp_perf_fds[fd], (uint32_t)tid | owner_flags);
-    rc = route_and_enable((int)fd, tid, signo);
+    int rc = route_and_enable((int)fd, tid, signo);
     if (rc != 0) {
         smp_timer_perf_close((int)fd, id);
         return rc;
@@ -146,13 +144,9 @@ int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
     a.use_clockid = 1;
     a.clockid = CLOCK_MONOTONIC;
     a.disabled = 1;
-    long fd = syscall(SYS_perf_event_open, &a, tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    long fd = open_counter(&a, tid);
     if (fd < 0)
-        return -errno;
-    int rc = move_high((int)fd);
-    if (rc < 0)
-        return rc;
-    fd = rc;
+        return (int)fd;
     size_t bytes = (size_t)(SMP_PERF_KRING_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
     if (map == MAP_FAILED || ioctl((int)fd, PERF_EVENT_IOC_ID, &k->id) != 0 ||

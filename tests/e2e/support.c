@@ -205,6 +205,20 @@ void e2e_run(struct e2e_proc *p, const struct e2e_opts *o, const char *const arg
     cr_assert(!p->timed_out, "%s ran longer than its time limit and was killed", argv[0]);
 }
 
+void e2e_run_profiled(struct e2e_proc *p, const char *profile, const char *const *env,
+                      double timeout_s, const char *const argv[])
+{
+    const char *all[16] = {e2e_env("PROF_OUTPUT", e2e_path(profile))};
+    size_t n = 1;
+    for (size_t i = 0; env && env[i]; i++) {
+        cr_assert_lt(n, 15, "too many settings for e2e_run_profiled");
+        all[n++] = env[i];
+    }
+    all[n] = NULL;
+    struct e2e_opts o = {.preload = 1, .env = all, .timeout_s = timeout_s};
+    e2e_run(p, &o, argv);
+}
+
 void e2e_proc_free(struct e2e_proc *p)
 {
     free(p->out);

@@ -106,6 +106,10 @@ const char *e2e_env(const char *name, const char *value);
 /* Runs argv (argv[0] an absolute path) with the environment of the test minus LD_PRELOAD,
  * PROF_* and CPUPROFILE*, plus o->env, all other fds closed. Asserts that it could start. */
 void e2e_run(struct e2e_proc *p, const struct e2e_opts *o, const char *const argv[]);
+/* e2e_run() under the library, profiling into e2e_path(profile), with the extra settings
+ * env (NULL-terminated, at most 14; may be NULL) and timeout_s (0: E2E_TIMEOUT_S). */
+void e2e_run_profiled(struct e2e_proc *p, const char *profile, const char *const *env,
+                      double timeout_s, const char *const argv[]);
 void e2e_proc_free(struct e2e_proc *p);
 
 /* Reads a whole file; NULL if it cannot be read. Free the result with free(). */

@@ -23,13 +23,12 @@ TestSuite(e2e_appsig, .init = e2e_setup, .fini = e2e_teardown, .timeout = 120);
 static void run_lib(struct e2e_proc *p, const char *profile, const char *freq,
                     const char *const *env, const char *const argv[])
 {
-    const char *all[8] = {e2e_env("PROF_OUTPUT", e2e_path(profile)), e2e_env("PROF_FREQ", freq)};
-    size_t n = 2;
-    for (size_t i = 0; env && env[i] && n < 7; i++)
-        all[n++] = env[i];
-    all[n] = NULL;
-    struct e2e_opts o = {.preload = 1, .env = all};
-    e2e_run(p, &o, argv);
+    const char *all[8] = {e2e_env("PROF_FREQ", freq)};
+    for (size_t i = 0; env && env[i]; i++) {
+        cr_assert_lt(i, 6);
+        all[i + 1] = env[i];
+    }
+    e2e_run_profiled(p, profile, all, 0, argv);
     cr_assert_eq(p->status, 0, "%s exited %d under the library; stdout:\n%s\nstderr:\n%s", argv[0],
                  p->status, p->out, p->err);
     cr_expect_eq(p->err_len, 0, "the library printed on the program's stderr:\n%s", p->err);

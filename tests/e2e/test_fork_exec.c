@@ -20,13 +20,7 @@ TestSuite(e2e_fork, .init = e2e_setup, .fini = e2e_teardown, .timeout = 180);
 static void run_lib(struct e2e_proc *p, const char *profile, const char *const *env,
                     double timeout_s, const char *const argv[])
 {
-    const char *all[8] = {e2e_env("PROF_OUTPUT", e2e_path(profile))};
-    size_t n = 1;
-    for (size_t i = 0; env && env[i] && n < 7; i++)
-        all[n++] = env[i];
-    all[n] = NULL;
-    struct e2e_opts o = {.preload = 1, .env = all, .timeout_s = timeout_s};
-    e2e_run(p, &o, argv);
+    e2e_run_profiled(p, profile, env, timeout_s, argv);
 }
 
 static void expect_children_end(const char *const *env, const char *n, const char *mode)

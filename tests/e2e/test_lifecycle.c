@@ -23,13 +23,7 @@ TestSuite(e2e_life, .init = e2e_setup, .fini = e2e_teardown, .timeout = 90);
 static void run_lib(struct e2e_proc *p, const char *profile, const char *const *env,
                     const char *const argv[])
 {
-    const char *all[8] = {e2e_env("PROF_OUTPUT", e2e_path(profile))};
-    size_t n = 1;
-    for (size_t i = 0; env && env[i] && n < 7; i++)
-        all[n++] = env[i];
-    all[n] = NULL;
-    struct e2e_opts o = {.preload = 1, .env = all};
-    e2e_run(p, &o, argv);
+    e2e_run_profiled(p, profile, env, 0, argv);
     cr_assert_eq(p->status, 0, "%s exited %d under the library; stderr:\n%s", argv[0], p->status,
                  p->err);
 }

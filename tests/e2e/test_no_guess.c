@@ -20,13 +20,12 @@ TestSuite(e2e_noguess, .init = e2e_setup, .fini = e2e_teardown, .timeout = 90);
 static void run_lib(struct e2e_proc *p, const char *profile, const char *const *env,
                     const char *const argv[])
 {
-    const char *all[8] = {e2e_env("PROF_OUTPUT", e2e_path(profile)), "PROF_FREQ=1000"};
-    size_t n = 2;
-    for (size_t i = 0; env && env[i] && n < 7; i++)
-        all[n++] = env[i];
-    all[n] = NULL;
-    struct e2e_opts o = {.preload = 1, .env = all};
-    e2e_run(p, &o, argv);
+    const char *all[8] = {"PROF_FREQ=1000"};
+    for (size_t i = 0; env && env[i]; i++) {
+        cr_assert_lt(i, 6);
+        all[i + 1] = env[i];
+    }
+    e2e_run_profiled(p, profile, all, 0, argv);
 }
 
 Test(e2e_noguess, a_stale_return_address_at_sp_never_becomes_a_caller)
