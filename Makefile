@@ -96,7 +96,7 @@ $(OBJ)/tests/%.o: tests/%.c
 	    -DBUILD_DIR='"$(abspath $(BUILD))"' -DSRC_DIR='"$(CURDIR)"' -c $< -o $@
 
 # The backtrace test's chain of functions must keep frame pointers, its leaf included: a
-# leaf's caller is never guessed (sampler/fp_step.h).
+# leaf's caller is never guessed (common/fp_step.h).
 $(OBJ)/tests/libprof/test_backtrace.o: TEST_CFLAGS = -fno-omit-frame-pointer -fno-optimize-sibling-calls \
     -mno-omit-leaf-frame-pointer
 
@@ -192,10 +192,11 @@ demo: deps
 
 install: all
 	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin \
-	    $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig
+	    $(DESTDIR)$(PREFIX)/include/libprof $(DESTDIR)$(PREFIX)/lib/pkgconfig
 	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libprof.so
 	install -m 0755 $(PROF) $(DESTDIR)$(PREFIX)/bin/prof
-	install -m 0644 include/prof.h include/prof_format.h $(DESTDIR)$(PREFIX)/include/
+	install -m 0644 include/libprof/prof.h include/libprof/prof_format.h \
+	    $(DESTDIR)$(PREFIX)/include/libprof/
 	sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/libprof.pc.in \
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libprof.pc
 

@@ -15,7 +15,7 @@
 # under gperftools, interleaved.
 #
 # Timings are reported, never judged. Sample counts come from the files themselves: the
-# libprof format (include/prof_format.h) and gperftools' legacy CPU profile format (64-bit
+# libprof format (include/libprof/prof_format.h) and gperftools' legacy CPU profile format (64-bit
 # words: header 0 3 0 period_us 0; records count n_pcs pcs...; trailer 0 1 0; text maps).
 #
 #   python3 bench/bench.py BUILD_DIR

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 
 static unsigned char *slurp(const char *path, size_t *n)
 {

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Counting the samples of the three profilers' files, for bench/overhead.py and
-# bench/rates.py: libprof's format (include/prof_format.h, read by bench.py's
+# bench/rates.py: libprof's format (include/libprof/prof_format.h, read by bench.py's
 # libprof_samples), gperftools' legacy CPU profile (bench.py's gperf_samples), and
 # perf.data, read here directly because `perf script` takes seconds per file at 10 kHz
 # with call chains. perf.data (PERFILE2, the kernel's tools/perf/Documentation/

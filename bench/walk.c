@@ -17,7 +17,7 @@
 #include <ucontext.h>
 
 #include "arch/arch.h"
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "sampler/probe.h"
 #include "sampler/walk_fp.h"
 #ifdef PROF_HAVE_LIBUNWIND
@@ -50,7 +50,7 @@ __attribute__((noinline)) static void measure(struct result *fp, struct result *
     static uint64_t frames[MAX_FRAMES];
     ucontext_t uc;
     getcontext(&uc);
-    struct fpstep_regs regs = {.pc = arch_pc(&uc), .sp = arch_sp(&uc), .fp = arch_fp(&uc),
+    struct cmn_fp_regs regs = {.pc = arch_pc(&uc), .sp = arch_sp(&uc), .fp = arch_fp(&uc),
                             .lr = arch_lr(&uc)};
     uint8_t why, flags;
     /* The best of five batches: the machine may be busy with other work. */

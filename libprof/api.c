@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* The public API (include/prof.h): thin wrappers over the session. */
-#include "include/prof.h"
+/* The public API (include/libprof/prof.h): thin wrappers over the session. */
+#include "include/libprof/prof.h"
 
 #include "libprof/libc.h"
 #include "libprof/lifecycle.h"

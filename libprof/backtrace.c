@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * The public backtrace API (include/prof.h): prof_backtrace() and prof_backtrace_fd(),
+ * The public backtrace API (include/libprof/prof.h): prof_backtrace() and prof_backtrace_fd(),
  * called by the application from anywhere, signal and crash handlers included.
  *
  * The walk follows frame pointers from the caller's frame. It cannot rely on the stack
@@ -23,7 +23,7 @@
  * /proc/self/maps outside any handler (at profile start and each dlopen), never from
  * dl_iterate_phdr(), which takes the loader's lock.
  */
-#include "include/prof.h"
+#include "include/libprof/prof.h"
 
 #include <errno.h>
 #include <stdint.h>
@@ -33,7 +33,7 @@
 #include "arch/arch.h"
 #include "libprof/unwind.h"
 #include "sampler/codemap.h"
-#include "sampler/fp_step.h"
+#include "common/fp_step.h"
 #include "sampler/probe.h"
 
 #define PROF_BT_MAX_FRAMES 4096 /* steps of one walk at most, whatever `max` says */
@@ -49,25 +49,25 @@ static int read_word(uintptr_t addr, uintptr_t *out)
 
 /* The stepper's accessors for a walk from anywhere: every read through the probe, even of
  * the stack (a crash handler's interrupted context may hold any address). */
-static int probe_stack_word(const struct fpstep_mem *m, uintptr_t addr, uintptr_t *out)
+static int probe_stack_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
 {
     (void)m;
     return read_word(addr, out) == 0;
 }
 
-static int probe_code(const struct fpstep_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
+static int probe_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
 {
     (void)m;
     return smp_probe_read(out, addr, n) == 0 ? 0 : -1;
 }
 
-static int probe_is_code(const struct fpstep_mem *m, uintptr_t addr)
+static int probe_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 {
     (void)m;
     return smp_codemap_contains(addr);
 }
 
-static const struct fpstep_mem probe_mem = {
+static const struct cmn_fp_mem probe_mem = {
     .stack_word = probe_stack_word,
     .code = probe_code,
     .is_code = probe_is_code,
@@ -112,7 +112,7 @@ static int walk(uintptr_t fp, void **pcs, uint8_t *kinds, int max, int skip)
         if (uc != 0) {
             /* The handler's frame returns into the trampoline: the interrupted context
              * follows, and the walk goes on from it on whatever stack it was. */
-            struct fpstep_regs regs = {0};
+            struct cmn_fp_regs regs = {0};
             if (read_word(uc + ARCH_UC_PC_OFF, &regs.pc) != 0 ||
                 read_word(uc + ARCH_UC_SP_OFF, &regs.sp) != 0 ||
                 read_word(uc + ARCH_UC_FP_OFF, &regs.fp) != 0)
@@ -124,7 +124,7 @@ static int walk(uintptr_t fp, void **pcs, uint8_t *kinds, int max, int skip)
              * site) the word at sp goes along as a candidate, for the unwind information
              * to confirm. */
             uintptr_t caller = arch_strip_pac(
-                fpstep_leaf_caller(&probe_mem, &regs, regs.sp, regs.sp + 2 * sizeof(uintptr_t)));
+                cmn_fp_leaf_caller(&probe_mem, &regs, regs.sp, regs.sp + 2 * sizeof(uintptr_t)));
             uintptr_t at_sp = 0;
             if (caller != 0)
                 BT_PUT(caller, BT_RETURN);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "sampler/timer_perf.h"
 
 /* Variables that belong to the `prof` command or to the test suite, not to us. */

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "libprof/writer.h"
 #include "sampler/codemap.h"
 #include "sampler/handler.h"

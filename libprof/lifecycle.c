@@ -44,8 +44,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/record.h"
 #include "libprof/config.h"
 #include "libprof/fd.h"
 #include "libprof/interpose.h"
@@ -146,10 +146,10 @@ static void write_process_record(void)
     char exe[PATH_MAX];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[n > 0 ? n : 0] = '\0';
-    size_t need = prof_record_size_str(sizeof(p), strlen(exe));
+    size_t need = cmn_record_size_str(sizeof(p), strlen(exe));
     void *dst = lp_writer_reserve(&session.writer, need);
     if (dst)
-        lp_writer_commit(&session.writer, prof_record_process(dst, need, &p, exe));
+        lp_writer_commit(&session.writer, cmn_record_process(dst, need, &p, exe));
 }
 
 static void write_stats_record(void)
@@ -163,7 +163,7 @@ static void write_stats_record(void)
     size_t need = sizeof(struct prof_rec_stats) + sizeof(c);
     void *dst = lp_writer_reserve(&session.writer, need);
     if (dst)
-        lp_writer_commit(&session.writer, prof_record_stats(dst, need, c, PROF_STAT_N));
+        lp_writer_commit(&session.writer, cmn_record_stats(dst, need, c, PROF_STAT_N));
 }
 
 /* PROF_BUFFER_KB is shared out: a quarter (64 KiB at least) to the shared ring, the rest
@@ -326,7 +326,7 @@ static void finish_profile(void)
     write_stats_record();
     void *dst = lp_writer_reserve(w, sizeof(struct prof_rec_hdr));
     if (dst)
-        lp_writer_commit(w, prof_record_end(dst, sizeof(struct prof_rec_hdr)));
+        lp_writer_commit(w, cmn_record_end(dst, sizeof(struct prof_rec_hdr)));
     lp_writer_close(w);
 }
 
@@ -350,7 +350,7 @@ static int record_note(const char *text)
 {
     struct lp_writer *w = &session.writer;
     unsigned char rec[LP_LOG_LINE_MAX + 32];
-    size_t n = prof_record_note(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC), text);
+    size_t n = cmn_record_note(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC), text);
     if (!w->buf || n == 0)
         return -1;
     if (w->running)
@@ -757,7 +757,7 @@ void lp_session_post_thread_name(void)
     unsigned char rec[64];
     if (!lp_session_live() || prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
         return;
-    size_t n = prof_record_thread(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC),
+    size_t n = cmn_record_thread(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC),
                                   (uint32_t)syscall(SYS_gettid), name);
     if (n)
         lp_writer_post(&session.writer, rec, n);

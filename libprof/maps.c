@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_record.h"
+#include "common/record.h"
+#include "common/maps_line.h"
 #include "libprof/fd.h"
 #include "libprof/objects.h"
 #include "libprof/writer.h"
@@ -21,8 +22,8 @@
 static int parse_line(const char *line, const struct lp_objects *objects, struct prof_rec_map *m,
                       const char **path)
 {
-    struct prof_maps_line l;
-    if (prof_maps_parse_line(line, &l) != 0 || !(l.prot & PROF_MAP_EXEC))
+    struct cmn_maps_line l;
+    if (cmn_maps_parse_line(line, &l) != 0 || !(l.prot & PROF_MAP_EXEC))
         return -1;
     memset(m, 0, sizeof(*m));
     m->start = l.start;
@@ -42,7 +43,7 @@ static int parse_line(const char *line, const struct lp_objects *objects, struct
 static int append_map(unsigned char **buf, size_t *len, size_t *cap,
                       const struct prof_rec_map *m, const char *path)
 {
-    size_t need = prof_record_size_str(sizeof(*m), strlen(path));
+    size_t need = cmn_record_size_str(sizeof(*m), strlen(path));
     if (*len + need > *cap) {
         size_t bigger_cap = *cap ? *cap * 2 : 8192;
         while (bigger_cap < *len + need)
@@ -53,7 +54,7 @@ static int append_map(unsigned char **buf, size_t *len, size_t *cap,
         *buf = bigger;
         *cap = bigger_cap;
     }
-    *len += prof_record_map(*buf + *len, need, m, path);
+    *len += cmn_record_map(*buf + *len, need, m, path);
     return 0;
 }
 

@@ -15,7 +15,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "include/prof_record.h"
+#include "common/maps_line.h"
+#include "common/build_id.h"
 #include "libprof/fd.h"
 
 #define LP_OBJECT_NOTES_MAX 4096u /* bytes of a note segment read for the build-id */
@@ -75,7 +76,7 @@ static void read_build_id(struct source *s, struct lp_object *o)
             continue;
         size_t n = ph->p_filesz < LP_OBJECT_NOTES_MAX ? ph->p_filesz : LP_OBJECT_NOTES_MAX;
         if (read_object(s, o->bias + ph->p_vaddr, ph->p_offset, notes, n) == 0)
-            o->build_id_len = prof_record_build_id_note(notes, n, o->build_id);
+            o->build_id_len = cmn_build_id_note(notes, n, o->build_id);
     }
     free(notes);
 }
@@ -104,7 +105,7 @@ static int read_headers(struct source *s, struct lp_object *o)
 }
 
 /* Appends the object starting at maps line m, when it is one; 0 or -ENOMEM. */
-static int add_object(struct lp_objects *out, size_t *cap, const struct prof_maps_line *m)
+static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps_line *m)
 {
     int is_vdso = strcmp(m->path, "[vdso]") == 0;
     if (m->offset != 0 || !(m->prot & PROF_MAP_READ) || (m->path[0] != '/' && !is_vdso))
@@ -146,8 +147,8 @@ int lp_objects_scan(struct lp_objects *out)
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line && rc == 0;
          line = strtok_r(NULL, "\n", &save)) {
-        struct prof_maps_line m;
-        if (prof_maps_parse_line(line, &m) != 0)
+        struct cmn_maps_line m;
+        if (cmn_maps_parse_line(line, &m) != 0)
             continue;
         struct lp_object *last = out->n ? &out->v[out->n - 1] : NULL;
         if (last && m.offset != 0 && m.inode == last->inode && strcmp(m.path, last->path) == 0)

@@ -23,7 +23,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 
 #define LP_OBJECT_MAX_PHDRS 64u /* program headers kept per object */
 

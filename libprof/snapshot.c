@@ -19,7 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/prof_record.h"
+#include "common/record.h"
+#include "common/snap_calls.h"
 #include "libprof/fd.h"
 #include "libprof/maps.h"
 #include "sampler/snapshot.h"
@@ -44,7 +45,7 @@ struct thread_info {
 };
 
 /* The system call thread tid waits in when a handler would cut it short
- * (prof_snap_cut_short, include/prof_record.h), else -1.
+ * (cmn_snap_calls, include/prof_record.h), else -1.
  * /proc/self/task/TID/syscall: "NR ARG1 ... ARG6 SP PC", or "running", or "-1 SP PC". */
 static long cut_short_call(pid_t tid)
 {
@@ -59,7 +60,7 @@ static long cut_short_call(pid_t tid)
         return -1;
     buf[n] = '\0';
     long nr = strtol(buf, NULL, 10);
-    return prof_snap_cut_short_name(nr) != NULL ? nr : -1;
+    return cmn_snap_call_name(nr) != NULL ? nr : -1;
 }
 
 static uint64_t now_ns(void)
@@ -345,7 +346,7 @@ static void encode(struct out *o, uint64_t t0, struct smp_snap_region *r,
 {
     void *at;
     if ((at = out_room(o, sizeof(struct prof_file_header))))
-        out_put(o, prof_record_file_header(at, sizeof(struct prof_file_header)));
+        out_put(o, cmn_record_file_header(at, sizeof(struct prof_file_header)));
     struct timespec real;
     clock_gettime(CLOCK_REALTIME, &real);
     struct prof_rec_process p = {
@@ -360,9 +361,9 @@ static void encode(struct out *o, uint64_t t0, struct smp_snap_region *r,
     char exe[PATH_MAX];
     ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
     exe[len > 0 ? len : 0] = '\0';
-    size_t need = prof_record_size_str(sizeof(p), strlen(exe));
+    size_t need = cmn_record_size_str(sizeof(p), strlen(exe));
     if ((at = out_room(o, need)))
-        out_put(o, prof_record_process(at, need, &p, exe));
+        out_put(o, cmn_record_process(at, need, &p, exe));
     unsigned char *maps;
     size_t maps_len;
     if (lp_maps_collect(t0, &maps, &maps_len) > 0 && (at = out_room(o, maps_len))) {
@@ -371,14 +372,14 @@ static void encode(struct out *o, uint64_t t0, struct smp_snap_region *r,
     }
     free(maps);
     for (unsigned i = 0; i < n; i++) {
-        need = prof_record_size_str(sizeof(struct prof_rec_thread), strlen(t[i].name));
+        need = cmn_record_size_str(sizeof(struct prof_rec_thread), strlen(t[i].name));
         if ((at = out_room(o, need)))
-            out_put(o, prof_record_thread(at, need, t0, (uint32_t)t[i].tid, t[i].name));
+            out_put(o, cmn_record_thread(at, need, t0, (uint32_t)t[i].tid, t[i].name));
     }
     for (unsigned i = 0; i < n; i++) {
         need = sizeof(struct prof_rec_snapshot);
         if ((at = out_room(o, need)))
-            out_put(o, prof_record_snapshot(at, need, t0, (uint32_t)t[i].tid, t[i].status,
+            out_put(o, cmn_record_snapshot(at, need, t0, (uint32_t)t[i].tid, t[i].status,
                                             t[i].state, t[i].syscall));
         if (t[i].status != PROF_SNAP_OK)
             continue;
@@ -387,10 +388,10 @@ static void encode(struct out *o, uint64_t t0, struct smp_snap_region *r,
         s->rec.n_frames = (uint16_t)nf;
         need = sizeof(struct prof_rec_sample) + nf * sizeof(uint64_t);
         if ((at = out_room(o, need)))
-            out_put(o, prof_record_sample(at, need, &s->rec, s->frames));
+            out_put(o, cmn_record_sample(at, need, &s->rec, s->frames));
     }
     if ((at = out_room(o, sizeof(struct prof_rec_hdr))))
-        out_put(o, prof_record_end(at, sizeof(struct prof_rec_hdr)));
+        out_put(o, cmn_record_end(at, sizeof(struct prof_rec_hdr)));
 }
 
 /* Takes the snapshot and writes it to fd; snap.mu held. */

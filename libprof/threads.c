@@ -14,7 +14,7 @@
 #include <unistd.h>
 
 #include "libprof/fd.h"
-#include "include/prof_record.h"
+#include "common/record.h"
 #include "libprof/writer.h"
 #include "sampler/handler.h"
 
@@ -70,12 +70,12 @@ int lp_threads_write_names(struct lp_writer *w, uint64_t time_ns)
         char name[PROF_THREAD_NAME_MAX + 1];
         if (e->d_name[0] < '0' || e->d_name[0] > '9' || read_comm(e->d_name, name, sizeof(name)))
             continue;
-        size_t need = prof_record_size_str(sizeof(struct prof_rec_thread), strlen(name));
+        size_t need = cmn_record_size_str(sizeof(struct prof_rec_thread), strlen(name));
         void *dst = lp_writer_reserve(w, need);
         if (!dst)
             continue;
         uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10);
-        lp_writer_commit(w, prof_record_thread(dst, need, time_ns, tid, name));
+        lp_writer_commit(w, cmn_record_thread(dst, need, time_ns, tid, name));
         n++;
     }
     closedir(d);

@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "libprof/config.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"

@@ -17,8 +17,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/maps_line.h"
 #include "libprof/fd.h"
 #include "libprof/libc.h"
 #include "sampler/codemap.h"
@@ -55,8 +55,8 @@ void lp_codemap_publish(const struct smp_code_range *ranges, size_t n)
 /* Adds one /proc/self/maps line to t when it is executable. */
 static void parse_maps_line(const char *line, struct module_table *t)
 {
-    struct prof_maps_line m;
-    if (t->n >= SMP_CODEMAP_MAX || prof_maps_parse_line(line, &m) != 0 ||
+    struct cmn_maps_line m;
+    if (t->n >= SMP_CODEMAP_MAX || cmn_maps_parse_line(line, &m) != 0 ||
         !(m.prot & PROF_MAP_EXEC))
         return;
     const char *path = m.path;

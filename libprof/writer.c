@@ -21,7 +21,7 @@
 #include "libprof/fd.h"
 #include "libprof/libc.h"
 #include "libprof/log.h"
-#include "include/prof_record.h"
+#include "common/record.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
 
@@ -108,7 +108,7 @@ int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start
         return -ENOMEM;
     }
     w->batch = malloc(LP_WRITER_BATCH_BYTES); /* without it, samples are written in full */
-    prof_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
+    cmn_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
     w->fd = fd;
     w->dev = st.st_dev;
     w->ino = st.st_ino;
@@ -121,7 +121,7 @@ int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start
     pthread_condattr_destroy(&ca);
     /* The header goes out at once: a file without it, whose process was killed as it
      * started, is all a reader could not tell from garbage. */
-    w->len = prof_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
+    w->len = cmn_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
     lp_writer_flush(w);
     return 0;
 }
@@ -205,7 +205,7 @@ static void flush_batch(struct lp_writer *w)
     size_t need = sizeof(struct prof_rec_samples) + w->batch_len + PROF_REC_ALIGN;
     void *dst = lp_writer_reserve(w, need);
     if (dst)
-        lp_writer_commit(w, prof_record_samples(dst, need, w->batch_base_ns, w->batch_n,
+        lp_writer_commit(w, cmn_record_samples(dst, need, w->batch_base_ns, w->batch_n,
                                               w->batch, w->batch_len));
     w->batch_n = 0;
     w->batch_len = 0;
@@ -219,12 +219,12 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
     uint64_t sp = lp_intern_filter_sp(rec->sp_word);
     uint32_t id;
     int is_new;
-    if (!w->batch || prof_intern_stack(&w->intern, frames, rec->n_frames, rec->stop_reason,
+    if (!w->batch || cmn_intern_stack(&w->intern, frames, rec->n_frames, rec->stop_reason,
                                        rec->flags, sp, &id, &is_new) != 0) {
         size_t need = sizeof(*rec) + (size_t)rec->n_frames * sizeof(uint64_t);
         void *dst = lp_writer_reserve(w, need);
         if (dst)
-            lp_writer_commit(w, prof_record_sample(dst, need, rec, frames));
+            lp_writer_commit(w, cmn_record_sample(dst, need, rec, frames));
         return;
     }
     if (is_new) {
@@ -234,16 +234,16 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
         size_t need = sizeof(st) + (size_t)rec->n_frames * sizeof(uint64_t);
         void *dst = lp_writer_reserve(w, need);
         if (dst)
-            lp_writer_commit(w, prof_record_stack(dst, need, &st, frames));
+            lp_writer_commit(w, cmn_record_stack(dst, need, &st, frames));
     }
-    if (w->batch_len + PROF_RECORD_ENTRY_MAX > LP_WRITER_BATCH_BYTES)
+    if (w->batch_len + CMN_RECORD_ENTRY_MAX > LP_WRITER_BATCH_BYTES)
         flush_batch(w);
     if (w->batch_n == 0)
         w->batch_base_ns = w->batch_prev_ns = rec->time_ns;
     /* Samples of several threads need not come in time order: steps are signed. */
     int64_t delta = (int64_t)(rec->time_ns - w->batch_prev_ns);
     w->batch_prev_ns = rec->time_ns;
-    w->batch_len += prof_record_samples_entry(w->batch + w->batch_len, delta, rec->tid, id,
+    w->batch_len += cmn_record_samples_entry(w->batch + w->batch_len, delta, rec->tid, id,
                                             rec->weight);
     w->batch_n++;
 }
@@ -468,7 +468,7 @@ void lp_writer_close(struct lp_writer *w)
     pthread_mutex_unlock(&w->post_mu);
     free(w->batch);
     w->batch = NULL;
-    prof_intern_fini(&w->intern);
+    cmn_intern_fini(&w->intern);
 }
 
 void lp_writer_fork_prepare(struct lp_writer *w)

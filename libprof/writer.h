@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "libprof/intern.h"
 
 #define LP_WRITER_BUF_BYTES (256u * 1024u)
@@ -74,7 +74,7 @@ struct lp_writer {
     size_t posted_len;     /* bytes in posted */
     size_t posted_cap;     /* bytes allocated for posted */
     uint64_t posts_dropped; /* records refused because the queue was full */
-    struct prof_intern intern; /* stacks written so far; the buffer's owner */
+    struct cmn_intern intern; /* stacks written so far; the buffer's owner */
     unsigned char *batch;  /* entries of the PROF_REC_SAMPLES being built; the owner */
     size_t batch_len;      /* bytes in batch */
     uint32_t batch_n;      /* entries in batch */

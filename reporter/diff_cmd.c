@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/budget.h"
 #include "reporter/check.h"
 #include "reporter/diff.h"

@@ -18,7 +18,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/aggregate.h"
 #include "reporter/diff_cmd.h"
 #include "reporter/err.h"

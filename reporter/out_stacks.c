@@ -10,8 +10,8 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "include/prof_format.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/snap_calls.h"
 #include "reporter/err.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
@@ -85,7 +85,7 @@ static void print_missing(FILE *out, const struct rep_snap_member *m)
         fputs("its registers or stack could not be read", out);
         break;
     case PROF_SNAP_NOT_ASKED:
-        call = prof_snap_cut_short_name(m->syscall);
+        call = cmn_snap_call_name(m->syscall);
         if (call)
             fprintf(out, "not asked: it waits in %s(), which a signal would cut short", call);
         else

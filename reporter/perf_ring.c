@@ -59,18 +59,18 @@
 #define REGS_MASK                                                                                  \
     ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
 #define N_REGS 3u
-static struct fpstep_regs regs_from(const uint64_t *r)
+static struct cmn_fp_regs regs_from(const uint64_t *r)
 {
-    return (struct fpstep_regs){.fp = r[0], .sp = r[1], .pc = r[2], .lr = 0};
+    return (struct cmn_fp_regs){.fp = r[0], .sp = r[1], .pc = r[2], .lr = 0};
 }
 #elif defined(__aarch64__)
 #define REGS_MASK                                                                                  \
     ((1ull << PERF_REG_ARM64_X29) | (1ull << PERF_REG_ARM64_LR) | (1ull << PERF_REG_ARM64_SP) |    \
      (1ull << PERF_REG_ARM64_PC))
 #define N_REGS 4u
-static struct fpstep_regs regs_from(const uint64_t *r)
+static struct cmn_fp_regs regs_from(const uint64_t *r)
 {
-    return (struct fpstep_regs){.fp = r[0], .lr = r[1], .sp = r[2], .pc = r[3]};
+    return (struct cmn_fp_regs){.fp = r[0], .lr = r[1], .sp = r[2], .pc = r[3]};
 }
 #else
 #error "perf_ring.c: no perf_event register layout for this architecture"

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sampler/fp_step.h"
+#include "common/fp_step.h"
 
 struct rep_err;
 
@@ -89,7 +89,7 @@ struct rep_pring_sample {
                        * sample without it counts as dropped */
     /* By default: */
     uint64_t regs_abi;          /* PERF_SAMPLE_REGS_ABI_32 or _64 */
-    struct fpstep_regs regs;    /* the thread's user registers */
+    struct cmn_fp_regs regs;    /* the thread's user registers */
     const unsigned char *stack; /* a copy of its user stack from regs.sp up ... */
     size_t stack_len;           /* ... this many bytes of it (what the kernel could copy) */
     /* With --callchain kernel: */

@@ -20,7 +20,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "include/prof_record.h"
+#include "common/record.h"
+#include "common/maps_line.h"
+#include "common/build_id.h"
 #include "reporter/err.h"
 
 #define NOTES_MAX 65536u /* note segment bytes looked at */
@@ -46,7 +48,7 @@ static uint8_t elf_build_id(read_at_fn *rd, void *ctx, uint8_t *out)
         if (!notes)
             return 0;
         ssize_t got = rd(ctx, notes, n, ph.p_offset);
-        uint8_t len = got > 0 ? prof_record_build_id_note(notes, (size_t)got, out) : 0;
+        uint8_t len = got > 0 ? cmn_build_id_note(notes, (size_t)got, out) : 0;
         free(notes);
         if (len)
             return len;
@@ -105,8 +107,8 @@ static void find_build_id(pid_t pid, struct rep_pmap *m)
  * -ENOMEM. */
 static int parse_line(const char *line, struct rep_pmap *m)
 {
-    struct prof_maps_line l;
-    if (prof_maps_parse_line(line, &l) != 0)
+    struct cmn_maps_line l;
+    if (cmn_maps_parse_line(line, &l) != 0)
         return -1;
     memset(m, 0, sizeof(*m));
     m->start = l.start;
@@ -210,7 +212,7 @@ int rep_pmaps_write_one(const struct rep_pmap *p, uint64_t time_ns, FILE *out, s
                              .prot = p->prot,
                              .build_id_len = p->build_id_len};
     memcpy(r.build_id, p->build_id, sizeof(r.build_id));
-    size_t n = prof_record_map(buf, sizeof(buf), &r, p->path);
+    size_t n = cmn_record_map(buf, sizeof(buf), &r, p->path);
     if (n == 0)
         return REP_OK; /* a path longer than PATH_MAX: not a file the reporter could open */
     if (fwrite(buf, 1, n, out) != n)

@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 
 struct rep_err;
 

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 
 /* Not async-signal-safe. */
 /* The kernel's state letter of thread tid of pid (R, S, D, T, t, Z, X, I, ...), or 0 when

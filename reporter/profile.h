@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 
 struct rep_process {
     uint32_t pid;

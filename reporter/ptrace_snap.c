@@ -38,8 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/record.h"
 #include "reporter/err.h"
 #include "reporter/procmaps.h"
 #include "reporter/procstat.h"
@@ -234,20 +234,20 @@ static int attach_all(struct snap *s, struct rep_err *err)
 
 /* The registers a walk starts from, of a stopped thread; false when they cannot be read
  * (or the thread is not a 64-bit one of this architecture). */
-static bool read_regs(pid_t tid, struct fpstep_regs *r)
+static bool read_regs(pid_t tid, struct cmn_fp_regs *r)
 {
 #if defined(__x86_64__)
     struct user_regs_struct u;
     struct iovec iov = {.iov_base = &u, .iov_len = sizeof(u)};
     if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) != 0 || iov.iov_len != sizeof(u))
         return false;
-    *r = (struct fpstep_regs){.pc = u.rip, .sp = u.rsp, .fp = u.rbp, .lr = 0};
+    *r = (struct cmn_fp_regs){.pc = u.rip, .sp = u.rsp, .fp = u.rbp, .lr = 0};
 #elif defined(__aarch64__)
     struct user_regs_struct u;
     struct iovec iov = {.iov_base = &u, .iov_len = sizeof(u)};
     if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) != 0 || iov.iov_len != sizeof(u))
         return false;
-    *r = (struct fpstep_regs){.pc = u.pc, .sp = u.sp, .fp = u.regs[29], .lr = u.regs[30]};
+    *r = (struct cmn_fp_regs){.pc = u.pc, .sp = u.sp, .fp = u.regs[29], .lr = u.regs[30]};
 #else
 #error "ptrace_snap.c: no register layout for this architecture"
 #endif
@@ -256,7 +256,7 @@ static bool read_regs(pid_t tid, struct fpstep_regs *r)
 
 /* The frame-pointer walk of a thread with registers regs, over a copy of its stack; the
  * walk's n_frames stays 0 when the stack cannot be read. REP_OK or REP_E_NOMEM. */
-static int walk_fp(struct snap *s, const struct fpstep_regs *regs, const struct rep_pmaps *maps,
+static int walk_fp(struct snap *s, const struct cmn_fp_regs *regs, const struct rep_pmaps *maps,
                    struct walk *w)
 {
     unsigned char *copy;
@@ -324,7 +324,7 @@ static int keep(const struct snap *s, struct task *t, const struct walk *w)
  * that libunwind cannot start on when it is the only walk, keeps PROF_SNAP_FAILED. */
 static int read_stack(struct snap *s, struct task *t, const struct rep_pmaps *maps)
 {
-    struct fpstep_regs regs;
+    struct cmn_fp_regs regs;
     struct walk fp = {0}, unw = {0};
     t->status = PROF_SNAP_FAILED;
     if (!read_regs(t->tid, &regs))
@@ -443,9 +443,9 @@ static int write_head(const struct snap *s, const struct rep_pmaps *maps, FILE *
         .unwinder = s->is_any_libunwind ? PROF_UNWIND_LIBUNWIND : PROF_UNWIND_FP,
         .max_depth = REP_PTRACE_SNAP_DEPTH,
     };
-    int rc = put(out, buf, prof_record_file_header(buf, sizeof(buf)), err);
+    int rc = put(out, buf, cmn_record_file_header(buf, sizeof(buf)), err);
     if (rc == REP_OK)
-        rc = put(out, buf, prof_record_process(buf, sizeof(buf), &p, exe), err);
+        rc = put(out, buf, cmn_record_process(buf, sizeof(buf), &p, exe), err);
     if (rc == REP_OK)
         rc = rep_pmaps_write(maps, s->time_ns, out, err);
     return rc;
@@ -463,19 +463,19 @@ static int write_profile(const struct snap *s, const struct rep_pmaps *maps, FIL
     for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
         const struct task *t = &s->tasks[i];
         if (t->name[0] != '\0')
-            rc = put(out, buf, prof_record_thread(buf, cap, s->time_ns, (uint32_t)t->tid, t->name),
+            rc = put(out, buf, cmn_record_thread(buf, cap, s->time_ns, (uint32_t)t->tid, t->name),
                      err);
     }
     for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
         const struct task *t = &s->tasks[i];
         rc = put(out, buf,
-                 prof_record_snapshot(buf, cap, s->time_ns, (uint32_t)t->tid, t->status, t->state, 0),
+                 cmn_record_snapshot(buf, cap, s->time_ns, (uint32_t)t->tid, t->status, t->state, 0),
                  err);
         if (rc == REP_OK && t->status == PROF_SNAP_OK)
-            rc = put(out, buf, prof_record_sample(buf, cap, &t->rec, t->frames), err);
+            rc = put(out, buf, cmn_record_sample(buf, cap, &t->rec, t->frames), err);
     }
     if (rc == REP_OK)
-        rc = put(out, buf, prof_record_end(buf, cap), err);
+        rc = put(out, buf, cmn_record_end(buf, cap), err);
     if (rc == REP_OK && fflush(out) != 0)
         rc = rep_err_set(err, REP_E_IO, "write error: %s", strerror(errno));
     free(buf);

@@ -2,7 +2,7 @@
 /*
  * The remote libunwind walk (see ptrace_unwind.h). libunwind is trusted for how to step,
  * not for where it lands: every frame it gives is checked as the frame-pointer stepper
- * checks its own (sampler/fp_step.h), since without unwind information for a pc libunwind
+ * checks its own (common/fp_step.h), since without unwind information for a pc libunwind
  * 1.6.2 on x86_64 guesses from the frame-pointer register, which in code built without
  * frame pointers holds anything.
  */
@@ -16,7 +16,7 @@
 
 #include <libunwind-ptrace.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/procmaps.h"
 
 bool rep_punw_is_built(void)

@@ -24,7 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/err.h"
 #include "reporter/profile.h"
 

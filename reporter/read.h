@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Reading a profile file (include/prof_format.h) into a struct rep_profile. Called by
+ * Reading a profile file (include/libprof/prof_format.h) into a struct rep_profile. Called by
  * main() once per input file and by the fuzz target on memory buffers; reporter thread
  * only.
  *

@@ -49,9 +49,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
-#include "include/prof_intern.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/intern.h"
+#include "common/record.h"
 #include "reporter/err.h"
 #include "reporter/hash.h"
 #include "reporter/perf_ring.h"
@@ -96,7 +96,7 @@ struct session {
                          * thread is not bound to, or after exec */
 
     struct rep_pmaps maps;     /* the process's mappings, with those added since */
-    struct prof_intern intern; /* the stacks written so far */
+    struct cmn_intern intern; /* the stacks written so far */
     unsigned char *batch;      /* the PROF_REC_SAMPLES entries being gathered */
     size_t batch_len;
     uint32_t batch_n;
@@ -204,7 +204,7 @@ static void name_thread(struct session *s, pid_t tid, uint64_t time_ns)
     char name[PROF_THREAD_NAME_MAX];
     rep_proc_task_name(s->pid, tid, name);
     if (name[0] != '\0')
-        put(s, s->rec, prof_record_thread(s->rec, s->rec_cap, time_ns, (uint32_t)tid, name));
+        put(s, s->rec, cmn_record_thread(s->rec, s->rec_cap, time_ns, (uint32_t)tid, name));
 }
 
 static void flush_batch(struct session *s)
@@ -212,7 +212,7 @@ static void flush_batch(struct session *s)
     if (s->batch_n == 0)
         return;
     put(s, s->rec,
-        prof_record_samples(s->rec, s->rec_cap, s->batch_base_ns, s->batch_n, s->batch,
+        cmn_record_samples(s->rec, s->rec_cap, s->batch_base_ns, s->batch_n, s->batch,
                             s->batch_len));
     s->batch_n = 0;
     s->batch_len = 0;
@@ -234,7 +234,7 @@ static void put_sample(struct session *s, uint64_t time_ns, uint32_t tid, unsign
     }
     uint32_t id;
     int is_new;
-    if (prof_intern_stack(&s->intern, s->frames, (uint16_t)n_frames, stop_reason, flags, sp_word,
+    if (cmn_intern_stack(&s->intern, s->frames, (uint16_t)n_frames, stop_reason, flags, sp_word,
                           &id, &is_new) != 0) {
         struct prof_rec_sample r = {.time_ns = time_ns,
                                     .tid = tid,
@@ -243,7 +243,7 @@ static void put_sample(struct session *s, uint64_t time_ns, uint32_t tid, unsign
                                     .stop_reason = stop_reason,
                                     .flags = flags,
                                     .sp_word = sp_word};
-        put(s, s->rec, prof_record_sample(s->rec, s->rec_cap, &r, s->frames));
+        put(s, s->rec, cmn_record_sample(s->rec, s->rec_cap, &r, s->frames));
         return;
     }
     if (is_new) {
@@ -252,16 +252,16 @@ static void put_sample(struct session *s, uint64_t time_ns, uint32_t tid, unsign
                                     .stop_reason = stop_reason,
                                     .flags = flags,
                                     .sp_word = sp_word};
-        put(s, s->rec, prof_record_stack(s->rec, s->rec_cap, &st, s->frames));
+        put(s, s->rec, cmn_record_stack(s->rec, s->rec_cap, &st, s->frames));
     }
-    if (s->batch_len + PROF_RECORD_ENTRY_MAX > BATCH_BYTES)
+    if (s->batch_len + CMN_RECORD_ENTRY_MAX > BATCH_BYTES)
         flush_batch(s);
     if (s->batch_n == 0)
         s->batch_base_ns = s->batch_prev_ns = time_ns;
     /* Samples of several rings are not in time order: steps are signed. */
     int64_t step = (int64_t)(time_ns - s->batch_prev_ns);
     s->batch_prev_ns = time_ns;
-    s->batch_len += prof_record_samples_entry(s->batch + s->batch_len, step, tid, id, 1);
+    s->batch_len += cmn_record_samples_entry(s->batch + s->batch_len, step, tid, id, 1);
     s->batch_n++;
 }
 
@@ -300,7 +300,7 @@ static unsigned walk_copy(struct session *s, pid_t tid, const struct rep_pring_s
 {
     const unsigned char *stack = d->stack;
     size_t len = d->stack_len;
-    struct fpstep_regs r = d->regs;
+    struct cmn_fp_regs r = d->regs;
     if (d->regs_abi != PERF_SAMPLE_REGS_ABI_64) {
         /* A 32-bit thread: the stepper knows 64-bit frames only. */
         s->frames[0] = r.pc;
@@ -413,7 +413,7 @@ static void on_comm(struct session *s, const unsigned char *p, const struct perf
     if (d.comm == NULL || t == NULL)
         return;
     t->is_named = true;
-    put(s, s->rec, prof_record_thread(s->rec, s->rec_cap, d.time_ns, d.tid, d.comm));
+    put(s, s->rec, cmn_record_thread(s->rec, s->rec_cap, d.time_ns, d.tid, d.comm));
 }
 
 /*
@@ -698,8 +698,8 @@ static void write_head(struct session *s)
         .max_depth = (uint16_t)s->max_depth,
     };
     unsigned char buf[sizeof(p) + EXE_MAX + PROF_REC_ALIGN];
-    put(s, buf, prof_record_file_header(buf, sizeof(buf)));
-    put(s, buf, prof_record_process(buf, sizeof(buf), &p, exe));
+    put(s, buf, cmn_record_file_header(buf, sizeof(buf)));
+    put(s, buf, cmn_record_process(buf, sizeof(buf), &p, exe));
     if (s->rc == REP_OK && rep_pmaps_write(&s->maps, s->start_ns, s->out, NULL) != REP_OK) {
         s->rc = REP_E_IO;
         s->io_errno = errno;
@@ -771,8 +771,8 @@ static void finish(struct session *s)
     uint64_t *c = s->counters_stat;
     c[PROF_STAT_DURATION_NS] = clock_ns(CLOCK_MONOTONIC) - s->start_ns;
     c[PROF_STAT_CPU_NS] = s->cpu_ns;
-    put(s, s->rec, prof_record_stats(s->rec, s->rec_cap, c, PROF_STAT_N));
-    put(s, s->rec, prof_record_end(s->rec, s->rec_cap));
+    put(s, s->rec, cmn_record_stats(s->rec, s->rec_cap, c, PROF_STAT_N));
+    put(s, s->rec, cmn_record_end(s->rec, s->rec_cap));
 }
 
 static const char *why_text(enum stop_why why)
@@ -800,7 +800,7 @@ static int session_init(struct session *s, const struct rep_record_opts *o, stru
     s->hz = o->freq != NULL ? (unsigned)strtoul(o->freq, NULL, 10) : REP_RECORD_PID_HZ;
     s->max_depth = o->depth != NULL ? (unsigned)strtoul(o->depth, NULL, 10) : REP_RECORD_PID_DEPTH;
     s->is_kernel_callchain = o->is_kernel_callchain;
-    prof_intern_init(&s->intern, INTERN_FRAMES);
+    cmn_intern_init(&s->intern, INTERN_FRAMES);
     int rc = rep_pring_init(&s->perf, s->pid, s->hz, &s->max_depth, s->is_kernel_callchain, err);
     if (rc != REP_OK)
         return rc;
@@ -820,7 +820,7 @@ static void session_fini(struct session *s)
     rep_pring_fini(&s->perf);
     free(s->tids);
     rep_pmaps_free(&s->maps);
-    prof_intern_fini(&s->intern);
+    cmn_intern_fini(&s->intern);
     free(s->rec);
     free(s->batch);
     free(s->frames);

@@ -13,7 +13,7 @@
 
 #include "reporter/procmaps.h"
 
-static int copy_word(const struct fpstep_mem *m, uintptr_t addr, uintptr_t *out)
+static int copy_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
 {
     const struct rep_rwalk *w = (const struct rep_rwalk *)m;
     if (addr < w->stack_base || addr - w->stack_base > w->stack_len ||
@@ -23,7 +23,7 @@ static int copy_word(const struct fpstep_mem *m, uintptr_t addr, uintptr_t *out)
     return 1;
 }
 
-static int target_code(const struct fpstep_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
+static int target_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
 {
     const struct rep_rwalk *w = (const struct rep_rwalk *)m;
     struct rep_rwalk_code_cache *c = w->code_cache;
@@ -43,7 +43,7 @@ static int target_code(const struct fpstep_mem *m, uintptr_t addr, uint8_t *out,
     }
     return 0;
 }
-static int target_is_code(const struct fpstep_mem *m, uintptr_t addr)
+static int target_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 {
     const struct rep_rwalk *w = (const struct rep_rwalk *)m;
     return rep_pmaps_is_code(w->maps, addr);
@@ -63,10 +63,10 @@ void rep_rwalk_init(struct rep_rwalk *w, pid_t pid, const struct rep_pmaps *maps
     w->stack_len = stack_len;
 }
 
-unsigned rep_rwalk(struct rep_rwalk *w, const struct fpstep_regs *regs, uint64_t *frames,
+unsigned rep_rwalk(struct rep_rwalk *w, const struct cmn_fp_regs *regs, uint64_t *frames,
                    unsigned max_frames, uint8_t *stop_reason, uint8_t *flags)
 {
-    return fpstep_walk(&w->mem, regs, (uintptr_t)w->stack_base,
+    return cmn_fp_walk(&w->mem, regs, (uintptr_t)w->stack_base,
                        (uintptr_t)(w->stack_base + w->stack_len), 0, frames, max_frames,
                        stop_reason, flags);
 }

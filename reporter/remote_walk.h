@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Walking the frame pointers of another process's thread from outside, with the same
- * stepper as the signal handler (sampler/fp_step.h): its stack comes from a copy (read
+ * stepper as the signal handler (common/fp_step.h): its stack comes from a copy (read
  * through process_vm_readv, or the user stack the kernel copied into a perf_event
  * sample), its code bytes through process_vm_readv, and "is this code" from its
  * mappings (reporter/procmaps.h). Reporter thread only.
@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "sampler/fp_step.h"
+#include "common/fp_step.h"
 
 struct rep_pmaps;
 
@@ -31,7 +31,7 @@ struct rep_rwalk_code_cache {
 
 /* One walk's view of the target. */
 struct rep_rwalk {
-    struct fpstep_mem mem;        /* first: the stepper's accessors get this struct back */
+    struct cmn_fp_mem mem;        /* first: the stepper's accessors get this struct back */
     pid_t pid;                    /* whose code bytes are read */
     const struct rep_pmaps *maps; /* the target's mappings */
     const unsigned char *stack;   /* a copy of the target's stack ... */
@@ -50,8 +50,8 @@ static inline void rep_rwalk_use_cache(struct rep_rwalk *w, struct rep_rwalk_cod
 {
     w->code_cache = cache;
 }
-/* Walks from regs over the copy (bounds: the copy itself), as fpstep_walk(). */
-unsigned rep_rwalk(struct rep_rwalk *w, const struct fpstep_regs *regs, uint64_t *frames,
+/* Walks from regs over the copy (bounds: the copy itself), as cmn_fp_walk(). */
+unsigned rep_rwalk(struct rep_rwalk *w, const struct cmn_fp_regs *regs, uint64_t *frames,
                    unsigned max_frames, uint8_t *stop_reason, uint8_t *flags);
 /* Reads [sp, end of the mapping that holds sp) of pid, at most max bytes, into a malloc'd
  * buffer (*out, free it), *len its length. 0, or -errno (-ENOENT: sp is in no mapping). */

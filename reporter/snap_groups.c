@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/err.h"
 #include "reporter/profile.h"
 #include "reporter/symbols.h"

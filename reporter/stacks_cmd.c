@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/aggregate.h"
 #include "reporter/err.h"
 #include "reporter/names.h"

@@ -14,7 +14,7 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/err.h"
 #include "reporter/module.h"
 

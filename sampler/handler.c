@@ -79,7 +79,7 @@ SMP_SYSCALL_SITE static void use_alt_stack_if_there(uintptr_t sp, struct smp_sta
 SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames,
                                        const ucontext_t *uc)
 {
-    struct fpstep_regs regs = {
+    struct cmn_fp_regs regs = {
         .pc = arch_pc(uc), .sp = arch_sp(uc), .fp = arch_fp(uc), .lr = arch_lr(uc)
     };
     struct smp_stack stack = {

@@ -29,7 +29,7 @@
 #include <time.h>
 #include <ucontext.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "sampler/app_action.h"
 
 struct smp_ring;

@@ -25,7 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 
 #define SMP_RING_MIN_SLOTS 2u
 

@@ -34,7 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "sampler/app_action.h"
 
 #define SMP_SNAP_COOKIE ((void *)0x736e6170) /* si_value of a request to one of our threads */

@@ -2,20 +2,20 @@
 /*
  * The frame-pointer stepper: follows the chain of saved frame pointers from an interrupted
  * context, reading only inside the stack bounds it is given. It stops, and says why, at the
- * first inconsistency (see PROF_STOP_* in include/prof_format.h) instead of guessing.
+ * first inconsistency (see PROF_STOP_* in include/libprof/prof_format.h) instead of guessing.
  * Before the walk it looks at the interrupted leaf: when the instruction bytes at the pc
  * prove that the leaf's frame is not set up (at its entry, between `push %rbp` and `mov
  * %rsp,%rbp`, at its `ret`), the frame pointer still describes the caller's frame and the
  * chain alone would skip the caller; the stepper then takes it from the stack slot or link
  * register the bytes name (see arch_leaf_state()) and flags the sample. Elsewhere it adds
- * nothing (sampler/fp_step.h).
+ * nothing (common/fp_step.h).
  */
 #ifndef PROF_SAMPLER_WALK_FP_H
 #define PROF_SAMPLER_WALK_FP_H
 
 #include <stdint.h>
 
-#include "sampler/fp_step.h" /* struct fpstep_regs: the registers a walk starts from */
+#include "common/fp_step.h" /* struct cmn_fp_regs: the registers a walk starts from */
 
 /* The readable stack of the interrupted thread: [lo, hi). */
 struct smp_stack {
@@ -41,7 +41,7 @@ struct smp_stack {
  * stack->root_fp ends the walk as complete, without the trampoline's own frame. Loads only
  * inside [max(lo, sp), hi); instruction bytes (at the pc) are read with the fault-proof
  * probe (sampler/probe.h), never directly. */
-unsigned smp_walk_fp(const struct fpstep_regs *regs, const struct smp_stack *stack,
+unsigned smp_walk_fp(const struct cmn_fp_regs *regs, const struct smp_stack *stack,
                      uint64_t *frames, unsigned max_frames, uint8_t *stop_reason,
                      uint8_t *flags);
 

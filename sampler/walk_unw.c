@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "sampler/codemap.h"
 #include "sampler/probe.h"
 
@@ -81,7 +81,7 @@ static uint8_t step_all(unw_cursor_t *cursor, const struct smp_stack *stack, uin
     }
 }
 
-unsigned smp_walk_unw(void *ucontext, const struct fpstep_regs *regs,
+unsigned smp_walk_unw(void *ucontext, const struct cmn_fp_regs *regs,
                       const struct smp_stack *stack, uint64_t *frames, unsigned max_frames,
                       uint8_t *stop_reason)
 {

@@ -51,7 +51,7 @@ extern __thread int smp_unw_busy __attribute__((tls_model("initial-exec")));
  * frame's stack pointer leaves the thread's stack, libunwind cannot step, or a frame has no
  * unwind information (libunwind would guess its caller from the frame pointer), ORDER
  * when it does not increase. Returns the number of frames, 0 when it could not start. */
-unsigned smp_walk_unw(void *ucontext, const struct fpstep_regs *regs,
+unsigned smp_walk_unw(void *ucontext, const struct cmn_fp_regs *regs,
                       const struct smp_stack *stack, uint64_t *frames, unsigned max_frames,
                       uint8_t *stop_reason);
 

@@ -5,8 +5,8 @@
 #     (from their undefined symbols) and reach TLS without __tls_get_addr (initial-exec);
 #  2. each folder includes only the layers it may (STYLE.md section 1); the reporter also
 #     includes the header-only pieces it shares with the library: the record encoders
-#     (include/prof_record.h), stack interning (include/prof_intern.h) and the frame-pointer
-#     stepper's logic (sampler/fp_step.h);
+#     (include/prof_record.h), stack interning (common/intern.h) and the frame-pointer
+#     stepper's logic (common/fp_step.h);
 #  3. libprof.so exports only the public API and the libc calls it interposes;
 #  4. the prof command contains no library (smp_/lp_) code.
 # Prints one line per violation and exits 1 if there is any.
@@ -69,13 +69,12 @@ check_includes() { # folder, allowed-prefix regex
         fail=1
 }
 check_includes arch 'arch/'
-check_includes sampler 'arch/|sampler/|include/prof_format\.h'
-check_includes libprof 'arch/|sampler/|libprof/|include/'
-check_includes reporter \
-    'reporter/|include/prof_format\.h|include/prof_record\.h|include/prof_intern\.h|sampler/fp_step\.h'
-check_includes include 'include/'
-if grep -n '#include "' include/*.h | grep -v '#include "include/' >/dev/null; then
-    err "include/ headers may include only libc headers"
+check_includes common 'arch/|common/|include/libprof/prof_format\.h'
+check_includes sampler 'arch/|common/|sampler/|include/libprof/prof_format\.h'
+check_includes libprof 'arch/|common/|sampler/|libprof/|include/libprof/'
+check_includes reporter 'reporter/|common/|include/libprof/prof_format\.h'
+if grep -rn '#include "' include/ >/dev/null; then
+    err "include/ headers may include only libc headers and each other"
 fi
 
 # 3. Exported symbols of the library.

@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 
 #define MAX_PATHS 512
 #define MAX_ENV 1024

@@ -11,7 +11,7 @@
 #include <criterion/logging.h>
 #include <string.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "tests/e2e/support.h"
 
 TestSuite(e2e_hostile, .init = e2e_setup, .fini = e2e_teardown, .timeout = 60);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "tests/e2e/support.h"
 
 TestSuite(e2e_progress, .init = e2e_setup, .fini = e2e_teardown, .timeout = 60);

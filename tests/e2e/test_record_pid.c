@@ -23,7 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "tests/e2e/support.h"
 
 #define TOLERANCE 0.03  /* absolute, in share of all samples */

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "tests/e2e/support.h"
 
 TestSuite(e2e_snapshot, .init = e2e_setup, .fini = e2e_teardown, .timeout = 60);

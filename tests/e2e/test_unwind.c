@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "tests/e2e/support.h"
 
 #define MIN_COMPLETE 0.90

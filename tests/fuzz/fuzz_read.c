@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/record.h"
 #include "reporter/aggregate.h"
 #include "reporter/err.h"
 #include "reporter/names.h"
@@ -38,19 +38,19 @@ struct seed {
 
 static void seed_common(struct seed *s, uint64_t base)
 {
-    s->n = prof_record_file_header(s->data, sizeof(s->data));
+    s->n = cmn_record_file_header(s->data, sizeof(s->data));
     struct prof_rec_process proc = {.pid = 100, .requested_hz = 250, .effective_hz = 250};
-    s->n += prof_record_process(s->data + s->n, sizeof(s->data) - s->n, &proc, "/bin/app");
+    s->n += cmn_record_process(s->data + s->n, sizeof(s->data) - s->n, &proc, "/bin/app");
     struct prof_rec_map m = {.start = base,
                              .end = base + 0x10000,
                              .file_offset = 0x1000,
                              .build_id_len = 4,
                              .build_id = {1, 2, 3, 4}};
-    s->n += prof_record_map(s->data + s->n, sizeof(s->data) - s->n, &m, "/bin/app");
+    s->n += cmn_record_map(s->data + s->n, sizeof(s->data) - s->n, &m, "/bin/app");
     m.start = base + 0x100000;
     m.end = m.start + 0x2000;
-    s->n += prof_record_map(s->data + s->n, sizeof(s->data) - s->n, &m, "[vdso]");
-    s->n += prof_record_thread(s->data + s->n, sizeof(s->data) - s->n, 5, 100, "main");
+    s->n += cmn_record_map(s->data + s->n, sizeof(s->data) - s->n, &m, "[vdso]");
+    s->n += cmn_record_thread(s->data + s->n, sizeof(s->data) - s->n, 5, 100, "main");
     for (uint16_t i = 0; i < 8; i++) {
         uint64_t frames[4] = {base + 0x10 * i, base + 0x205, base + 0x305, base + 0x100010};
         struct prof_rec_sample smp = {.time_ns = i,
@@ -58,7 +58,7 @@ static void seed_common(struct seed *s, uint64_t base)
                                       .weight = 1,
                                       .n_frames = i % 5,
                                       .stop_reason = (uint8_t)(i % PROF_STOP_N)};
-        s->n += prof_record_sample(s->data + s->n, sizeof(s->data) - s->n, &smp, frames);
+        s->n += cmn_record_sample(s->data + s->n, sizeof(s->data) - s->n, &smp, frames);
     }
 }
 
@@ -78,8 +78,8 @@ static void write_seeds(const char *dir)
     static struct seed s;
     seed_common(&s, 0x400000);
     uint64_t counters[PROF_STAT_N] = {[PROF_STAT_SAMPLES] = 8, [PROF_STAT_TRUNCATED] = 6};
-    s.n += prof_record_stats(s.data + s.n, sizeof(s.data) - s.n, counters, PROF_STAT_N);
-    s.n += prof_record_end(s.data + s.n, sizeof(s.data) - s.n);
+    s.n += cmn_record_stats(s.data + s.n, sizeof(s.data) - s.n, counters, PROF_STAT_N);
+    s.n += cmn_record_end(s.data + s.n, sizeof(s.data) - s.n);
     write_seed(dir, "clean.prof", &s, s.n);
     write_seed(dir, "cut.prof", &s, s.n - 13);
 

@@ -15,8 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "include/prof.h"
-#include "include/prof_format.h"
+#include "include/libprof/prof.h"
+#include "include/libprof/prof_format.h"
 #include "libprof/unwind.h"
 
 static sigjmp_buf back;

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests of stack interning (include/prof_intern.h, libprof/intern.c) and of what the
+/* Unit tests of stack interning (common/intern.h, libprof/intern.c) and of what the
  * writer makes of it: one PROF_REC_STACK per distinct stack, compact batches, never two
  * stacks merged. */
 #include <criterion/criterion.h>
@@ -8,52 +8,52 @@
 
 #include "libprof/intern.h"
 #include "libprof/unwind.h"
-#include "include/prof_record.h"
+#include "common/record.h"
 #include "sampler/codemap.h"
 
 Test(intern, same_stack_gets_the_same_id)
 {
-    struct prof_intern t;
-    prof_intern_init(&t, 1000);
+    struct cmn_intern t;
+    cmn_intern_init(&t, 1000);
     uint64_t a[] = { 1, 2, 3 };
     uint32_t id1, id2;
     int new1, new2;
-    cr_assert_eq(prof_intern_stack(&t, a, 3, 0, 0, 0, &id1, &new1), 0);
-    cr_assert_eq(prof_intern_stack(&t, a, 3, 0, 0, 0, &id2, &new2), 0);
+    cr_assert_eq(cmn_intern_stack(&t, a, 3, 0, 0, 0, &id1, &new1), 0);
+    cr_assert_eq(cmn_intern_stack(&t, a, 3, 0, 0, 0, &id2, &new2), 0);
     cr_assert_eq(id1, 0);
     cr_assert_eq(id2, 0);
     cr_assert(new1 && !new2);
-    prof_intern_fini(&t);
+    cmn_intern_fini(&t);
 }
 
 Test(intern, stacks_differing_anywhere_get_different_ids)
 {
-    struct prof_intern t;
-    prof_intern_init(&t, 1000);
+    struct cmn_intern t;
+    cmn_intern_init(&t, 1000);
     uint64_t a[] = { 1, 2, 3 }, b[] = { 1, 2, 4 }, c[] = { 1, 2 };
     uint32_t ids[6];
     int is_new;
-    cr_assert_eq(prof_intern_stack(&t, a, 3, 0, 0, 0, &ids[0], &is_new), 0);
-    cr_assert_eq(prof_intern_stack(&t, b, 3, 0, 0, 0, &ids[1], &is_new), 0);
-    cr_assert_eq(prof_intern_stack(&t, c, 2, 0, 0, 0, &ids[2], &is_new), 0);
-    cr_assert_eq(prof_intern_stack(&t, a, 3, 2, 1, 0, &ids[3], &is_new), 0);
-    cr_assert_eq(prof_intern_stack(&t, a, 3, 0, 0, 0x1234, &ids[4], &is_new), 0);
-    cr_assert_eq(prof_intern_stack(&t, a, 3, 0, 2, 0, &ids[5], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack(&t, a, 3, 0, 0, 0, &ids[0], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack(&t, b, 3, 0, 0, 0, &ids[1], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack(&t, c, 2, 0, 0, 0, &ids[2], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack(&t, a, 3, 2, 1, 0, &ids[3], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack(&t, a, 3, 0, 0, 0x1234, &ids[4], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack(&t, a, 3, 0, 2, 0, &ids[5], &is_new), 0);
     for (int i = 0; i < 6; i++)
         for (int j = i + 1; j < 6; j++)
             cr_assert_neq(ids[i], ids[j], "stacks %d and %d merged", i, j);
-    prof_intern_fini(&t);
+    cmn_intern_fini(&t);
 }
 
 Test(intern, many_stacks_with_colliding_buckets_stay_distinct)
 {
-    struct prof_intern t;
-    prof_intern_init(&t, 1 << 20);
+    struct cmn_intern t;
+    cmn_intern_init(&t, 1 << 20);
     for (uint64_t i = 0; i < 50000; i++) {
         uint64_t f[2] = { i, i * 7 };
         uint32_t id;
         int is_new;
-        cr_assert_eq(prof_intern_stack(&t, f, 2, 0, 0, 0, &id, &is_new), 0);
+        cr_assert_eq(cmn_intern_stack(&t, f, 2, 0, 0, 0, &id, &is_new), 0);
         cr_assert_eq(id, i);
         cr_assert(is_new);
     }
@@ -61,24 +61,24 @@ Test(intern, many_stacks_with_colliding_buckets_stay_distinct)
         uint64_t f[2] = { i, i * 7 };
         uint32_t id;
         int is_new;
-        cr_assert_eq(prof_intern_stack(&t, f, 2, 0, 0, 0, &id, &is_new), 0);
+        cr_assert_eq(cmn_intern_stack(&t, f, 2, 0, 0, 0, &id, &is_new), 0);
         cr_assert_eq(id, i);
         cr_assert(!is_new);
     }
-    prof_intern_fini(&t);
+    cmn_intern_fini(&t);
 }
 
 Test(intern, refuses_beyond_its_frame_budget)
 {
-    struct prof_intern t;
-    prof_intern_init(&t, 5);
+    struct cmn_intern t;
+    cmn_intern_init(&t, 5);
     uint64_t a[] = { 1, 2, 3 }, b[] = { 4, 5, 6 };
     uint32_t id;
     int is_new;
-    cr_assert_eq(prof_intern_stack(&t, a, 3, 0, 0, 0, &id, &is_new), 0);
-    cr_assert_eq(prof_intern_stack(&t, b, 3, 0, 0, 0, &id, &is_new), -ENOSPC);
-    cr_assert_eq(prof_intern_stack(&t, a, 3, 0, 0, 0, &id, &is_new), 0, "known stacks still work");
-    prof_intern_fini(&t);
+    cr_assert_eq(cmn_intern_stack(&t, a, 3, 0, 0, 0, &id, &is_new), 0);
+    cr_assert_eq(cmn_intern_stack(&t, b, 3, 0, 0, 0, &id, &is_new), -ENOSPC);
+    cr_assert_eq(cmn_intern_stack(&t, a, 3, 0, 0, 0, &id, &is_new), 0, "known stacks still work");
+    cmn_intern_fini(&t);
 }
 
 Test(intern, keeps_sp_word_only_inside_code)
@@ -92,10 +92,10 @@ Test(intern, keeps_sp_word_only_inside_code)
 
 Test(intern, batch_entries_are_compact)
 {
-    unsigned char e[PROF_RECORD_ENTRY_MAX];
+    unsigned char e[CMN_RECORD_ENTRY_MAX];
     /* 4 ms later, a 7-digit tid, stack 300, weight 1. */
-    size_t n = prof_record_samples_entry(e, 4000000, 1234567, 300, 1);
+    size_t n = cmn_record_samples_entry(e, 4000000, 1234567, 300, 1);
     cr_assert_leq(n, 10, "%zu bytes", n);
-    cr_assert_eq(prof_record_samples_entry(e, -1, 0, 0, 1), 4, "a step back of 1 ns is one byte");
+    cr_assert_eq(cmn_record_samples_entry(e, -1, 0, 0, 1), 4, "a step back of 1 ns is one byte");
     cr_assert_eq(e[0], 1, "zigzag: -1 is 1");
 }

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "libprof/config.h"
 #include "libprof/unwind.h"
 #include "sampler/codemap.h"

@@ -13,7 +13,7 @@
 
 #include "libprof/log.h"
 #include "libprof/maps.h"
-#include "include/prof_record.h"
+#include "common/record.h"
 #include "libprof/threads.h"
 #include "libprof/writer.h"
 #include "sampler/ring.h"
@@ -76,7 +76,7 @@ Test(writer, writes_header_and_records_on_flush, .init = make_dir)
     cr_assert_eq(file_size(p), sizeof(struct prof_file_header),
                  "the header is written at once, the rest waits for a flush");
     void *dst = lp_writer_reserve(&w, 64);
-    lp_writer_commit(&w, prof_record_thread(dst, 64, 1, 2, "name"));
+    lp_writer_commit(&w, cmn_record_thread(dst, 64, 1, 2, "name"));
     cr_assert_eq(lp_writer_flush(&w), 0);
     cr_assert_eq(file_size(p), sizeof(struct prof_file_header) + 32);
     cr_assert_eq(count_records(p, PROF_REC_THREAD), 1);
@@ -131,7 +131,7 @@ Test(writer, never_writes_into_a_file_that_took_its_descriptor, .init = make_dir
     int fd = open(other, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     cr_assert_eq(dup2(fd, ours), ours);
     void *dst = lp_writer_reserve(&w, 64);
-    lp_writer_commit(&w, prof_record_thread(dst, 64, 1, 2, "after"));
+    lp_writer_commit(&w, cmn_record_thread(dst, 64, 1, 2, "after"));
     cr_assert_eq(lp_writer_flush(&w), 0);
     cr_assert_eq(file_size(other), 0, "the application's file is untouched");
     cr_assert_eq(count_records(prof, PROF_REC_THREAD), 1, "the record went to the profile");
@@ -150,7 +150,7 @@ Test(writer, stops_output_when_the_profile_was_replaced, .init = make_dir)
     close(w.fd);
     unlink(prof);
     void *dst = lp_writer_reserve(&w, 64);
-    lp_writer_commit(&w, prof_record_thread(dst, 64, 1, 2, "name"));
+    lp_writer_commit(&w, cmn_record_thread(dst, 64, 1, 2, "name"));
     cr_assert_neq(lp_writer_flush(&w), 0);
     cr_assert_eq(w.failed, 1);
     cr_assert_eq(access(prof, F_OK), -1, "no new file is created in its place");

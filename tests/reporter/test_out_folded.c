@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/record.h"
 #include "reporter/aggregate.h"
 #include "reporter/err.h"
 #include "reporter/names.h"
@@ -98,27 +98,27 @@ Test(out_folded, reports_a_write_error)
 Test(out_folded, folds_a_hand_made_profile_exactly)
 {
     static unsigned char buf[8192];
-    size_t n = prof_record_file_header(buf, sizeof(buf));
+    size_t n = cmn_record_file_header(buf, sizeof(buf));
     struct prof_rec_process proc = {.pid = 7, .requested_hz = 100, .effective_hz = 100};
-    n += prof_record_process(buf + n, sizeof(buf) - n, &proc, "/nonexistent/app");
+    n += cmn_record_process(buf + n, sizeof(buf) - n, &proc, "/nonexistent/app");
     struct prof_rec_map app = {.start = 0x400000, .end = 0x401000, .file_offset = 0x1000};
-    n += prof_record_map(buf + n, sizeof(buf) - n, &app, "/nonexistent/app");
+    n += cmn_record_map(buf + n, sizeof(buf) - n, &app, "/nonexistent/app");
     struct prof_rec_map lib = {.start = 0x7f0000, .end = 0x7f8000, .file_offset = 0};
-    n += prof_record_map(buf + n, sizeof(buf) - n, &lib, "/nonexistent/libz.so.1");
+    n += cmn_record_map(buf + n, sizeof(buf) - n, &lib, "/nonexistent/libz.so.1");
     /* leaf first: a libz frame called from app, then app alone, then an unmapped pc. */
     const uint64_t f1[] = {0x7f0010, 0x400105, 0x400201};
     const uint64_t f2[] = {0x400010, 0x400201};
     const uint64_t f3[] = {0x12};
     struct prof_rec_sample s = {.weight = 1, .n_frames = 3};
-    n += prof_record_sample(buf + n, sizeof(buf) - n, &s, f1);
-    n += prof_record_sample(buf + n, sizeof(buf) - n, &s, f1);
+    n += cmn_record_sample(buf + n, sizeof(buf) - n, &s, f1);
+    n += cmn_record_sample(buf + n, sizeof(buf) - n, &s, f1);
     s.n_frames = 2;
     s.weight = 3;
-    n += prof_record_sample(buf + n, sizeof(buf) - n, &s, f2);
+    n += cmn_record_sample(buf + n, sizeof(buf) - n, &s, f2);
     s.n_frames = 1;
     s.weight = 1;
-    n += prof_record_sample(buf + n, sizeof(buf) - n, &s, f3);
-    n += prof_record_end(buf + n, sizeof(buf) - n);
+    n += cmn_record_sample(buf + n, sizeof(buf) - n, &s, f3);
+    n += cmn_record_end(buf + n, sizeof(buf) - n);
 
     struct rep_profile p;
     struct rep_err err = {0};

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/record.h"
 #include "reporter/aggregate.h"
 #include "reporter/err.h"
 #include "reporter/names.h"
@@ -36,26 +36,26 @@ static char *speedscope(const struct rep_per_thread *t, const struct rep_names *
  * app+0xOFFSET). Returns its size in buf. */
 static size_t encode(unsigned char *buf, size_t cap, uint32_t pid, bool is_named)
 {
-    size_t n = prof_record_file_header(buf, cap);
+    size_t n = cmn_record_file_header(buf, cap);
     struct prof_rec_process proc = {.pid = pid, .requested_hz = 100, .effective_hz = 100};
-    n += prof_record_process(buf + n, cap - n, &proc, "/nonexistent/app");
+    n += cmn_record_process(buf + n, cap - n, &proc, "/nonexistent/app");
     struct prof_rec_map app = {.start = 0x400000, .end = 0x401000, .file_offset = 0x1000};
-    n += prof_record_map(buf + n, cap - n, &app, "/nonexistent/app");
+    n += cmn_record_map(buf + n, cap - n, &app, "/nonexistent/app");
     const uint64_t f_main[] = {0x400010, 0x400201}; /* leaf first */
     const uint64_t f_work[] = {0x400110, 0x400301};
     struct prof_rec_sample s = {.weight = 1, .n_frames = 2, .tid = 12};
-    n += prof_record_sample(buf + n, cap - n, &s, f_work);
+    n += cmn_record_sample(buf + n, cap - n, &s, f_work);
     s.tid = 11;
-    n += prof_record_sample(buf + n, cap - n, &s, f_main);
+    n += cmn_record_sample(buf + n, cap - n, &s, f_main);
     s.tid = 12;
     s.weight = 2;
-    n += prof_record_sample(buf + n, cap - n, &s, f_work);
+    n += cmn_record_sample(buf + n, cap - n, &s, f_work);
     s.n_frames = 1;
-    n += prof_record_sample(buf + n, cap - n, &s, f_work + 1);
-    n += prof_record_thread(buf + n, cap - n, 5, 11, "main");
+    n += cmn_record_sample(buf + n, cap - n, &s, f_work + 1);
+    n += cmn_record_thread(buf + n, cap - n, 5, 11, "main");
     if (is_named)
-        n += prof_record_thread(buf + n, cap - n, 5, 12, "worker");
-    n += prof_record_end(buf + n, cap - n);
+        n += cmn_record_thread(buf + n, cap - n, 5, 12, "worker");
+    n += cmn_record_end(buf + n, cap - n);
     return n;
 }
 

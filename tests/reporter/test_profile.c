@@ -5,7 +5,7 @@
  */
 #include <criterion/criterion.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/err.h"
 #include "reporter/profile.h"
 

@@ -18,7 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/err.h"
 #include "reporter/procstat.h"
 #include "reporter/profile.h"

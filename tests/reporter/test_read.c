@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "include/prof_format.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/record.h"
 #include "reporter/err.h"
 #include "reporter/profile.h"
 #include "reporter/read.h"
@@ -23,7 +23,7 @@ struct buf {
 
 static void put_header(struct buf *b)
 {
-    b->n += prof_record_file_header(b->data + b->n, sizeof(b->data) - b->n);
+    b->n += cmn_record_file_header(b->data + b->n, sizeof(b->data) - b->n);
 }
 
 static size_t put_process(struct buf *b, uint32_t hz, const char *exe)
@@ -40,7 +40,7 @@ static size_t put_process(struct buf *b, uint32_t hz, const char *exe)
         .max_depth = 128,
     };
     size_t at = b->n;
-    b->n += prof_record_process(b->data + b->n, sizeof(b->data) - b->n, &p, exe);
+    b->n += cmn_record_process(b->data + b->n, sizeof(b->data) - b->n, &p, exe);
     return at;
 }
 
@@ -55,14 +55,14 @@ static size_t put_map(struct buf *b, uint64_t time_ns, uint64_t start, uint64_t 
                              .build_id_len = 3,
                              .build_id = {0xab, 0xcd, 0xef}};
     size_t at = b->n;
-    b->n += prof_record_map(b->data + b->n, sizeof(b->data) - b->n, &m, path);
+    b->n += cmn_record_map(b->data + b->n, sizeof(b->data) - b->n, &m, path);
     return at;
 }
 
 static size_t put_thread(struct buf *b, uint64_t time_ns, uint32_t tid, const char *name)
 {
     size_t at = b->n;
-    b->n += prof_record_thread(b->data + b->n, sizeof(b->data) - b->n, time_ns, tid, name);
+    b->n += cmn_record_thread(b->data + b->n, sizeof(b->data) - b->n, time_ns, tid, name);
     return at;
 }
 
@@ -76,21 +76,21 @@ static size_t put_sample(struct buf *b, uint32_t tid, uint32_t weight, const uin
                                 .stop_reason = stop,
                                 .flags = stop ? PROF_SAMPLE_TRUNCATED : 0};
     size_t at = b->n;
-    b->n += prof_record_sample(b->data + b->n, sizeof(b->data) - b->n, &s, frames);
+    b->n += cmn_record_sample(b->data + b->n, sizeof(b->data) - b->n, &s, frames);
     return at;
 }
 
 static size_t put_stats(struct buf *b, const uint64_t *counters, uint32_t n)
 {
     size_t at = b->n;
-    b->n += prof_record_stats(b->data + b->n, sizeof(b->data) - b->n, counters, n);
+    b->n += cmn_record_stats(b->data + b->n, sizeof(b->data) - b->n, counters, n);
     return at;
 }
 
 static size_t put_end(struct buf *b)
 {
     size_t at = b->n;
-    b->n += prof_record_end(b->data + b->n, sizeof(b->data) - b->n);
+    b->n += cmn_record_end(b->data + b->n, sizeof(b->data) - b->n);
     return at;
 }
 

@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "include/prof_record.h"
+#include "common/record.h"
 #include "reporter/err.h"
 #include "reporter/profile.h"
 #include "reporter/read.h"
@@ -15,13 +15,13 @@ static size_t len;
 
 static void put_header(void)
 {
-    len = prof_record_file_header(file, sizeof(file));
+    len = cmn_record_file_header(file, sizeof(file));
 }
 
 static void put_stack(uint32_t id, const uint64_t *frames, uint16_t n, uint64_t sp)
 {
     struct prof_rec_stack st = { .id = id, .n_frames = n, .sp_word = sp };
-    len += prof_record_stack(file + len, sizeof(file) - len, &st, frames);
+    len += cmn_record_stack(file + len, sizeof(file) - len, &st, frames);
 }
 
 struct entry {
@@ -34,9 +34,9 @@ static void put_batch(uint64_t base, const struct entry *e, uint32_t n)
     unsigned char entries[512];
     size_t elen = 0;
     for (uint32_t i = 0; i < n; i++)
-        elen += prof_record_samples_entry(entries + elen, e[i].step, e[i].tid, e[i].id,
+        elen += cmn_record_samples_entry(entries + elen, e[i].step, e[i].tid, e[i].id,
                                         e[i].weight);
-    len += prof_record_samples(file + len, sizeof(file) - len, base, n, entries, elen);
+    len += cmn_record_samples(file + len, sizeof(file) - len, base, n, entries, elen);
 }
 
 Test(read_batch, round_trip_of_stacks_and_batches)

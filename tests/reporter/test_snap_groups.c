@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/prof_format.h"
-#include "include/prof_record.h"
+#include "include/libprof/prof_format.h"
+#include "common/record.h"
 #include "reporter/err.h"
 #include "reporter/names.h"
 #include "reporter/out_stacks.h"
@@ -37,22 +37,22 @@ struct snap {
 static void start(struct snap *s)
 {
     memset(s, 0, sizeof(*s));
-    s->n += prof_record_file_header(s->data, sizeof(s->data));
+    s->n += cmn_record_file_header(s->data, sizeof(s->data));
     struct prof_rec_process p = {.pid = 4242, .timer_source = PROF_TIMER_NONE};
-    s->n += prof_record_process(s->data + s->n, sizeof(s->data) - s->n, &p, "/usr/bin/server");
+    s->n += cmn_record_process(s->data + s->n, sizeof(s->data) - s->n, &p, "/usr/bin/server");
     struct prof_rec_map m = {
         .start = ANON_START, .end = ANON_END, .prot = PROF_MAP_READ | PROF_MAP_EXEC};
-    s->n += prof_record_map(s->data + s->n, sizeof(s->data) - s->n, &m, "");
+    s->n += cmn_record_map(s->data + s->n, sizeof(s->data) - s->n, &m, "");
 }
 
 static void thread(struct snap *s, uint32_t tid, const char *name)
 {
-    s->n += prof_record_thread(s->data + s->n, sizeof(s->data) - s->n, 0, tid, name);
+    s->n += cmn_record_thread(s->data + s->n, sizeof(s->data) - s->n, 0, tid, name);
 }
 
 static void listed(struct snap *s, uint32_t tid, uint8_t status, char state)
 {
-    s->n += prof_record_snapshot(s->data + s->n, sizeof(s->data) - s->n, 0, tid, status, state, 0);
+    s->n += cmn_record_snapshot(s->data + s->n, sizeof(s->data) - s->n, 0, tid, status, state, 0);
 }
 
 /* A sample of tid with frames given leaf first, ending with 0. */
@@ -66,13 +66,13 @@ static void stack(struct snap *s, uint32_t tid, uint8_t stop_reason, ...)
         frames[n++] = f;
     va_end(ap);
     struct prof_rec_sample r = {.tid = tid, .weight = 1, .n_frames = n, .stop_reason = stop_reason};
-    s->n += prof_record_sample(s->data + s->n, sizeof(s->data) - s->n, &r, frames);
+    s->n += cmn_record_sample(s->data + s->n, sizeof(s->data) - s->n, &r, frames);
 }
 
 /* Ends the file, reads it and groups it. */
 static void group(struct snap *s)
 {
-    s->n += prof_record_end(s->data + s->n, sizeof(s->data) - s->n);
+    s->n += cmn_record_end(s->data + s->n, sizeof(s->data) - s->n);
     struct rep_err err = {0};
     cr_assert_eq(rep_read_buffer(s->data, s->n, "snap", &s->prof, &err), REP_OK, "%s", err.msg);
     rep_names_init(&s->names);

@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include <time.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "libprof/unwind.h"
 #include "sampler/codemap.h"
 #include "sampler/walk_fp.h"
@@ -85,7 +85,7 @@ Test(codemap, the_fp_walk_stops_at_a_return_address_outside_code)
     stk[30] = 0;
     stk[31] = 0x1900;
     lp_codemap_publish(two, 2);
-    struct fpstep_regs regs = {.pc = 0x1010, .sp = (uintptr_t)&stk[0], .fp = (uintptr_t)&stk[10]};
+    struct cmn_fp_regs regs = {.pc = 0x1010, .sp = (uintptr_t)&stk[0], .fp = (uintptr_t)&stk[10]};
     struct smp_stack stack = {.lo = (uintptr_t)&stk[0], .hi = (uintptr_t)&stk[64]};
     uint64_t f[8];
     uint8_t why, flags;

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <ucontext.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
 #include "sampler/timer_thread.h"

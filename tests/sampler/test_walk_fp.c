@@ -5,7 +5,7 @@
 #include <criterion/criterion.h>
 #include <pthread.h>
 
-#include "include/prof_format.h"
+#include "include/libprof/prof_format.h"
 #include "sampler/walk_fp.h"
 
 #define WORDS 256
@@ -26,7 +26,7 @@ static void frame(unsigned w, uintptr_t next_fp, uintptr_t ret)
 
 static unsigned walk(uintptr_t fp, uintptr_t root, unsigned max, uint64_t *out, uint8_t *why)
 {
-    struct fpstep_regs regs = { .pc = 0xaaaa, .sp = at(0), .fp = fp };
+    struct cmn_fp_regs regs = { .pc = 0xaaaa, .sp = at(0), .fp = fp };
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS), .root_fp = root };
     uint8_t flags;
     return smp_walk_fp(&regs, &stack, out, max, why, &flags);
@@ -127,7 +127,7 @@ Test(walk_fp, never_reads_below_the_stack_pointer)
 {
     uint64_t f[16];
     uint8_t why;
-    struct fpstep_regs regs = { .pc = 0xaaaa, .sp = at(40), .fp = at(10) };
+    struct cmn_fp_regs regs = { .pc = 0xaaaa, .sp = at(40), .fp = at(10) };
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS) };
     good_chain();
     uint8_t flags;
@@ -188,7 +188,7 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) static void level3(
 #else
     __asm__ volatile("adr %0, ." : "=r"(pc));
 #endif
-    struct fpstep_regs regs = { .pc = pc, .sp = fp, .fp = fp };
+    struct cmn_fp_regs regs = { .pc = pc, .sp = fp, .fp = fp };
     struct smp_stack stack = { .lo = (uintptr_t)addr, .hi = (uintptr_t)addr + size };
     real_n = smp_walk_fp(&regs, &stack, real_frames, 16, &real_why, &real_flags);
     __asm__ volatile("" ::: "memory");
@@ -234,7 +234,7 @@ static const uint8_t code_call[] = {0xcc, 0xcc, 0xcc, 0xe8, 0, 0, 0, 0, 0x90, 0x
 static unsigned walk_leaf(const uint8_t *pc, unsigned max, uint64_t *out, uint8_t *why,
                           uint8_t *flags)
 {
-    struct fpstep_regs regs = { .pc = (uintptr_t)pc, .sp = at(0), .fp = at(10) };
+    struct cmn_fp_regs regs = { .pc = (uintptr_t)pc, .sp = at(0), .fp = at(10) };
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS) };
     return smp_walk_fp(&regs, &stack, out, max, why, flags);
 }
@@ -349,7 +349,7 @@ static const uint8_t a64_call[] = {INSN(0xd503201fu), INSN(0x94000010u), INSN(0x
 static unsigned walk_leaf_lr(const uint8_t *pc, uintptr_t lr, uint64_t *out, uint8_t *why,
                              uint8_t *flags)
 {
-    struct fpstep_regs regs = { .pc = (uintptr_t)pc, .sp = at(0), .fp = at(10), .lr = lr };
+    struct cmn_fp_regs regs = { .pc = (uintptr_t)pc, .sp = at(0), .fp = at(10), .lr = lr };
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS) };
     return smp_walk_fp(&regs, &stack, out, 16, why, flags);
 }

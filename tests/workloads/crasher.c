@@ -14,7 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "include/prof.h"
+#include "include/libprof/prof.h"
 
 #pragma weak prof_backtrace_fd
 

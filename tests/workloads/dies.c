@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/prof.h"
+#include "include/libprof/prof.h"
 
 #pragma weak prof_flush
 

@@ -12,7 +12,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "include/prof.h"
+#include "include/libprof/prof.h"
 
 #pragma weak prof_start
 #pragma weak prof_stop

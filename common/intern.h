@@ -11,12 +11,12 @@
  *
  * A hash table over a growing frame pool, owned by the one thread that writes the file;
  * memory grows with distinct stacks up to max_frames_total frames, after which
- * prof_intern_stack() refuses and the caller writes the sample in full. Not
+ * cmn_intern_stack() refuses and the caller writes the sample in full. Not
  * async-signal-safe (malloc). Header-only (static inline) so that the prof command shares
  * it without linking the library; an internal header, not installed.
  */
-#ifndef PROF_INCLUDE_PROF_INTERN_H
-#define PROF_INCLUDE_PROF_INTERN_H
+#ifndef PROF_COMMON_INTERN_H
+#define PROF_COMMON_INTERN_H
 
 #include <errno.h>
 #include <stddef.h>
@@ -25,7 +25,7 @@
 #include <string.h>
 
 /* One distinct stack. */
-struct prof_intern_stack {
+struct cmn_intern_stack {
     uint64_t hash;
     uint64_t sp_word;
     size_t at; /* first frame in the pool */
@@ -34,30 +34,30 @@ struct prof_intern_stack {
     uint8_t flags;
 };
 
-struct prof_intern {
+struct cmn_intern {
     uint64_t *frames; /* every interned stack's frames, back to back */
     size_t n_frames, cap_frames;
     size_t max_frames_total; /* refuse new stacks beyond this many frames in all */
-    struct prof_intern_stack *stacks;
+    struct cmn_intern_stack *stacks;
     size_t n_stacks, cap_stacks;
     uint32_t *table;  /* open addressing: stack index + 1, 0 empty */
     size_t table_cap; /* a power of two, at most half full */
 };
 
-static inline uint64_t prof_intern_mix(uint64_t h, uint64_t v)
+static inline uint64_t cmn_intern_mix(uint64_t h, uint64_t v)
 {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h * 0xff51afd7ed558ccdull;
 }
 
-static inline void prof_intern_init(struct prof_intern *t, size_t max_frames_total)
+static inline void cmn_intern_init(struct cmn_intern *t, size_t max_frames_total)
 {
     memset(t, 0, sizeof(*t));
     t->max_frames_total = max_frames_total;
 }
 
 /* Frees everything. Accepts a zeroed or finished table. */
-static inline void prof_intern_fini(struct prof_intern *t)
+static inline void cmn_intern_fini(struct cmn_intern *t)
 {
     free(t->frames);
     free(t->stacks);
@@ -65,7 +65,7 @@ static inline void prof_intern_fini(struct prof_intern *t)
     memset(t, 0, sizeof(*t));
 }
 
-static inline int prof_intern_same(const struct prof_intern *t, const struct prof_intern_stack *s,
+static inline int cmn_intern_same(const struct cmn_intern *t, const struct cmn_intern_stack *s,
                                    const uint64_t *frames, uint16_t n, uint8_t stop, uint8_t flags,
                                    uint64_t sp)
 {
@@ -73,7 +73,7 @@ static inline int prof_intern_same(const struct prof_intern *t, const struct pro
            memcmp(t->frames + s->at, frames, n * sizeof(uint64_t)) == 0;
 }
 
-static inline int prof_intern_grow_table(struct prof_intern *t)
+static inline int cmn_intern_grow_table(struct cmn_intern *t)
 {
     size_t cap = t->table_cap ? t->table_cap * 2 : 1024;
     uint32_t *table = calloc(cap, sizeof(*table));
@@ -92,7 +92,7 @@ static inline int prof_intern_grow_table(struct prof_intern *t)
 }
 
 /* Room for one more stack of n_frames. 0, -ENOSPC (the frame budget) or -ENOMEM. */
-static inline int prof_intern_reserve(struct prof_intern *t, size_t n_frames)
+static inline int cmn_intern_reserve(struct cmn_intern *t, size_t n_frames)
 {
     if (t->n_frames + n_frames > t->max_frames_total)
         return -ENOSPC;
@@ -108,45 +108,45 @@ static inline int prof_intern_reserve(struct prof_intern *t, size_t n_frames)
     }
     if (t->n_stacks == t->cap_stacks) {
         size_t cap = t->cap_stacks ? t->cap_stacks * 2 : 256;
-        struct prof_intern_stack *s = realloc(t->stacks, cap * sizeof(*s));
+        struct cmn_intern_stack *s = realloc(t->stacks, cap * sizeof(*s));
         if (!s)
             return -ENOMEM;
         t->stacks = s;
         t->cap_stacks = cap;
     }
     if ((t->n_stacks + 1) * 2 > t->table_cap)
-        return prof_intern_grow_table(t);
+        return cmn_intern_grow_table(t);
     return 0;
 }
 
 /* The id of this stack (ids count from 0 in order of first appearance); *is_new says
  * whether it was just added, and then the caller writes its PROF_REC_STACK. 0, or
  * -ENOSPC / -ENOMEM when it cannot be added (write the sample in full). */
-static inline int prof_intern_stack(struct prof_intern *t, const uint64_t *frames,
+static inline int cmn_intern_stack(struct cmn_intern *t, const uint64_t *frames,
                                     uint16_t n_frames, uint8_t stop_reason, uint8_t flags,
                                     uint64_t sp_word, uint32_t *id, int *is_new)
 {
     uint64_t h =
-        prof_intern_mix(prof_intern_mix(n_frames, stop_reason | (uint64_t)flags << 8), sp_word);
+        cmn_intern_mix(cmn_intern_mix(n_frames, stop_reason | (uint64_t)flags << 8), sp_word);
     for (uint16_t i = 0; i < n_frames; i++)
-        h = prof_intern_mix(h, frames[i]);
+        h = cmn_intern_mix(h, frames[i]);
     *is_new = 0;
     if (t->table_cap) {
         for (size_t slot = h & (t->table_cap - 1); t->table[slot];
              slot = (slot + 1) & (t->table_cap - 1)) {
-            const struct prof_intern_stack *s = &t->stacks[t->table[slot] - 1];
+            const struct cmn_intern_stack *s = &t->stacks[t->table[slot] - 1];
             if (s->hash == h &&
-                prof_intern_same(t, s, frames, n_frames, stop_reason, flags, sp_word)) {
+                cmn_intern_same(t, s, frames, n_frames, stop_reason, flags, sp_word)) {
                 *id = t->table[slot] - 1;
                 return 0;
             }
         }
     }
-    int rc = prof_intern_reserve(t, n_frames);
+    int rc = cmn_intern_reserve(t, n_frames);
     if (rc != 0)
         return rc;
-    struct prof_intern_stack *s = &t->stacks[t->n_stacks];
-    *s = (struct prof_intern_stack){.hash = h,
+    struct cmn_intern_stack *s = &t->stacks[t->n_stacks];
+    *s = (struct cmn_intern_stack){.hash = h,
                                     .sp_word = sp_word,
                                     .at = t->n_frames,
                                     .n_frames = n_frames,

@@ -3,12 +3,12 @@
  * libprof's public API, for applications that want to control the profiler they run
  * under (LD_PRELOAD=libprof.so) or that link libprof.so directly. Without these calls the
  * library profiles the whole run, configured by PROF_* environment variables (README.md).
- * Declare the functions weak to make a program that also runs without libprof:
+ * Installed as <libprof/prof.h> (`make install`; `pkg-config --cflags libprof`). Declare the functions weak to make a program that also runs without libprof:
  *     #pragma weak prof_start
  *     if (prof_start) prof_start();
  */
-#ifndef PROF_INCLUDE_PROF_H
-#define PROF_INCLUDE_PROF_H
+#ifndef PROF_INCLUDE_LIBPROF_PROF_H
+#define PROF_INCLUDE_LIBPROF_PROF_H
 
 #ifdef __cplusplus
 extern "C" {

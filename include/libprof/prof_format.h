@@ -12,8 +12,8 @@
  * bytes past the fields it knows inside a record it does know, so that later versions can
  * add both. Every record of a clean run is followed by one PROF_REC_END.
  */
-#ifndef PROF_INCLUDE_PROF_FORMAT_H
-#define PROF_INCLUDE_PROF_FORMAT_H
+#ifndef PROF_INCLUDE_LIBPROF_PROF_FORMAT_H
+#define PROF_INCLUDE_LIBPROF_PROF_FORMAT_H
 
 #include <stdint.h>
 
