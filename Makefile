@@ -28,7 +28,7 @@ LP_SRCS  := $(wildcard libprof/*.c)
 # The libunwind stepper (PROF_UNWIND=libunwind) is one switch: UNWIND=1 when libunwind's
 # header is found, UNWIND=0 builds without it (PROF_UNWIND=libunwind then falls back to fp).
 # The same switch gives prof libunwind's remote unwinder for `prof stacks --unwind`
-# (reporter/ptrace_unwind.c, which without it says that prof was built without libunwind).
+# (attach/ptrace_unwind.c, which without it says that prof was built without libunwind).
 HASH     := \#
 ifeq ($(origin UNWIND),undefined)
 UNWIND   := $(shell echo '$(HASH)include <libunwind.h>' | $(CC) -E -x c - >/dev/null 2>&1 \
@@ -44,9 +44,11 @@ SMP_SRCS := $(filter-out $(UNW_SRCS),$(SMP_SRCS))
 UNW_LDLIBS  :=
 endif
 REP_SRCS := $(wildcard reporter/*.c)
+ATT_SRCS := $(wildcard attach/*.c)
 SMP_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(SMP_SRCS))
 LP_OBJS  := $(patsubst %.c,$(OBJ)/%.o,$(LP_SRCS))
 REP_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(REP_SRCS))
+ATT_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(ATT_SRCS))
 LIB_OBJS := $(SMP_OBJS) $(LP_OBJS)
 
 # The objects on the signal handler's path; `make lint` checks what they call (the list is
@@ -60,9 +62,9 @@ HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler
 # constructor or interpose libc, and the reporter's objects minus main().
 LP_LIVE_OBJS := $(OBJ)/libprof/lifecycle.o $(OBJ)/libprof/interpose.o $(OBJ)/libprof/api.o
 UNIT_OBJS    := $(SMP_OBJS) $(filter-out $(LP_LIVE_OBJS),$(LP_OBJS)) \
-                $(filter-out $(OBJ)/reporter/main.o,$(REP_OBJS))
+                $(filter-out $(OBJ)/reporter/main.o,$(REP_OBJS)) $(ATT_OBJS)
 UNIT_SRCS    := $(wildcard tests/arch/test_*.c tests/sampler/test_*.c tests/libprof/test_*.c \
-                          tests/reporter/test_*.c)
+                          tests/attach/test_*.c tests/reporter/test_*.c)
 UNIT_TOBJS   := $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRCS))
 E2E_SRCS     := $(wildcard tests/e2e/*.c)
 E2E_TOBJS    := $(patsubst %.c,$(OBJ)/%.o,$(E2E_SRCS))
@@ -90,6 +92,10 @@ $(OBJ)/reporter/%.o: reporter/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -c $< -o $@
 
+$(OBJ)/attach/%.o: attach/%.c
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -c $< -o $@
+
 $(OBJ)/tests/%.o: tests/%.c
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(TEST_CFLAGS) -Wno-missing-prototypes \
@@ -103,7 +109,7 @@ $(OBJ)/tests/libprof/test_backtrace.o: TEST_CFLAGS = -fno-omit-frame-pointer -fn
 $(LIB): $(LIB_OBJS)
 	$(CC) $(LIB_LDFLAGS) $(EXTRA_LDFLAGS) -o $@ $^ $(UNW_LDLIBS) -lpthread -ldl
 
-$(PROF): $(REP_OBJS)
+$(PROF): $(REP_OBJS) $(ATT_OBJS)
 	$(CC) $(EXTRA_LDFLAGS) -o $@ $^ $(REP_LDLIBS)
 
 $(BUILD)/workloads/%: tests/workloads/%.c

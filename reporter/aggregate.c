@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/filter.h"
-#include "reporter/hash.h"
+#include "common/hash.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
 #include "reporter/progress.h"
@@ -22,7 +22,7 @@
 int rep_agg_init(struct rep_agg *a)
 {
     memset(a, 0, sizeof(*a));
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_agg_fini(struct rep_agg *a)
@@ -57,7 +57,7 @@ static int reserve(struct rep_agg *a, size_t n)
             cap *= 2;
         uint32_t *ids = realloc(a->ids, cap * sizeof(*ids));
         if (ids == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         a->ids = ids;
         a->cap_ids = cap;
     }
@@ -65,7 +65,7 @@ static int reserve(struct rep_agg *a, size_t n)
         size_t cap = a->cap_stacks ? a->cap_stacks * 2 : 256;
         struct rep_stack *st = realloc(a->stacks, cap * sizeof(*st));
         if (st == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         a->stacks = st;
         a->cap_stacks = cap;
     }
@@ -73,14 +73,14 @@ static int reserve(struct rep_agg *a, size_t n)
         size_t cap = a->table_cap ? a->table_cap * 2 : 512;
         size_t *table = calloc(cap, sizeof(*table));
         if (table == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         for (size_t i = 0; i < a->n_stacks; i++)
             table_insert(table, cap, a->stacks[i].hash, i);
         free(a->table);
         a->table = table;
         a->table_cap = cap;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight)
@@ -89,9 +89,9 @@ int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weigh
     a->total_weight += weight;
     if (n == 0) {
         a->n_empty++;
-        return REP_OK;
+        return CMN_OK;
     }
-    uint64_t hash = rep_hash_bytes(ids, n * sizeof(*ids));
+    uint64_t hash = cmn_hash_bytes(ids, n * sizeof(*ids));
     if (a->table_cap != 0) {
         for (size_t i = hash & (a->table_cap - 1); a->table[i] != 0;
              i = (i + 1) & (a->table_cap - 1)) {
@@ -99,14 +99,14 @@ int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weigh
             if (st->hash == hash && st->n_ids == n &&
                 memcmp(a->ids + st->ids_at, ids, n * sizeof(*ids)) == 0) {
                 st->weight += weight;
-                return REP_OK;
+                return CMN_OK;
             }
         }
     }
-    if (reserve(a, n) != REP_OK) {
+    if (reserve(a, n) != CMN_OK) {
         a->n_samples--;
         a->total_weight -= weight;
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     }
     memcpy(a->ids + a->n_ids, ids, n * sizeof(*ids));
     a->stacks[a->n_stacks] = (struct rep_stack){
@@ -114,7 +114,7 @@ int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weigh
     table_insert(a->table, a->table_cap, hash, a->n_stacks);
     a->n_ids += n;
     a->n_stacks++;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Records the rate of p's samples, to turn weights into seconds. */
@@ -141,16 +141,16 @@ static void add_time(struct rep_agg *a, const struct rep_profile *p, uint64_t we
 static int scratch_room(struct rep_agg *a, size_t used, size_t n)
 {
     if (used + n <= a->cap_scratch)
-        return REP_OK;
+        return CMN_OK;
     size_t cap = a->cap_scratch ? a->cap_scratch : 1024;
     while (cap < used + n)
         cap *= 2;
     uint32_t *s = realloc(a->scratch, cap * sizeof(*s));
     if (s == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     a->scratch = s;
     a->cap_scratch = cap;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* The index + 1 in a->maps of a copy of m, added if new. */
@@ -161,14 +161,14 @@ static int map_index(struct rep_agg *a, const struct rep_map *m, uint32_t *plus 
         if (c->start == m->start && c->end == m->end && c->file_offset == m->file_offset &&
             strcmp(c->path, m->path) == 0) {
             *plus = (uint32_t)i + 1;
-            return REP_OK;
+            return CMN_OK;
         }
     }
     if (a->n_maps == a->cap_maps) {
         size_t cap = a->cap_maps ? a->cap_maps * 2 : 16;
         struct rep_agg_map *nm = realloc(a->maps, cap * sizeof(*nm));
         if (nm == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         a->maps = nm;
         a->cap_maps = cap;
     }
@@ -177,9 +177,9 @@ static int map_index(struct rep_agg *a, const struct rep_map *m, uint32_t *plus 
                               .build_id_len = m->build_id_len};
     memcpy(c->build_id, m->build_id, sizeof(c->build_id));
     if ((c->path = strdup(m->path)) == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     *plus = (uint32_t)++a->n_maps;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Remembers, for the pprof output, where name ids first came from. */
@@ -194,7 +194,7 @@ static int note_locs(struct rep_agg *a, struct rep_sym *sym, uint64_t addr, bool
                 cap *= 2;
             struct rep_agg_loc *l = realloc(a->locs, cap * sizeof(*l));
             if (l == NULL)
-                return REP_E_NOMEM;
+                return CMN_E_NOMEM;
             memset(l + a->n_locs, 0, (cap - a->n_locs) * sizeof(*l));
             a->locs = l;
             a->n_locs = cap;
@@ -203,10 +203,10 @@ static int note_locs(struct rep_agg *a, struct rep_sym *sym, uint64_t addr, bool
             continue;
         const struct rep_map *m = rep_sym_map_at(sym, addr, is_caller, time_ns);
         a->locs[id].addr = addr;
-        if (m != NULL && map_index(a, m, &a->locs[id].map_plus) != REP_OK)
-            return REP_E_NOMEM;
+        if (m != NULL && map_index(a, m, &a->locs[id].map_plus) != CMN_OK)
+            return CMN_E_NOMEM;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Appends the frames of address addr to the scratch array after *n ids. */
@@ -215,14 +215,14 @@ static int push_frames(struct rep_agg *a, struct rep_sym *sym, uint64_t addr, bo
 {
     const uint32_t *ids;
     size_t k;
-    if (rep_sym_frames(sym, addr, is_caller, time_ns, &ids, &k) != REP_OK ||
-        scratch_room(a, *n, k) != REP_OK)
-        return REP_E_NOMEM;
+    if (rep_sym_frames(sym, addr, is_caller, time_ns, &ids, &k) != CMN_OK ||
+        scratch_room(a, *n, k) != CMN_OK)
+        return CMN_E_NOMEM;
     memcpy(a->scratch + *n, ids, k * sizeof(*ids));
-    if (a->is_locs && note_locs(a, sym, addr, is_caller, time_ns, a->scratch + *n, k) != REP_OK)
-        return REP_E_NOMEM;
+    if (a->is_locs && note_locs(a, sym, addr, is_caller, time_ns, a->scratch + *n, k) != CMN_OK)
+        return CMN_E_NOMEM;
     *n += k;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Appends the name "label (number)" to the scratch array after *n ids. */
@@ -231,11 +231,11 @@ static int push_label(struct rep_agg *a, struct rep_names *names, const char *la
 {
     char buf[300];
     int len = snprintf(buf, sizeof(buf), "%.250s (%u)", label, (unsigned)number);
-    if (scratch_room(a, *n, 1) != REP_OK ||
-        rep_names_intern(names, buf, (size_t)len, &a->scratch[*n]) != REP_OK)
-        return REP_E_NOMEM;
+    if (scratch_room(a, *n, 1) != CMN_OK ||
+        rep_names_intern(names, buf, (size_t)len, &a->scratch[*n]) != CMN_OK)
+        return CMN_E_NOMEM;
     (*n)++;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Symbolizes sample smp into the scratch array, root first; *n gets the count of ids.
@@ -249,41 +249,41 @@ static int symbolize(struct rep_agg *a, struct rep_sym *sym, const struct rep_pr
     bool has_extra = false;
     if (n_frames > 0 && smp->sp_word != 0 &&
         (n_frames == 1 || rep_sample_frame(smp, 1) != smp->sp_word)) {
-        if (rep_sym_ra_at_sp(sym, rep_sample_frame(smp, 0), smp->time_ns, &has_extra) != REP_OK)
-            return REP_E_NOMEM;
+        if (rep_sym_ra_at_sp(sym, rep_sample_frame(smp, 0), smp->time_ns, &has_extra) != CMN_OK)
+            return CMN_E_NOMEM;
     }
     *n = 0;
     for (size_t f = 0; f < n_frames; f++) {
-        if (push_frames(a, sym, rep_sample_frame(smp, f), f > 0, smp->time_ns, n) != REP_OK)
-            return REP_E_NOMEM;
+        if (push_frames(a, sym, rep_sample_frame(smp, f), f > 0, smp->time_ns, n) != CMN_OK)
+            return CMN_E_NOMEM;
         if (f == 0 && has_extra && push_frames(a, sym, smp->sp_word, true, smp->time_ns, n))
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
     }
     if (a->filter != NULL && rep_filter_has_stack_rules(a->filter)) {
         bool keep;
-        if (rep_filter_keeps_stack(a->filter, sym->names, a->scratch, *n, &keep) != REP_OK)
-            return REP_E_NOMEM;
+        if (rep_filter_keeps_stack(a->filter, sym->names, a->scratch, *n, &keep) != CMN_OK)
+            return CMN_E_NOMEM;
         if (!keep)
-            return REP_E_NOTFOUND;
+            return CMN_E_NOTFOUND;
     }
     if (a->is_threads) {
         const char *name = rep_profile_thread_name(p, smp->tid);
-        if (push_label(a, sym->names, name != NULL ? name : "?", smp->tid, n) != REP_OK)
-            return REP_E_NOMEM;
+        if (push_label(a, sym->names, name != NULL ? name : "?", smp->tid, n) != CMN_OK)
+            return CMN_E_NOMEM;
     }
     if (a->is_processes) {
         const char *exe = p->has_process && p->process.exe[0] ? p->process.exe : "?";
         const char *slash = strrchr(exe, '/');
         uint32_t pid = p->has_process ? p->process.pid : 0;
-        if (push_label(a, sym->names, slash ? slash + 1 : exe, pid, n) != REP_OK)
-            return REP_E_NOMEM;
+        if (push_label(a, sym->names, slash ? slash + 1 : exe, pid, n) != CMN_OK)
+            return CMN_E_NOMEM;
     }
     for (size_t i = 0, j = *n; i + 1 < j; i++, j--) {
         uint32_t t = a->scratch[i];
         a->scratch[i] = a->scratch[j - 1];
         a->scratch[j - 1] = t;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_agg_add_samples(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p)
@@ -292,23 +292,23 @@ int rep_agg_add_samples(struct rep_agg *a, struct rep_sym *sym, const struct rep
     for (size_t i = 0; i < p->n_samples; i++) {
         const struct rep_sample *smp = &p->samples[i];
         size_t n;
-        int rc = REP_E_NOTFOUND;
+        int rc = CMN_E_NOTFOUND;
         if ((i & 0xffff) == 0 && a->progress != NULL)
             rep_progress_update(a->progress, p->name, a->profile_samples + i,
                                 p->n_samples_read);
         if (keeps_profile && (a->filter == NULL || rep_filter_keeps_sample(a->filter, p, smp)))
             rc = symbolize(a, sym, p, smp, &n);
-        if (rc == REP_E_NOTFOUND) {
+        if (rc == CMN_E_NOTFOUND) {
             a->n_filtered++;
             a->filtered_weight += smp->weight;
             continue;
         }
-        if (rc != REP_OK || rep_agg_add(a, a->scratch, n, smp->weight) != REP_OK)
-            return REP_E_NOMEM;
+        if (rc != CMN_OK || rep_agg_add(a, a->scratch, n, smp->weight) != CMN_OK)
+            return CMN_E_NOMEM;
         a->profile_weight += smp->weight;
     }
     a->profile_samples += p->n_samples;
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_agg_end_profile(struct rep_agg *a, const struct rep_profile *p)
@@ -321,7 +321,7 @@ void rep_agg_end_profile(struct rep_agg *a, const struct rep_profile *p)
 int rep_agg_add_profile(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p)
 {
     int rc = rep_agg_add_samples(a, sym, p);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rep_agg_end_profile(a, p);
     return rc;
 }

@@ -90,20 +90,20 @@ struct rep_agg {
 };
 
 /* Not async-signal-safe. */
-/* Makes a an empty aggregate. Returns REP_OK. */
+/* Makes a an empty aggregate. Returns CMN_OK. */
 int rep_agg_init(struct rep_agg *a);
 /* Frees what a owns. Accepts NULL. */
 void rep_agg_fini(struct rep_agg *a);
 /* Adds weight to the stack of n ids at ids (root first); n may be 0 (counted, no stack).
- * REP_OK or REP_E_NOMEM. */
+ * CMN_OK or CMN_E_NOMEM. */
 int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight);
 /* Symbolizes every sample of p that a->filter keeps with sym (already switched to p) and
- * adds it, with the root frames is_threads and is_processes ask for. REP_OK or
- * REP_E_NOMEM. */
+ * adds it, with the root frames is_threads and is_processes ask for. CMN_OK or
+ * CMN_E_NOMEM. */
 int rep_agg_add_profile(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p);
 /* The same in parts, for a profile read as a stream (rep_read_file_stream): add the
  * samples p holds now, as many times as there are batches, then end the profile once, which
- * accounts its time. REP_OK or REP_E_NOMEM. */
+ * accounts its time. CMN_OK or CMN_E_NOMEM. */
 int rep_agg_add_samples(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p);
 void rep_agg_end_profile(struct rep_agg *a, const struct rep_profile *p);
 

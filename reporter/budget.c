@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 
 #define BUDGET_MAX_BYTES (1u << 20) /* a larger file is not a budget */
 #define BUDGET_MAX_FIELDS 4         /* one more than allowed, to tell a line with too many */
@@ -21,7 +21,7 @@
 int rep_budget_init(struct rep_budget *b)
 {
     memset(b, 0, sizeof(*b));
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_budget_fini(struct rep_budget *b)
@@ -81,79 +81,79 @@ static int add_rule(struct rep_budget *b, const struct rep_budget_rule *r)
         size_t cap = b->cap_rules ? 2 * b->cap_rules : 8;
         struct rep_budget_rule *rules = realloc(b->rules, cap * sizeof(*rules));
         if (rules == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         b->rules = rules;
         b->cap_rules = cap;
     }
     b->rules[b->n_rules++] = *r;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* One line, without its newline. */
 static int parse_line(struct rep_budget *b, const char *line, size_t len, const char *name,
-                      unsigned line_no, struct rep_err *err)
+                      unsigned line_no, struct cmn_err *err)
 {
     const char *at[BUDGET_MAX_FIELDS];
     size_t lens[BUDGET_MAX_FIELDS];
     size_t n = split_fields(line, len, at, lens);
     if (n == 0 || at[0][0] == '#')
-        return REP_OK;
+        return CMN_OK;
     struct rep_budget_rule r = {.line = line_no};
     if (n < 2 || n > 3)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "%s:%u: expected 'PATTERN MAX_PERCENT [self|total]', found %zu fields",
                            name, line_no, n);
     if (!parse_percent(at[1], lens[1], &r.max_percent))
-        return rep_err_set(err, REP_E_INPUT, "%s:%u: '%.*s' is not a percentage in 0..100", name,
+        return cmn_err_set(err, CMN_E_INPUT, "%s:%u: '%.*s' is not a percentage in 0..100", name,
                            line_no, (int)lens[1], at[1]);
     if (n == 3) {
         if (lens[2] == 4 && strncmp(at[2], "self", 4) == 0)
             r.is_self = true;
         else if (lens[2] != 5 || strncmp(at[2], "total", 5) != 0)
-            return rep_err_set(err, REP_E_INPUT, "%s:%u: '%.*s' is neither self nor total", name,
+            return cmn_err_set(err, CMN_E_INPUT, "%s:%u: '%.*s' is neither self nor total", name,
                                line_no, (int)lens[2], at[2]);
     }
     r.pattern = strndup(at[0], lens[0]);
-    if (r.pattern == NULL || add_rule(b, &r) != REP_OK) {
+    if (r.pattern == NULL || add_rule(b, &r) != CMN_OK) {
         free(r.pattern);
-        return rep_err_nomem(err);
+        return cmn_err_nomem(err);
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
-int rep_budget_parse(struct rep_budget *b, const char *text, const char *name, struct rep_err *err)
+int rep_budget_parse(struct rep_budget *b, const char *text, const char *name, struct cmn_err *err)
 {
     unsigned line_no = 1;
     for (const char *line = text; *line != '\0'; line_no++) {
         size_t len = strcspn(line, "\n");
         int rc = parse_line(b, line, len, name, line_no, err);
-        if (rc != REP_OK)
+        if (rc != CMN_OK)
             return rc;
         line += len + (line[len] == '\n');
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
-int rep_budget_load(struct rep_budget *b, const char *path, struct rep_err *err)
+int rep_budget_load(struct rep_budget *b, const char *path, struct cmn_err *err)
 {
     FILE *f = fopen(path, "r");
     if (f == NULL)
-        return rep_err_set(err, REP_E_INPUT, "%s: %s", path, strerror(errno));
+        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", path, strerror(errno));
     char *text = malloc(BUDGET_MAX_BYTES + 1);
     if (text == NULL) {
         fclose(f);
-        return rep_err_nomem(err);
+        return cmn_err_nomem(err);
     }
     size_t n = fread(text, 1, BUDGET_MAX_BYTES + 1, f);
-    int rc = REP_OK;
+    int rc = CMN_OK;
     if (ferror(f))
-        rc = rep_err_set(err, REP_E_INPUT, "%s: read error: %s", path, strerror(errno));
+        rc = cmn_err_set(err, CMN_E_INPUT, "%s: read error: %s", path, strerror(errno));
     else if (n > BUDGET_MAX_BYTES)
-        rc = rep_err_set(err, REP_E_INPUT, "%s: larger than 1 MiB; not a budget file", path);
+        rc = cmn_err_set(err, CMN_E_INPUT, "%s: larger than 1 MiB; not a budget file", path);
     else if (memchr(text, '\0', n) != NULL)
-        rc = rep_err_set(err, REP_E_INPUT, "%s: holds a NUL byte; not a budget file", path);
+        rc = cmn_err_set(err, CMN_E_INPUT, "%s: holds a NUL byte; not a budget file", path);
     fclose(f);
-    if (rc == REP_OK) {
+    if (rc == CMN_OK) {
         text[n] = '\0';
         rc = rep_budget_parse(b, text, path, err);
     }

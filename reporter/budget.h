@@ -20,7 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-struct rep_err;
+struct cmn_err;
 
 struct rep_budget_rule {
     char *pattern;      /* the glob; owned */
@@ -36,16 +36,16 @@ struct rep_budget {
 };
 
 /* Not async-signal-safe. */
-/* Makes b an empty budget. Returns REP_OK. */
+/* Makes b an empty budget. Returns CMN_OK. */
 int rep_budget_init(struct rep_budget *b);
 /* Frees what b owns. Accepts NULL. */
 void rep_budget_fini(struct rep_budget *b);
-/* Adds the rules of text (NUL-terminated; name is used in messages). REP_OK, REP_E_INPUT
+/* Adds the rules of text (NUL-terminated; name is used in messages). CMN_OK, CMN_E_INPUT
  * with "NAME:LINE: ..." in err on a malformed line (b keeps the rules before it), or
- * REP_E_NOMEM. */
-int rep_budget_parse(struct rep_budget *b, const char *text, const char *name, struct rep_err *err);
-/* Reads the file at path and parses it. REP_OK, REP_E_INPUT or REP_E_NOMEM. */
-int rep_budget_load(struct rep_budget *b, const char *path, struct rep_err *err);
+ * CMN_E_NOMEM. */
+int rep_budget_parse(struct rep_budget *b, const char *text, const char *name, struct cmn_err *err);
+/* Reads the file at path and parses it. CMN_OK, CMN_E_INPUT or CMN_E_NOMEM. */
+int rep_budget_load(struct rep_budget *b, const char *path, struct cmn_err *err);
 /* Whether function name matches rule r. */
 bool rep_budget_matches(const struct rep_budget_rule *r, const char *name);
 

@@ -20,7 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 
 #define CFI_STATE_DEPTH 16u /* DW_CFA_remember_state nesting this reader follows */
 
@@ -287,7 +287,7 @@ int rep_cfi_init(struct rep_cfi *cfi, const uint8_t *data, size_t n, uint64_t vm
                 cap = cap ? cap * 2 : 256;
                 struct rep_cfi_fde *fdes = realloc(cfi->fdes, cap * sizeof(*fdes));
                 if (fdes == NULL)
-                    return REP_E_NOMEM;
+                    return CMN_E_NOMEM;
                 cfi->fdes = fdes;
             }
             cfi->fdes[cfi->n_fdes++] = f;
@@ -296,7 +296,7 @@ int rep_cfi_init(struct rep_cfi *cfi, const uint8_t *data, size_t n, uint64_t vm
     }
     if (cfi->n_fdes > 1)
         qsort(cfi->fdes, cfi->n_fdes, sizeof(*cfi->fdes), cmp_fde);
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_cfi_fini(struct rep_cfi *cfi)
@@ -461,19 +461,19 @@ int rep_cfi_cfa_at(const struct rep_cfi *cfi, uint64_t pc, unsigned *reg /* out 
             hi = mid;
     }
     if (lo == 0 || pc >= cfi->fdes[lo - 1].end)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     const struct rep_cfi_fde *f = &cfi->fdes[lo - 1];
     struct cie cie;
     if (!parse_cie(cfi, f->cie_at, &cie))
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     struct cfa_state st = {.loc = f->start, .target = UINT64_MAX};
     run(cfi, cie.insns_at, cie.insns_end, &cie, &st);
     st.loc = f->start;
     st.target = pc;
     run(cfi, f->insns_at, f->insns_end, &cie, &st);
     if (!st.rule.is_known)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     *reg = st.rule.reg;
     *offset = st.rule.offset;
-    return REP_OK;
+    return CMN_OK;
 }

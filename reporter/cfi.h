@@ -33,12 +33,12 @@ struct rep_cfi {
 #define REP_CFI_X86_64_RSP 7u
 
 /* Not async-signal-safe. */
-/* Indexes the n bytes of an .eh_frame section loaded at vma. REP_OK (a section it cannot
- * make sense of gives an empty index) or REP_E_NOMEM. */
+/* Indexes the n bytes of an .eh_frame section loaded at vma. CMN_OK (a section it cannot
+ * make sense of gives an empty index) or CMN_E_NOMEM. */
 int rep_cfi_init(struct rep_cfi *c, const uint8_t *data, size_t n, uint64_t vma);
 /* Frees the index. Accepts NULL. */
 void rep_cfi_fini(struct rep_cfi *c);
-/* The CFA rule at address pc: REP_OK with CFA = register *reg + *offset, or REP_E_NOTFOUND
+/* The CFA rule at address pc: CMN_OK with CFA = register *reg + *offset, or CMN_E_NOTFOUND
  * when no FDE covers pc or the rule is not of that form (an expression, an unknown
  * instruction, malformed data). */
 int rep_cfi_cfa_at(const struct rep_cfi *c, uint64_t pc, unsigned *reg /* out */,

@@ -14,7 +14,7 @@
 
 #include "reporter/budget.h"
 #include "reporter/diff.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 
 void rep_check_defaults(struct rep_check_opts *o)
@@ -43,12 +43,12 @@ static int add_finding(struct rep_check *c, const struct rep_check_finding *f)
         size_t cap = c->cap_items ? 2 * c->cap_items : 16;
         struct rep_check_finding *items = realloc(c->items, cap * sizeof(*items));
         if (items == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         c->items = items;
         c->cap_items = cap;
     }
     c->items[c->n_items++] = *f;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* The larger of a count test's and a run test's p-value; the run test may be missing. */
@@ -84,7 +84,7 @@ static int check_share(struct rep_check *c, const struct rep_diff_fn *fn, bool i
         .now = sh[REP_DIFF_NEW],
     };
     if (!over_threshold(f.base, f.now, o, &f.is_ratio))
-        return REP_OK;
+        return CMN_OK;
     f.p = is_self ? deciding_p(fn->self_p_count, fn->self_p_runs)
                   : deciding_p(fn->total_p_count, fn->total_p_runs);
     f.is_significant = f.p < 1.0 - o->confidence;
@@ -95,7 +95,7 @@ static int check_time(struct rep_check *c, const struct rep_diff *d, const struc
 {
     const struct rep_diff_time *t = &d->time;
     if (!t->is_known || o->max_time_percent < 0 || 100.0 * t->change <= o->max_time_percent)
-        return REP_OK;
+        return CMN_OK;
     struct rep_check_finding f = {
         .what = REP_CHECK_TIME,
         .base = t->mean[REP_DIFF_BASE],
@@ -134,11 +134,11 @@ static int check_budget(struct rep_check *c, const struct rep_diff *d,
                 .rule = rule,
             };
             f.is_significant = f.p < 1.0 - o->confidence;
-            if (add_finding(c, &f) != REP_OK)
-                return REP_E_NOMEM;
+            if (add_finding(c, &f) != CMN_OK)
+                return CMN_E_NOMEM;
         }
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Moves the significant findings to the front, each group keeping its order. */
@@ -146,7 +146,7 @@ static int partition(struct rep_check *c)
 {
     struct rep_check_finding *tmp = malloc((c->n_items ? c->n_items : 1) * sizeof(*tmp));
     if (tmp == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     size_t n = 0;
     for (int pass = 0; pass < 2; pass++)
         for (size_t i = 0; i < c->n_items; i++)
@@ -157,7 +157,7 @@ static int partition(struct rep_check *c)
     if (c->n_items)
         memcpy(c->items, tmp, c->n_items * sizeof(*tmp));
     free(tmp);
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_check_run(struct rep_check *c, const struct rep_diff *d, const struct rep_names *names,
@@ -167,14 +167,14 @@ int rep_check_run(struct rep_check *c, const struct rep_diff *d, const struct re
     /* Without a baseline only the budget applies. */
     bool has_base = d->sides[REP_DIFF_BASE].n_runs > 0;
     for (size_t i = 0; has_base && i < d->n_fns; i++) {
-        if (check_share(c, &d->fns[i], true, o) != REP_OK ||
-            check_share(c, &d->fns[i], false, o) != REP_OK)
-            return REP_E_NOMEM;
+        if (check_share(c, &d->fns[i], true, o) != CMN_OK ||
+            check_share(c, &d->fns[i], false, o) != CMN_OK)
+            return CMN_E_NOMEM;
     }
-    if (has_base && check_time(c, d, o) != REP_OK)
-        return REP_E_NOMEM;
-    if (o->budget != NULL && check_budget(c, d, names, o) != REP_OK)
-        return REP_E_NOMEM;
+    if (has_base && check_time(c, d, o) != CMN_OK)
+        return CMN_E_NOMEM;
+    if (o->budget != NULL && check_budget(c, d, names, o) != CMN_OK)
+        return CMN_E_NOMEM;
     return partition(c);
 }
 
@@ -239,5 +239,5 @@ int rep_check_print(FILE *out, const struct rep_check *c, const struct rep_diff 
     if (c->n_items > c->n_regressions)
         fprintf(out, "; %zu within noise", c->n_items - c->n_regressions);
     fputs(")\n", out);
-    return fflush(out) == 0 && !ferror(out) ? REP_OK : REP_E_IO;
+    return fflush(out) == 0 && !ferror(out) ? CMN_OK : CMN_E_IO;
 }

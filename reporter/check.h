@@ -83,12 +83,12 @@ struct rep_check {
 /* Sets o to the defaults above, with no budget. */
 void rep_check_defaults(struct rep_check_opts *o);
 /* Judges d (computed) with o; c is initialized here. names gives the functions' names
- * for the budget patterns. REP_OK or REP_E_NOMEM. Free c with rep_check_fini(). */
+ * for the budget patterns. CMN_OK or CMN_E_NOMEM. Free c with rep_check_fini(). */
 int rep_check_run(struct rep_check *c /* out */, const struct rep_diff *d,
                   const struct rep_names *names, const struct rep_check_opts *o);
 /* Frees what c owns. Accepts NULL. */
 void rep_check_fini(struct rep_check *c);
-/* Writes one line per finding, then a summary line, to out. REP_OK or REP_E_IO. */
+/* Writes one line per finding, then a summary line, to out. CMN_OK or CMN_E_IO. */
 int rep_check_print(FILE *out, const struct rep_check *c, const struct rep_diff *d,
                     const struct rep_names *names, const struct rep_check_opts *o);
 

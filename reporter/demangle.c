@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 
 #ifndef DMGL_PARAMS
 #define DMGL_PARAMS (1 << 0) /* include function arguments */
@@ -26,7 +26,7 @@ int rep_demangle_name(const char *raw, char **out /* out */)
     const char *suffix = strcmp(raw + base_len, "@plt") == 0 ? "@plt" : "";
     char *base = strndup(raw, base_len);
     if (base == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     char *demangled = NULL;
     if (base[0] == '_' && base[1] == 'Z')
         demangled = bfd_demangle(NULL, base, DMGL_PARAMS | DMGL_ANSI);
@@ -38,5 +38,5 @@ int rep_demangle_name(const char *raw, char **out /* out */)
     free(demangled);
     free(base);
     *out = s;
-    return s != NULL ? REP_OK : REP_E_NOMEM;
+    return s != NULL ? CMN_OK : CMN_E_NOMEM;
 }

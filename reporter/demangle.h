@@ -9,8 +9,8 @@
 #define PROF_REPORTER_DEMANGLE_H
 
 /* Not async-signal-safe. */
-/* The readable form of raw in a new string (free it with free()). Returns REP_OK or
- * REP_E_NOMEM. */
+/* The readable form of raw in a new string (free it with free()). Returns CMN_OK or
+ * CMN_E_NOMEM. */
 int rep_demangle_name(const char *raw, char **out /* out */);
 
 #endif

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 
 #define BETA_MAX_ITERS 300
 #define BETA_EPS 1e-15
@@ -25,7 +25,7 @@
 int rep_diff_init(struct rep_diff *d)
 {
     memset(d, 0, sizeof(*d));
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_diff_fini(struct rep_diff *d)
@@ -48,7 +48,7 @@ int rep_diff_new_run(struct rep_diff *d, int side, struct rep_agg **run)
         size_t cap = sd->cap_runs ? 2 * sd->cap_runs : 4;
         struct rep_agg *runs = realloc(sd->runs, cap * sizeof(*runs));
         if (runs == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         sd->runs = runs;
         sd->cap_runs = cap;
     }
@@ -60,8 +60,8 @@ int rep_diff_add_profile(struct rep_diff *d, int side, struct rep_sym *sym,
                          const struct rep_profile *p)
 {
     struct rep_agg *run;
-    if (rep_diff_new_run(d, side, &run) != REP_OK)
-        return REP_E_NOMEM;
+    if (rep_diff_new_run(d, side, &run) != CMN_OK)
+        return CMN_E_NOMEM;
     return rep_agg_add_profile(run, sym, p);
 }
 
@@ -257,7 +257,7 @@ static int build_rows(struct rep_diff *d, const uint64_t *w_self, const uint64_t
     d->fns = calloc(n_names ? n_names : 1, sizeof(*d->fns));
     d->n_fns = 0;
     if (d->fns == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     for (uint32_t id = 0; id < n_names; id++) {
         struct rep_diff_fn f = {.id = id};
         for (size_t r = 0; r < n_all; r++) {
@@ -278,7 +278,7 @@ static int build_rows(struct rep_diff *d, const uint64_t *w_self, const uint64_t
         d->fns[d->n_fns++] = f;
     }
     qsort(d->fns, d->n_fns, sizeof(*d->fns), cmp_fn);
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_diff_compute(struct rep_diff *d, uint32_t n_names)
@@ -289,7 +289,7 @@ int rep_diff_compute(struct rep_diff *d, uint32_t n_names)
     uint64_t *w_total = calloc(cells ? cells : 1, sizeof(*w_total));
     size_t *stamp = calloc(n_names ? n_names : 1, sizeof(*stamp));
     double *tmp = calloc(n_all ? n_all : 1, sizeof(*tmp));
-    int rc = REP_E_NOMEM;
+    int rc = CMN_E_NOMEM;
     if (w_self == NULL || w_total == NULL || stamp == NULL || tmp == NULL)
         goto out;
     size_t r = 0;
@@ -308,7 +308,7 @@ int rep_diff_compute(struct rep_diff *d, uint32_t n_names)
         }
     }
     rc = build_rows(d, w_self, w_total, n_names, tmp);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         compute_time(d, tmp);
 out:
     free(w_self);

@@ -78,20 +78,20 @@ struct rep_diff {
 };
 
 /* Not async-signal-safe. */
-/* Makes d an empty comparison. Returns REP_OK. */
+/* Makes d an empty comparison. Returns CMN_OK. */
 int rep_diff_init(struct rep_diff *d);
 /* Frees what d owns. Accepts NULL. */
 void rep_diff_fini(struct rep_diff *d);
 /* Adds an empty run to side (REP_DIFF_BASE or REP_DIFF_NEW); *run points to its aggregate
- * until the next call. REP_OK or REP_E_NOMEM. */
+ * until the next call. CMN_OK or CMN_E_NOMEM. */
 int rep_diff_new_run(struct rep_diff *d, int side, struct rep_agg **run /* out */);
-/* Adds profile p as a run of side, symbolized with sym (already switched to p). REP_OK or
- * REP_E_NOMEM. */
+/* Adds profile p as a run of side, symbolized with sym (already switched to p). CMN_OK or
+ * CMN_E_NOMEM. */
 int rep_diff_add_profile(struct rep_diff *d, int side, struct rep_sym *sym,
                          const struct rep_profile *p);
 /* Computes the functions, shares, tests and time once every run is in; n_names is the
  * number of ids of the names table the runs use. May be called again after more runs.
- * REP_OK or REP_E_NOMEM. */
+ * CMN_OK or CMN_E_NOMEM. */
 int rep_diff_compute(struct rep_diff *d, uint32_t n_names);
 
 /* The statistics, exported for the tests and for check.c. */

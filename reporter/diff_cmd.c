@@ -21,7 +21,8 @@
 #include "reporter/budget.h"
 #include "reporter/check.h"
 #include "reporter/diff.h"
-#include "reporter/err.h"
+#include "common/err.h"
+#include "reporter/warn.h"
 #include "reporter/names.h"
 #include "reporter/out_diff.h"
 #include "reporter/profile.h"
@@ -76,7 +77,7 @@ static bool parse_real(const char *s, double min, double max, double *out)
     return true;
 }
 
-static int parse_format(const char *s, struct diff_cmd_opts *o, struct rep_err *err)
+static int parse_format(const char *s, struct diff_cmd_opts *o, struct cmn_err *err)
 {
     if (strcmp(s, "text") == 0)
         o->out.format = REP_DIFF_TEXT;
@@ -87,13 +88,13 @@ static int parse_format(const char *s, struct diff_cmd_opts *o, struct rep_err *
     else if (strcmp(s, "svg") == 0)
         o->out.format = REP_DIFF_SVG;
     else
-        return rep_err_set(err, REP_E_INPUT, "unknown diff format '%s' (text, json, markdown, svg)",
+        return cmn_err_set(err, CMN_E_INPUT, "unknown diff format '%s' (text, json, markdown, svg)",
                            s);
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* One option of either command; c is getopt's return value. */
-static int parse_option(int c, const char *cmd, struct diff_cmd_opts *o, struct rep_err *err)
+static int parse_option(int c, const char *cmd, struct diff_cmd_opts *o, struct cmn_err *err)
 {
     double v;
     switch (c) {
@@ -101,55 +102,55 @@ static int parse_option(int c, const char *cmd, struct diff_cmd_opts *o, struct 
         return parse_format(optarg, o, err);
     case 'n':
         if (!parse_real(optarg, 0, 1e9, &v) || v != (double)(size_t)v)
-            return rep_err_set(err, REP_E_INPUT, "--limit: '%s' is not a number", optarg);
+            return cmn_err_set(err, CMN_E_INPUT, "--limit: '%s' is not a number", optarg);
         o->out.limit = (size_t)v;
-        return REP_OK;
+        return CMN_OK;
     case 'o':
         o->output = optarg;
-        return REP_OK;
+        return CMN_OK;
     case 'c':
         if (!parse_real(optarg, 50.0, 99.9999, &v))
-            return rep_err_set(err, REP_E_INPUT,
+            return cmn_err_set(err, CMN_E_INPUT,
                                "--confidence: '%s' is not a percentage in 50..99.9999", optarg);
         o->out.confidence = o->check.confidence = v / 100.0;
-        return REP_OK;
+        return CMN_OK;
     case 'P':
         if (!parse_real(optarg, -1.0, 100.0, &o->check.max_points))
-            return rep_err_set(err, REP_E_INPUT, "--points: '%s' is not in -1..100", optarg);
-        return REP_OK;
+            return cmn_err_set(err, CMN_E_INPUT, "--points: '%s' is not in -1..100", optarg);
+        return CMN_OK;
     case 'R':
         if (!parse_real(optarg, 0.0, 1e6, &o->check.max_ratio) ||
             (o->check.max_ratio > 0 && o->check.max_ratio <= 1.0))
-            return rep_err_set(err, REP_E_INPUT, "--ratio: '%s' is not 0 or a factor above 1",
+            return cmn_err_set(err, CMN_E_INPUT, "--ratio: '%s' is not 0 or a factor above 1",
                                optarg);
-        return REP_OK;
+        return CMN_OK;
     case 'M':
         if (!parse_real(optarg, 0.0, 100.0, &o->check.min_ratio_percent))
-            return rep_err_set(err, REP_E_INPUT, "--ratio-min: '%s' is not in 0..100", optarg);
-        return REP_OK;
+            return cmn_err_set(err, CMN_E_INPUT, "--ratio-min: '%s' is not in 0..100", optarg);
+        return CMN_OK;
     case 'T':
         if (!parse_real(optarg, -1.0, 1e6, &o->check.max_time_percent))
-            return rep_err_set(err, REP_E_INPUT, "--time: '%s' is not a percentage", optarg);
-        return REP_OK;
+            return cmn_err_set(err, CMN_E_INPUT, "--time: '%s' is not a percentage", optarg);
+        return CMN_OK;
     case 'V':
         if (!parse_real(optarg, 0.0, 1000.0, &v))
-            return rep_err_set(err, REP_E_INPUT, "--time-noise: '%s' is not a percentage", optarg);
+            return cmn_err_set(err, CMN_E_INPUT, "--time-noise: '%s' is not a percentage", optarg);
         o->check.time_cv = v / 100.0;
-        return REP_OK;
+        return CMN_OK;
     case 'B':
         o->budget_path = optarg;
-        return REP_OK;
+        return CMN_OK;
     case 'S':
         o->is_offline = true;
-        return REP_OK;
+        return CMN_OK;
     default:
-        return rep_err_set(err, REP_E_INPUT, "%s: unknown option (see prof --help)", cmd);
+        return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option (see prof --help)", cmd);
     }
 }
 
 /* Splits the file arguments between the sides. */
 static int assign_files(char **before, int n_before, char **after, int n_after, bool has_dash,
-                        struct diff_cmd_opts *o, struct rep_err *err)
+                        struct diff_cmd_opts *o, struct cmn_err *err)
 {
     const char *cmd = o->is_check ? "check" : "diff";
     if (has_dash) {
@@ -166,16 +167,16 @@ static int assign_files(char **before, int n_before, char **after, int n_after, 
         o->files[REP_DIFF_NEW] = before;
         o->n_files[REP_DIFF_NEW] = 1;
     } else {
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "%s: give BASE NEW, or BASE... -- NEW... for several runs a side "
                            "(see prof --help)",
                            cmd);
     }
     if (o->n_files[REP_DIFF_NEW] == 0)
-        return rep_err_set(err, REP_E_INPUT, "%s: no NEW profile given after --", cmd);
+        return cmn_err_set(err, CMN_E_INPUT, "%s: no NEW profile given after --", cmd);
     if (o->n_files[REP_DIFF_BASE] == 0 && !(o->is_check && o->budget_path != NULL))
-        return rep_err_set(err, REP_E_INPUT, "%s: no BASE profile given before --", cmd);
-    return REP_OK;
+        return cmn_err_set(err, CMN_E_INPUT, "%s: no BASE profile given before --", cmd);
+    return CMN_OK;
 }
 
 static const char *long_name(const struct option *longs, int c)
@@ -186,7 +187,7 @@ static const char *long_name(const struct option *longs, int c)
     return "?";
 }
 
-static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, struct rep_err *err)
+static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, struct cmn_err *err)
 {
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'},
@@ -217,17 +218,17 @@ static int parse_args(int argc, char **argv, struct diff_cmd_opts *o, struct rep
             exit(0);
         }
         if (c == ':')
-            return rep_err_set(err, REP_E_INPUT, "%s: %s needs a value", cmd, argv[optind - 1]);
+            return cmn_err_set(err, CMN_E_INPUT, "%s: %s needs a value", cmd, argv[optind - 1]);
         if (c == '?')
-            return rep_err_set(err, REP_E_INPUT, "%s: unknown option %s (see prof --help)", cmd,
+            return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option %s (see prof --help)", cmd,
                                argv[optind - 1]);
         bool check_only = c == 'P' || c == 'R' || c == 'M' || c == 'T' || c == 'V' || c == 'B';
         bool diff_only = c == 'f' || c == 'n';
         if ((check_only && !o->is_check) || (diff_only && o->is_check))
-            return rep_err_set(err, REP_E_INPUT, "%s: --%s is an option of prof %s", cmd,
+            return cmn_err_set(err, CMN_E_INPUT, "%s: --%s is an option of prof %s", cmd,
                                long_name(longs, c), o->is_check ? "diff" : "check");
         int rc = parse_option(c, cmd, o, err);
-        if (rc != REP_OK)
+        if (rc != CMN_OK)
             return rc;
     }
     return assign_files(argv + optind, dash - optind, argv + dash + has_dash,
@@ -249,58 +250,58 @@ static void print_file_warnings(const struct rep_profile *p)
 
 /* Reads every file of both sides into d. */
 static int read_sides(const struct diff_cmd_opts *o, struct rep_sym *sym, struct rep_diff *d,
-                      struct rep_err *err)
+                      struct cmn_err *err)
 {
     size_t n_printed = 0;
     for (int s = 0; s < 2; s++) {
         for (int i = 0; i < o->n_files[s]; i++) {
             struct rep_profile p;
             int rc = rep_read_file(o->files[s][i], &p, err);
-            if (rc == REP_OK) {
+            if (rc == CMN_OK) {
                 print_file_warnings(&p);
                 rc = rep_sym_use_profile(sym, &p);
-                if (rc == REP_OK)
+                if (rc == CMN_OK)
                     rc = rep_diff_add_profile(d, s, sym, &p);
-                if (rc == REP_E_NOMEM)
-                    rep_err_nomem(err);
+                if (rc == CMN_E_NOMEM)
+                    cmn_err_nomem(err);
                 for (; n_printed < sym->n_warnings; n_printed++)
                     rep_warnf("%s", sym->warnings[n_printed]);
             }
             rep_profile_fini(&p);
-            if (rc != REP_OK)
+            if (rc != CMN_OK)
                 return rc;
         }
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Refuses a side without samples: shares of nothing mean nothing. */
-static int check_sides(const struct diff_cmd_opts *o, const struct rep_diff *d, struct rep_err *err)
+static int check_sides(const struct diff_cmd_opts *o, const struct rep_diff *d, struct cmn_err *err)
 {
     static const char *const side_name[2] = {"BASE", "NEW"};
     for (int s = 0; s < 2; s++) {
         if (o->n_files[s] == 0 || d->sides[s].total_weight > 0)
             continue;
         if (o->is_check)
-            return rep_err_set(err, REP_E_INPUT,
+            return cmn_err_set(err, CMN_E_INPUT,
                                "the %s profiles hold no samples: nothing to compare", side_name[s]);
         rep_warnf("the %s profiles hold no samples", side_name[s]);
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 static int write_result(const struct diff_cmd_opts *o, const struct rep_diff *d,
-                        const struct rep_names *names, bool *regressed, struct rep_err *err)
+                        const struct rep_names *names, bool *regressed, struct cmn_err *err)
 {
     const char *name = o->output != NULL ? o->output : "standard output";
     FILE *out = stdout;
     if (o->output != NULL && (out = fopen(o->output, "w")) == NULL)
-        return rep_err_set(err, REP_E_INPUT, "%s: %s", o->output, strerror(errno));
+        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", o->output, strerror(errno));
     int rc;
     if (o->is_check) {
         struct rep_check c;
         rc = rep_check_run(&c, d, names, &o->check);
-        if (rc == REP_OK) {
+        if (rc == CMN_OK) {
             rc = rep_check_print(out, &c, d, names, &o->check);
             *regressed = c.n_regressions > 0;
         }
@@ -308,23 +309,23 @@ static int write_result(const struct diff_cmd_opts *o, const struct rep_diff *d,
     } else {
         rc = rep_out_diff(out, d, names, &o->out);
     }
-    if (o->output != NULL && fclose(out) != 0 && rc == REP_OK)
-        rc = REP_E_IO;
-    if (rc == REP_E_NOMEM)
-        return rep_err_nomem(err);
-    if (rc == REP_E_IO)
-        return rep_err_set(err, REP_E_IO, "%s: write error: %s", name, strerror(errno));
+    if (o->output != NULL && fclose(out) != 0 && rc == CMN_OK)
+        rc = CMN_E_IO;
+    if (rc == CMN_E_NOMEM)
+        return cmn_err_nomem(err);
+    if (rc == CMN_E_IO)
+        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s", name, strerror(errno));
     return rc;
 }
 
-int rep_diff_cmd_run(int argc, char **argv, bool is_check, bool *regressed, struct rep_err *err)
+int rep_diff_cmd_run(int argc, char **argv, bool is_check, bool *regressed, struct cmn_err *err)
 {
     struct diff_cmd_opts o = {.is_check = is_check};
     rep_check_defaults(&o.check);
     o.out.confidence = o.check.confidence;
     *regressed = false;
     int rc = parse_args(argc, argv, &o, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
 
     struct rep_budget budget;
@@ -340,13 +341,13 @@ int rep_diff_cmd_run(int argc, char **argv, bool is_check, bool *regressed, stru
         rc = rep_budget_load(&budget, o.budget_path, err);
         o.check.budget = &budget;
     }
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = read_sides(&o, &sym, &d, err);
-    if (rc == REP_OK && rep_diff_compute(&d, names.n_names) != REP_OK)
-        rc = rep_err_nomem(err);
-    if (rc == REP_OK)
+    if (rc == CMN_OK && rep_diff_compute(&d, names.n_names) != CMN_OK)
+        rc = cmn_err_nomem(err);
+    if (rc == CMN_OK)
         rc = check_sides(&o, &d, err);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = write_result(&o, &d, &names, regressed, err);
     rep_diff_fini(&d);
     rep_sym_fini(&sym);

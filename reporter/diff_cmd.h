@@ -18,17 +18,17 @@
 
 #include <stdbool.h>
 
-struct rep_err;
+struct cmn_err;
 
 /* The options of both commands, for `prof --help`. */
 extern const char rep_diff_cmd_usage[];
 
 /* Not async-signal-safe. */
 /* Runs `prof diff` (is_check false) or `prof check` with argv[0] the command's name and
- * argv[1..argc) its arguments. Returns REP_OK with *regressed set (check: something
- * regressed or broke the budget; diff: false), REP_E_INPUT on bad usage or input,
- * REP_E_NOMEM or REP_E_IO, with the message in err. `--help` prints the usage and exits 0. */
+ * argv[1..argc) its arguments. Returns CMN_OK with *regressed set (check: something
+ * regressed or broke the budget; diff: false), CMN_E_INPUT on bad usage or input,
+ * CMN_E_NOMEM or CMN_E_IO, with the message in err. `--help` prints the usage and exits 0. */
 int rep_diff_cmd_run(int argc, char **argv, bool is_check, bool *regressed /* out */,
-                     struct rep_err *err);
+                     struct cmn_err *err);
 
 #endif

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
 
@@ -21,7 +21,7 @@
 int rep_filter_init(struct rep_filter *f)
 {
     memset(f, 0, sizeof(*f));
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_filter_fini(struct rep_filter *f)
@@ -44,11 +44,11 @@ static int append(void **arr, size_t *n, const void *v, size_t elem_bytes)
 {
     unsigned char *a = realloc(*arr, (*n + 1) * elem_bytes);
     if (a == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     memcpy(a + *n * elem_bytes, v, elem_bytes);
     *arr = a;
     (*n)++;
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_filter_add_tid(struct rep_filter *f, uint32_t tid)
@@ -67,7 +67,7 @@ int rep_filter_add_pid(struct rep_filter *f, uint32_t pid)
 }
 
 static int compile(regex_t *re, bool *has, const char *regex, const char *opt,
-                   struct rep_err *err)
+                   struct cmn_err *err)
 {
     if (*has) {
         regfree(re);
@@ -77,19 +77,19 @@ static int compile(regex_t *re, bool *has, const char *regex, const char *opt,
     if (rc != 0) {
         char msg[128];
         regerror(rc, re, msg, sizeof(msg));
-        return rep_err_set(err, REP_E_INPUT, "%s: bad regular expression '%s': %s", opt, regex,
+        return cmn_err_set(err, CMN_E_INPUT, "%s: bad regular expression '%s': %s", opt, regex,
                            msg);
     }
     *has = true;
-    return REP_OK;
+    return CMN_OK;
 }
 
-int rep_filter_set_focus(struct rep_filter *f, const char *regex, struct rep_err *err)
+int rep_filter_set_focus(struct rep_filter *f, const char *regex, struct cmn_err *err)
 {
     return compile(&f->focus, &f->has_focus, regex, "--focus", err);
 }
 
-int rep_filter_set_ignore(struct rep_filter *f, const char *regex, struct rep_err *err)
+int rep_filter_set_ignore(struct rep_filter *f, const char *regex, struct cmn_err *err)
 {
     return compile(&f->ignore, &f->has_ignore, regex, "--ignore", err);
 }
@@ -155,7 +155,7 @@ static int verdict_of(struct rep_filter *f, const struct rep_names *names, uint3
             cap *= 2;
         uint8_t *nv = realloc(f->verdicts, cap);
         if (nv == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         memset(nv + f->cap_verdicts, 0, cap - f->cap_verdicts);
         f->verdicts = nv;
         f->cap_verdicts = cap;
@@ -170,7 +170,7 @@ static int verdict_of(struct rep_filter *f, const struct rep_names *names, uint3
         f->verdicts[id] = bits;
     }
     *v = f->verdicts[id];
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_filter_keeps_stack(struct rep_filter *f, const struct rep_names *names,
@@ -180,14 +180,14 @@ int rep_filter_keeps_stack(struct rep_filter *f, const struct rep_names *names,
     *keep = true;
     for (size_t i = 0; i < n && rep_filter_has_stack_rules(f); i++) {
         uint8_t v;
-        if (verdict_of(f, names, ids[i], &v) != REP_OK)
-            return REP_E_NOMEM;
+        if (verdict_of(f, names, ids[i], &v) != CMN_OK)
+            return CMN_E_NOMEM;
         if (v & FILTER_IGNORE) {
             *keep = false;
-            return REP_OK;
+            return CMN_OK;
         }
         is_focused = is_focused || (v & FILTER_FOCUS);
     }
     *keep = is_focused;
-    return REP_OK;
+    return CMN_OK;
 }

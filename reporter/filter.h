@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct rep_err;
+struct cmn_err;
 struct rep_names;
 struct rep_profile;
 struct rep_sample;
@@ -44,17 +44,17 @@ struct rep_filter {
 };
 
 /* Not async-signal-safe. */
-/* Makes f a filter that keeps everything. Returns REP_OK. */
+/* Makes f a filter that keeps everything. Returns CMN_OK. */
 int rep_filter_init(struct rep_filter *f);
 /* Frees what f owns. Accepts NULL. */
 void rep_filter_fini(struct rep_filter *f);
-/* Add one condition. REP_OK, REP_E_NOMEM, or REP_E_INPUT for a regular expression that
+/* Add one condition. CMN_OK, CMN_E_NOMEM, or CMN_E_INPUT for a regular expression that
  * does not compile (message in err). name must outlive f. */
 int rep_filter_add_tid(struct rep_filter *f, uint32_t tid);
 int rep_filter_add_thread(struct rep_filter *f, const char *name);
 int rep_filter_add_pid(struct rep_filter *f, uint32_t pid);
-int rep_filter_set_focus(struct rep_filter *f, const char *regex, struct rep_err *err);
-int rep_filter_set_ignore(struct rep_filter *f, const char *regex, struct rep_err *err);
+int rep_filter_set_focus(struct rep_filter *f, const char *regex, struct cmn_err *err);
+int rep_filter_set_ignore(struct rep_filter *f, const char *regex, struct cmn_err *err);
 /* Whether any condition on stacks (focus, ignore) is set. */
 bool rep_filter_has_stack_rules(const struct rep_filter *f);
 /* Whether p's samples may be kept at all (its pid; a profile without a PROCESS record has
@@ -63,8 +63,8 @@ bool rep_filter_keeps_profile(const struct rep_filter *f, const struct rep_profi
 /* Whether sample s of p passes the tid, thread name and time conditions. */
 bool rep_filter_keeps_sample(const struct rep_filter *f, const struct rep_profile *p,
                              const struct rep_sample *s);
-/* Whether the stack of n name ids passes --focus and --ignore. REP_OK with *keep, or
- * REP_E_NOMEM. */
+/* Whether the stack of n name ids passes --focus and --ignore. CMN_OK with *keep, or
+ * CMN_E_NOMEM. */
 int rep_filter_keeps_stack(struct rep_filter *f, const struct rep_names *names,
                            const uint32_t *ids, size_t n, bool *keep /* out */);
 

@@ -12,13 +12,13 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
-#include "reporter/hash.h"
+#include "common/err.h"
+#include "common/hash.h"
 #include "reporter/names.h"
 
 static uint64_t key_hash(uint32_t parent, uint32_t name_id)
 {
-    return rep_hash_word(((uint64_t)parent << 32) | name_id);
+    return cmn_hash_word(((uint64_t)parent << 32) | name_id);
 }
 
 static void table_insert(uint32_t *table, size_t cap, uint64_t hash, uint32_t node)
@@ -33,12 +33,12 @@ static void table_insert(uint32_t *table, size_t cap, uint64_t hash, uint32_t no
 static int reserve(struct rep_flame *f)
 {
     if (f->n_nodes >= REP_FLAME_NONE - 1)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     if (f->n_nodes == f->cap_nodes) {
         size_t cap = f->cap_nodes ? f->cap_nodes * 2 : 256;
         struct rep_flame_node *nodes = realloc(f->nodes, cap * sizeof(*nodes));
         if (nodes == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         f->nodes = nodes;
         f->cap_nodes = cap;
     }
@@ -46,7 +46,7 @@ static int reserve(struct rep_flame *f)
         size_t cap = f->table_cap ? f->table_cap * 2 : 512;
         uint32_t *table = calloc(cap, sizeof(*table));
         if (table == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         for (size_t i = 1; i < f->n_nodes; i++) {
             const struct rep_flame_node *nd = &f->nodes[i];
             table_insert(table, cap, key_hash(nd->parent, nd->name_id), (uint32_t)i);
@@ -55,20 +55,20 @@ static int reserve(struct rep_flame *f)
         f->table = table;
         f->table_cap = cap;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_flame_init(struct rep_flame *f)
 {
     memset(f, 0, sizeof(*f));
-    if (reserve(f) != REP_OK)
-        return REP_E_NOMEM;
+    if (reserve(f) != CMN_OK)
+        return CMN_E_NOMEM;
     f->nodes[0] = (struct rep_flame_node){.name_id = 0,
                                           .parent = REP_FLAME_NONE,
                                           .first_child = REP_FLAME_NONE,
                                           .next_sibling = REP_FLAME_NONE};
     f->n_nodes = 1;
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_flame_fini(struct rep_flame *f)
@@ -98,9 +98,9 @@ static int find_or_add(struct rep_flame *f, uint32_t parent, uint32_t name_id, u
 {
     *node = rep_flame_child(f, parent, name_id);
     if (*node != REP_FLAME_NONE)
-        return REP_OK;
-    if (reserve(f) != REP_OK)
-        return REP_E_NOMEM;
+        return CMN_OK;
+    if (reserve(f) != CMN_OK)
+        return CMN_E_NOMEM;
     uint32_t n = (uint32_t)f->n_nodes++;
     f->nodes[n] = (struct rep_flame_node){.name_id = name_id,
                                           .parent = parent,
@@ -112,7 +112,7 @@ static int find_or_add(struct rep_flame *f, uint32_t parent, uint32_t name_id, u
     if (f->nodes[n].depth > f->max_depth)
         f->max_depth = f->nodes[n].depth;
     *node = n;
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_flame_add(struct rep_flame *f, const uint32_t *ids, size_t n, uint64_t weight)
@@ -121,35 +121,35 @@ int rep_flame_add(struct rep_flame *f, const uint32_t *ids, size_t n, uint64_t w
      * as it was. */
     uint32_t node = REP_FLAME_ROOT;
     for (size_t i = 0; i < n; i++)
-        if (find_or_add(f, node, ids[i], &node) != REP_OK)
-            return REP_E_NOMEM;
+        if (find_or_add(f, node, ids[i], &node) != CMN_OK)
+            return CMN_E_NOMEM;
     f->nodes[node].self += weight;
     for (; node != REP_FLAME_NONE; node = f->nodes[node].parent)
         f->nodes[node].total += weight;
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_flame_build(struct rep_flame *f, const struct rep_agg *a, const struct rep_names *names)
 {
-    if (rep_flame_init(f) != REP_OK)
-        return REP_E_NOMEM;
+    if (rep_flame_init(f) != CMN_OK)
+        return CMN_E_NOMEM;
     uint64_t stacked = 0;
     for (size_t i = 0; i < a->n_stacks; i++) {
         const struct rep_stack *st = &a->stacks[i];
-        if (rep_flame_add(f, rep_agg_stack_ids(a, i), st->n_ids, st->weight) != REP_OK)
+        if (rep_flame_add(f, rep_agg_stack_ids(a, i), st->n_ids, st->weight) != CMN_OK)
             goto fail;
         stacked += st->weight;
     }
     /* The samples without frames belong to the whole only. */
-    if (a->total_weight > stacked && rep_flame_add(f, NULL, 0, a->total_weight - stacked) != REP_OK)
+    if (a->total_weight > stacked && rep_flame_add(f, NULL, 0, a->total_weight - stacked) != CMN_OK)
         goto fail;
     f->seconds = a->is_time_partial ? 0 : a->seconds;
-    if (rep_flame_order(f, names, REP_FLAME_BY_NAME) != REP_OK)
+    if (rep_flame_order(f, names, REP_FLAME_BY_NAME) != CMN_OK)
         goto fail;
-    return REP_OK;
+    return CMN_OK;
 fail:
     rep_flame_fini(f);
-    return REP_E_NOMEM;
+    return CMN_E_NOMEM;
 }
 
 /* qsort has no context argument: the tree and names being sorted over. */
@@ -191,7 +191,7 @@ int rep_flame_order(struct rep_flame *f, const struct rep_names *names, enum rep
 {
     uint32_t *kids = malloc(f->n_nodes * sizeof(*kids));
     if (kids == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     sort_flame = f;
     sort_names = names;
     for (size_t i = 0; i < f->n_nodes; i++)
@@ -208,5 +208,5 @@ int rep_flame_order(struct rep_flame *f, const struct rep_names *names, enum rep
             at += f->nodes[c].total;
         }
     }
-    return REP_OK;
+    return CMN_OK;
 }

@@ -78,20 +78,20 @@ struct rep_flame_opts {
 };
 
 /* Not async-signal-safe; not re-entrant (rep_flame_order sorts with a static context). */
-/* Makes f a tree with the root alone. REP_OK or REP_E_NOMEM. */
+/* Makes f a tree with the root alone. CMN_OK or CMN_E_NOMEM. */
 int rep_flame_init(struct rep_flame *f);
 /* Frees what f owns. Accepts NULL. */
 void rep_flame_fini(struct rep_flame *f);
 /* Adds weight along the path of n ids (root first; n may be 0: the root's self).
- * REP_OK or REP_E_NOMEM (the tree keeps the part of the path already added, with its
+ * CMN_OK or CMN_E_NOMEM (the tree keeps the part of the path already added, with its
  * weights unchanged). Call rep_flame_order() again before reading start or siblings. */
 int rep_flame_add(struct rep_flame *f, const uint32_t *ids, size_t n, uint64_t weight);
 /* rep_flame_init, then every stack of a, the empty samples as the root's self, the
  * seconds of a (when every profile had a rate), then rep_flame_order by name. On failure
- * f is empty (fini'd). REP_OK or REP_E_NOMEM. */
+ * f is empty (fini'd). CMN_OK or CMN_E_NOMEM. */
 int rep_flame_build(struct rep_flame *f, const struct rep_agg *a, const struct rep_names *names);
-/* Sorts every node's children by `by` and sets every node's start. REP_OK or
- * REP_E_NOMEM (then the order is unchanged). */
+/* Sorts every node's children by `by` and sets every node's start. CMN_OK or
+ * CMN_E_NOMEM (then the order is unchanged). */
 int rep_flame_order(struct rep_flame *f, const struct rep_names *names, enum rep_flame_sort by);
 /* The child of node named name_id, or REP_FLAME_NONE. */
 uint32_t rep_flame_child(const struct rep_flame *f, uint32_t node, uint32_t name_id);

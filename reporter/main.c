@@ -21,7 +21,8 @@
 #include "include/libprof/prof_format.h"
 #include "reporter/aggregate.h"
 #include "reporter/diff_cmd.h"
-#include "reporter/err.h"
+#include "common/err.h"
+#include "reporter/warn.h"
 #include "reporter/flame.h"
 #include "reporter/names.h"
 #include "reporter/out_folded.h"
@@ -36,7 +37,7 @@
 #include "reporter/progress.h"
 #include "reporter/read.h"
 #include "reporter/record_cmd.h"
-#include "reporter/record_pid.h"
+#include "attach/record_pid.h"
 #include "reporter/select.h"
 #include "reporter/stacks_cmd.h"
 #include "reporter/symbolize_cmd.h"
@@ -154,13 +155,13 @@ static void errorf(const char *fmt, ...)
 static int exit_status_of(int rc)
 {
     switch (rc) {
-    case REP_OK:
+    case CMN_OK:
         return 0;
-    case REP_E_INPUT:
+    case CMN_E_INPUT:
         return EXIT_USAGE;
-    case REP_E_NOCMD:
+    case CMN_E_NOCMD:
         return 127;
-    case REP_E_NOEXEC:
+    case CMN_E_NOEXEC:
         return 126;
     default:
         return EXIT_INTERNAL;
@@ -290,7 +291,7 @@ static bool is_stillborn(const char *path)
  * anything is skipped with a warning (a family of profiles read with a glob); alone, it is
  * bad input. */
 static int read_all(const struct report_opts *o, struct rep_sym *sym, struct rep_agg *agg,
-                    struct rep_per_thread *threads, struct rep_err *err)
+                    struct rep_per_thread *threads, struct cmn_err *err)
 {
     size_t n_printed = 0;
     int n_read = 0;
@@ -308,37 +309,37 @@ static int read_all(const struct report_opts *o, struct rep_sym *sym, struct rep
             struct read_ctx c = {.sym = sym, .agg = agg};
             int rc = rep_read_file_stream(o->files[i], &p, on_profile_ready, on_samples, &c, err);
             rep_progress_fini(agg->progress);
-            if (rc == REP_OK)
+            if (rc == CMN_OK)
                 rep_agg_end_profile(agg, &p);
-            if (rc == REP_E_NOMEM)
-                rep_err_nomem(err);
+            if (rc == CMN_E_NOMEM)
+                cmn_err_nomem(err);
             print_sym_warnings(sym, &n_printed);
             rep_profile_fini(&p);
-            if (rc != REP_OK)
+            if (rc != CMN_OK)
                 return rc;
             continue;
         }
         int rc = rep_read_file(o->files[i], &p, err);
         rep_progress_fini(agg->progress);
-        if (rc == REP_OK) {
+        if (rc == CMN_OK) {
             print_file_warnings(&p);
             print_file_stats(&p);
             rc = rep_sym_use_profile(sym, &p);
-            if (rc == REP_OK)
+            if (rc == CMN_OK)
                 rc = rep_agg_add_profile(agg, sym, &p);
-            if (rc == REP_OK && threads != NULL)
+            if (rc == CMN_OK && threads != NULL)
                 rc = rep_per_thread_add_profile(threads, sym, &p);
-            if (rc == REP_E_NOMEM)
-                rep_err_nomem(err);
+            if (rc == CMN_E_NOMEM)
+                cmn_err_nomem(err);
             print_sym_warnings(sym, &n_printed);
         }
         rep_profile_fini(&p);
-        if (rc != REP_OK)
+        if (rc != CMN_OK)
             return rc;
     }
     if (n_read == 0)
-        return rep_err_set(err, REP_E_INPUT, "none of the %d files holds a profile", o->n_files);
-    return REP_OK;
+        return cmn_err_set(err, CMN_E_INPUT, "none of the %d files holds a profile", o->n_files);
+    return CMN_OK;
 }
 
 /* The graph outputs and json draw the merged call tree. */
@@ -346,8 +347,8 @@ static int write_flame(FILE *out, const struct report_opts *o, const struct rep_
                        const struct rep_names *names)
 {
     struct rep_flame f;
-    if (rep_flame_build(&f, agg, names) != REP_OK)
-        return REP_E_NOMEM;
+    if (rep_flame_build(&f, agg, names) != CMN_OK)
+        return CMN_E_NOMEM;
     int rc = o->format == FORMAT_SVG    ? rep_out_svg(out, &f, names, &o->flame)
              : o->format == FORMAT_HTML ? rep_out_html(out, &f, names, &o->flame)
                                         : rep_out_json(out, &f, names);
@@ -374,23 +375,23 @@ static int write_format(FILE *out, const struct report_opts *o, const struct rep
 
 static int write_output(const struct report_opts *o, const struct rep_agg *agg,
                         const struct rep_per_thread *threads, const struct rep_names *names,
-                        struct rep_err *err)
+                        struct cmn_err *err)
 {
     const char *name = o->output != NULL ? o->output : "standard output";
     FILE *out = stdout;
     if (o->output != NULL && (out = fopen(o->output, "w")) == NULL)
-        return rep_err_set(err, REP_E_INPUT, "%s: %s", o->output, strerror(errno));
+        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", o->output, strerror(errno));
     int rc = write_format(out, o, agg, threads, names);
-    if (o->output != NULL && fclose(out) != 0 && rc == REP_OK)
-        rc = REP_E_IO;
-    if (rc == REP_E_NOMEM)
-        return rep_err_nomem(err);
-    if (rc == REP_E_IO)
-        return rep_err_set(err, REP_E_IO, "%s: write error: %s", name, strerror(errno));
+    if (o->output != NULL && fclose(out) != 0 && rc == CMN_OK)
+        rc = CMN_E_IO;
+    if (rc == CMN_E_NOMEM)
+        return cmn_err_nomem(err);
+    if (rc == CMN_E_IO)
+        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s", name, strerror(errno));
     return rc;
 }
 
-static int run_report(const struct report_opts *o, struct rep_err *err)
+static int run_report(const struct report_opts *o, struct cmn_err *err)
 {
     struct rep_names names;
     struct rep_sym sym;
@@ -411,12 +412,12 @@ static int run_report(const struct report_opts *o, struct rep_err *err)
     bool is_per_thread = o->format == FORMAT_SPEEDSCOPE;
     int rc = read_all(o, &sym, &agg, is_per_thread ? &threads : NULL, err);
     rep_progress_fini(&progress);
-    if (rc == REP_OK && (rc = rep_sel_finish(sel, &names, &agg)) != REP_OK)
-        rep_err_nomem(err);
-    if (rc == REP_OK && agg.n_filtered > 0)
+    if (rc == CMN_OK && (rc = rep_sel_finish(sel, &names, &agg)) != CMN_OK)
+        cmn_err_nomem(err);
+    if (rc == CMN_OK && agg.n_filtered > 0)
         fprintf(stderr, "prof: selection: %" PRIu64 " of %" PRIu64 " samples kept\n",
                 agg.n_samples, agg.n_samples + agg.n_filtered);
-    if (rc == REP_OK) {
+    if (rc == CMN_OK) {
         if (o->n_files > 1)
             fprintf(stderr, "prof: %d files: %" PRIu64 " samples merged\n", o->n_files,
                     agg.n_samples);
@@ -434,12 +435,12 @@ static int run_report(const struct report_opts *o, struct rep_err *err)
 
 /* The message for getopt's '?': optopt names a short option, else argv[optind - 1] is
  * the long one. */
-static int unknown_option(struct rep_err *err, const char *cmd, char **argv)
+static int unknown_option(struct cmn_err *err, const char *cmd, char **argv)
 {
     if (optopt != 0)
-        return rep_err_set(err, REP_E_INPUT, "%s: unknown option -%c (see prof --help)", cmd,
+        return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option -%c (see prof --help)", cmd,
                            optopt);
-    return rep_err_set(err, REP_E_INPUT, "%s: unknown option %s (see prof --help)", cmd,
+    return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option %s (see prof --help)", cmd,
                        argv[optind - 1]);
 }
 
@@ -471,7 +472,7 @@ static bool parse_min_width(const char *s, double *fraction)
     return true;
 }
 
-static int parse_report(int argc, char **argv, struct report_opts *o, struct rep_err *err)
+static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn_err *err)
 {
     enum { OPT_NO_SYMBOLS = 256, OPT_TITLE, OPT_ICICLE, OPT_MIN_WIDTH };
     static const struct option longs[] = {
@@ -494,18 +495,18 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct rep
         switch (c) {
         case 'f':
             if (!parse_format(optarg, &o->format))
-                return rep_err_set(err, REP_E_INPUT,
+                return cmn_err_set(err, CMN_E_INPUT,
                                    "unknown format '%s' (top, folded, svg, html, json, speedscope)",
                                    optarg);
             break;
         case 'n':
             if (!parse_number(optarg, 0, SIZE_MAX, &limit))
-                return rep_err_set(err, REP_E_INPUT, "--limit: '%s' is not a number", optarg);
+                return cmn_err_set(err, CMN_E_INPUT, "--limit: '%s' is not a number", optarg);
             o->top.limit = limit;
             break;
         case 's':
             if (strcmp(optarg, "flat") != 0 && strcmp(optarg, "cum") != 0)
-                return rep_err_set(err, REP_E_INPUT, "unknown sort key '%s' (flat, cum)", optarg);
+                return cmn_err_set(err, CMN_E_INPUT, "unknown sort key '%s' (flat, cum)", optarg);
             o->top.is_by_cum = strcmp(optarg, "cum") == 0;
             break;
         case 'o':
@@ -516,7 +517,7 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct rep
             break;
         case REP_SEL_LINES ... REP_SEL_END - 1: {
             int rc = rep_sel_option(&o->sel, c, optarg, err);
-            if (rc != REP_OK)
+            if (rc != CMN_OK)
                 return rc;
             break;
         }
@@ -528,14 +529,14 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct rep
             break;
         case OPT_MIN_WIDTH:
             if (!parse_min_width(optarg, &o->flame.min_width))
-                return rep_err_set(err, REP_E_INPUT, "--min-width: '%s' is not a percentage",
+                return cmn_err_set(err, CMN_E_INPUT, "--min-width: '%s' is not a percentage",
                                    optarg);
             break;
         case 'h':
             fputs(usage_text, stdout);
             exit(0);
         case ':':
-            return rep_err_set(err, REP_E_INPUT, "report: %s needs a value", argv[optind - 1]);
+            return cmn_err_set(err, CMN_E_INPUT, "report: %s needs a value", argv[optind - 1]);
         default:
             return unknown_option(err, "report", argv);
         }
@@ -543,53 +544,53 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct rep
     o->files = argv + optind;
     o->n_files = argc - optind;
     if (o->n_files == 0)
-        return rep_err_set(err, REP_E_INPUT, "report: no profile given (see prof --help)");
-    return REP_OK;
+        return cmn_err_set(err, CMN_E_INPUT, "report: no profile given (see prof --help)");
+    return CMN_OK;
 }
 
 /* What goes with what: -p or a command; --duration and --callchain with -p only. */
 static int check_record(int argc, char **argv, struct rep_record_opts *o, bool has_pid_only,
-                        struct rep_err *err)
+                        struct cmn_err *err)
 {
     if (o->pid != 0 && optind < argc)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "record: -p samples a running process; give it or a command, not both");
     if (o->pid == 0 && has_pid_only)
-        return rep_err_set(err, REP_E_INPUT, "record: --duration and --callchain go with -p PID");
+        return cmn_err_set(err, CMN_E_INPUT, "record: --duration and --callchain go with -p PID");
     if (o->pid != 0 && o->output == NULL)
-        return rep_err_set(err, REP_E_INPUT, "record: -p needs -o FILE");
+        return cmn_err_set(err, CMN_E_INPUT, "record: -p needs -o FILE");
     if (o->pid != 0)
-        return REP_OK;
+        return CMN_OK;
     if (optind == argc)
-        return rep_err_set(err, REP_E_INPUT, "record: no command given (see prof --help)");
+        return cmn_err_set(err, CMN_E_INPUT, "record: no command given (see prof --help)");
     o->argv = argv + optind;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* A number of seconds for --duration (or -d with -p). */
-static int parse_duration(const char *opt, const char *s, double *out, struct rep_err *err)
+static int parse_duration(const char *opt, const char *s, double *out, struct cmn_err *err)
 {
     char *end;
     errno = 0;
     *out = strtod(s, &end);
     if (errno != 0 || end == s || *end != '\0' || !(*out > 0) || *out > 1e9)
-        return rep_err_set(err, REP_E_INPUT, "%s: '%s' is not a number of seconds", opt, s);
-    return REP_OK;
+        return cmn_err_set(err, CMN_E_INPUT, "%s: '%s' is not a number of seconds", opt, s);
+    return CMN_OK;
 }
 
 static int parse_depth(const char *opt, const char *s, struct rep_record_opts *o,
-                       struct rep_err *err)
+                       struct cmn_err *err)
 {
     unsigned long v;
     if (!parse_number(s, 1, UINT16_MAX, &v))
-        return rep_err_set(err, REP_E_INPUT, "%s: '%s' is not a depth", opt, s);
+        return cmn_err_set(err, CMN_E_INPUT, "%s: '%s' is not a depth", opt, s);
     o->depth = s;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* -d is the depth when recording a command, and the duration with -p (`prof record -p PID
  * -d SECONDS`, as perf users expect); --depth and --duration say either without doubt. */
-static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct rep_err *err)
+static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct cmn_err *err)
 {
     enum { OPT_CALLCHAIN = 256, OPT_DEPTH };
     static const struct option longs[] = {
@@ -615,7 +616,7 @@ static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct
             break;
         case 'F':
             if (!parse_number(optarg, 1, 1000000, &v))
-                return rep_err_set(err, REP_E_INPUT, "--freq: '%s' is not a frequency in Hz",
+                return cmn_err_set(err, CMN_E_INPUT, "--freq: '%s' is not a frequency in Hz",
                                    optarg);
             o->freq = optarg;
             break;
@@ -623,22 +624,22 @@ static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct
             short_d = optarg; /* its meaning depends on -p, which may come later */
             break;
         case OPT_DEPTH:
-            if ((rc = parse_depth("--depth", optarg, o, err)) != REP_OK)
+            if ((rc = parse_depth("--depth", optarg, o, err)) != CMN_OK)
                 return rc;
             break;
         case 'p':
             if (!parse_number(optarg, 1, INT32_MAX, &v))
-                return rep_err_set(err, REP_E_INPUT, "--pid: '%s' is not a process id", optarg);
+                return cmn_err_set(err, CMN_E_INPUT, "--pid: '%s' is not a process id", optarg);
             o->pid = (pid_t)v;
             break;
         case 'D':
-            if ((rc = parse_duration("--duration", optarg, &o->duration_s, err)) != REP_OK)
+            if ((rc = parse_duration("--duration", optarg, &o->duration_s, err)) != CMN_OK)
                 return rc;
             has_pid_only = true;
             break;
         case OPT_CALLCHAIN:
             if (strcmp(optarg, "fp") != 0 && strcmp(optarg, "kernel") != 0)
-                return rep_err_set(err, REP_E_INPUT, "--callchain: '%s' is not fp or kernel",
+                return cmn_err_set(err, CMN_E_INPUT, "--callchain: '%s' is not fp or kernel",
                                    optarg);
             o->is_kernel_callchain = strcmp(optarg, "kernel") == 0;
             has_pid_only = true;
@@ -647,7 +648,7 @@ static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct
             fputs(usage_text, stdout);
             exit(0);
         case ':':
-            return rep_err_set(err, REP_E_INPUT, "record: %s needs a value", argv[optind - 1]);
+            return cmn_err_set(err, CMN_E_INPUT, "record: %s needs a value", argv[optind - 1]);
         default:
             return unknown_option(err, "record", argv);
         }
@@ -658,13 +659,13 @@ static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct
     else if (short_d)
         rc = parse_depth("-d", short_d, o, err);
     else
-        rc = REP_OK;
-    return rc == REP_OK ? check_record(argc, argv, o, has_pid_only, err) : rc;
+        rc = CMN_OK;
+    return rc == CMN_OK ? check_record(argc, argv, o, has_pid_only, err) : rc;
 }
 
 int main(int argc, char **argv)
 {
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     const char *cmd = argc > 1 ? argv[1] : NULL;
     int rc;
     if (cmd == NULL) {
@@ -685,17 +686,25 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "report") == 0) {
         struct report_opts o = {.format = FORMAT_FOLDED};
         rc = parse_report(argc - 1, argv + 1, &o, &err);
-        if (rc == REP_OK)
+        if (rc == CMN_OK)
             rc = run_report(&o, &err);
     } else if (strcmp(cmd, "record") == 0) {
         struct rep_record_opts o = {0};
         int status = 0;
         rc = parse_record(argc - 1, argv + 1, &o, &err);
-        if (rc == REP_OK && o.pid != 0) {
-            rc = rep_record_pid_run(&o, stderr, &err);
-        } else if (rc == REP_OK) {
+        if (rc == CMN_OK && o.pid != 0) {
+            struct att_record_pid_opts po = {
+                .pid = o.pid,
+                .output = o.output,
+                .hz = o.freq ? (unsigned)strtoul(o.freq, NULL, 10) : 0,
+                .max_depth = o.depth ? (unsigned)strtoul(o.depth, NULL, 10) : 0,
+                .duration_s = o.duration_s,
+                .is_kernel_callchain = o.is_kernel_callchain,
+            };
+            rc = att_record_pid_run(&po, stderr, &err);
+        } else if (rc == CMN_OK) {
             rc = rep_record_run(&o, &status, &err);
-            if (rc == REP_OK)
+            if (rc == CMN_OK)
                 return status;
         }
     } else if (strcmp(cmd, "symbolize") == 0) {
@@ -705,12 +714,12 @@ int main(int argc, char **argv)
     } else if (strcmp(cmd, "diff") == 0 || strcmp(cmd, "check") == 0) {
         bool regressed = false;
         rc = rep_diff_cmd_run(argc - 1, argv + 1, strcmp(cmd, "check") == 0, &regressed, &err);
-        if (rc == REP_OK && regressed)
+        if (rc == CMN_OK && regressed)
             return 1; /* check: something regressed */
     } else {
-        rc = rep_err_set(&err, REP_E_INPUT, "unknown command '%s' (see prof --help)", cmd);
+        rc = cmn_err_set(&err, CMN_E_INPUT, "unknown command '%s' (see prof --help)", cmd);
     }
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         errorf("%s", err.msg);
     return exit_status_of(rc);
 }

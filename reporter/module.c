@@ -37,7 +37,7 @@
 #include <sys/stat.h>
 
 #include "reporter/cfi.h"
-#include "reporter/err.h"
+#include "common/err.h"
 
 #define MODULE_BUILD_ID_MAX 64u
 #define MODULE_DEBUG_DIR "/usr/lib/debug/.build-id"
@@ -90,16 +90,16 @@ static void silent_bfd_error(const char *fmt, va_list ap)
     (void)ap;
 }
 
-static int init_bfd_once(struct rep_err *err)
+static int init_bfd_once(struct cmn_err *err)
 {
     static bool is_done;
     if (is_done)
-        return REP_OK;
+        return CMN_OK;
     if (bfd_init() != BFD_INIT_MAGIC)
-        return rep_err_set(err, REP_E_INPUT, "libbfd does not match prof's bfd.h");
+        return cmn_err_set(err, CMN_E_INPUT, "libbfd does not match prof's bfd.h");
     bfd_set_error_handler(silent_bfd_error);
     is_done = true;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static int cmp_section(const void *va, const void *vb)
@@ -115,7 +115,7 @@ static int load_sections(struct rep_module *m)
         n++;
     m->secs = calloc(n ? n : 1, sizeof(*m->secs));
     if (m->secs == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     for (asection *s = m->abfd->sections; s != NULL; s = s->next) {
         flagword f = bfd_section_flags(s);
         if ((f & SEC_LOAD) == 0 || (f & SEC_HAS_CONTENTS) == 0 || bfd_section_size(s) == 0)
@@ -125,7 +125,7 @@ static int load_sections(struct rep_module *m)
                                                     .vma = bfd_section_vma(s)};
     }
     qsort(m->secs, m->n_secs, sizeof(*m->secs), cmp_section);
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Reads one symbol table; the count, 0 when the file has none or bfd cannot read it. */
@@ -315,15 +315,15 @@ static int load_cfi(struct rep_module *m)
     asection *s = bfd_get_section_by_name(m->abfd, ".eh_frame");
     if (bfd_get_arch(m->abfd) != bfd_arch_i386 || bfd_get_arch_size(m->abfd) != 64 || s == NULL ||
         (bfd_section_flags(s) & SEC_HAS_CONTENTS) == 0 || bfd_section_size(s) == 0)
-        return REP_OK;
+        return CMN_OK;
     size_t size = bfd_section_size(s);
     m->eh_frame = malloc(size);
     if (m->eh_frame == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     if (!bfd_get_section_contents(m->abfd, s, m->eh_frame, 0, size)) {
         free(m->eh_frame);
         m->eh_frame = NULL;
-        return REP_OK;
+        return CMN_OK;
     }
     return rep_cfi_init(&m->cfi, m->eh_frame, size, bfd_section_vma(s));
 }
@@ -388,7 +388,7 @@ static int load_symbols(struct rep_module *m)
     long n_static = load_table(m->abfd, false, &m->syms);
     long n_dyn = load_table(m->abfd, true, &m->dynsyms);
     if (n_static < 0 || n_dyn < 0)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     long n_synth =
         bfd_get_synthetic_symtab(m->abfd, n_static, m->syms, n_dyn, m->dynsyms, &m->synth);
     if (n_synth < 0) {
@@ -403,7 +403,7 @@ static int load_symbols(struct rep_module *m)
     if (n_static == 0) {
         long n_debug = load_debug_table(m);
         if (n_debug < 0)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         if (n_debug > 0) {
             table_bfd = m->debug_bfd;
             table = m->debug_syms;
@@ -412,7 +412,7 @@ static int load_symbols(struct rep_module *m)
     }
     m->funcs = calloc((size_t)(n_table + n_synth) + 1, sizeof(*m->funcs));
     if (m->funcs == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     bool trust = true;
     add_funcs(m, table_bfd, table, n_table, &trust);
     for (long i = 0; i < n_synth; i++) {
@@ -420,32 +420,32 @@ static int load_symbols(struct rep_module *m)
         add_funcs(m, m->abfd, &sym, 1, &trust);
     }
     sort_funcs(m, trust);
-    return REP_OK;
+    return CMN_OK;
 }
 
-int rep_module_open(const char *path, struct rep_module **out, struct rep_err *err)
+int rep_module_open(const char *path, struct rep_module **out, struct cmn_err *err)
 {
     *out = NULL;
     int rc = init_bfd_once(err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     /* bfd_openr would block on a FIFO and read forever from a device. */
     struct stat st;
     if (stat(path, &st) != 0)
-        return rep_err_set(err, REP_E_INPUT, "%s: %s", path, strerror(errno));
+        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", path, strerror(errno));
     if (!S_ISREG(st.st_mode))
-        return rep_err_set(err, REP_E_INPUT, "%s: not a regular file", path);
+        return cmn_err_set(err, CMN_E_INPUT, "%s: not a regular file", path);
     struct rep_module *m = calloc(1, sizeof(*m));
     if (m == NULL)
-        return rep_err_nomem(err);
+        return cmn_err_nomem(err);
     m->abfd = bfd_openr(path, NULL);
     if (m->abfd == NULL) {
-        rc = rep_err_set(err, REP_E_INPUT, "%s: %s", path, bfd_errmsg(bfd_get_error()));
+        rc = cmn_err_set(err, CMN_E_INPUT, "%s: %s", path, bfd_errmsg(bfd_get_error()));
         goto fail;
     }
     m->abfd->flags |= BFD_DECOMPRESS;
     if (!bfd_check_format(m->abfd, bfd_object)) {
-        rc = rep_err_set(err, REP_E_INPUT, "%s: not an object file (%s)", path,
+        rc = cmn_err_set(err, CMN_E_INPUT, "%s: not an object file (%s)", path,
                          bfd_errmsg(bfd_get_error()));
         goto fail;
     }
@@ -454,12 +454,12 @@ int rep_module_open(const char *path, struct rep_module **out, struct rep_err *e
      * file without its own DWARF. */
     if (bfd_get_section_by_name(m->abfd, ".debug_info") == NULL)
         find_debug_file(m);
-    if (load_sections(m) != REP_OK || load_symbols(m) != REP_OK || load_cfi(m) != REP_OK) {
-        rc = rep_err_nomem(err);
+    if (load_sections(m) != CMN_OK || load_symbols(m) != CMN_OK || load_cfi(m) != CMN_OK) {
+        rc = cmn_err_nomem(err);
         goto fail;
     }
     *out = m;
-    return REP_OK;
+    return CMN_OK;
 fail:
     rep_module_close(m);
     return rc;
@@ -520,11 +520,11 @@ int rep_module_lookup(const struct rep_module *m, uint64_t off, const char **nam
 {
     const struct mod_section *sec = section_at(m, off);
     if (sec == NULL)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     uint64_t vma = sec->vma + (off - sec->filepos);
     size_t fi = func_index_at(m, vma);
     if (fi == m->n_funcs)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     const struct mod_func *f = &m->funcs[fi];
     bool covers;
     if (f->size != 0)
@@ -532,9 +532,9 @@ int rep_module_lookup(const struct rep_module *m, uint64_t off, const char **nam
     else
         covers = vma < f->sec_end && (fi + 1 == m->n_funcs || vma < m->funcs[fi + 1].vma);
     if (!covers)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     *name = f->name;
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_module_ra_at_sp(const struct rep_module *m, uint64_t off, bool *yes /* out */)
@@ -543,10 +543,10 @@ int rep_module_ra_at_sp(const struct rep_module *m, uint64_t off, bool *yes /* o
     unsigned reg;
     int64_t cfa_offset;
     if (sec == NULL ||
-        rep_cfi_cfa_at(&m->cfi, sec->vma + (off - sec->filepos), &reg, &cfa_offset) != REP_OK)
-        return REP_E_NOTFOUND;
+        rep_cfi_cfa_at(&m->cfi, sec->vma + (off - sec->filepos), &reg, &cfa_offset) != CMN_OK)
+        return CMN_E_NOTFOUND;
     *yes = reg == REP_CFI_X86_64_RSP && cfa_offset == 8;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* The section of abfd, loaded or not (a debug file's .text has no contents), whose
@@ -567,7 +567,7 @@ int rep_module_lines(struct rep_module *m, uint64_t off, struct rep_module_frame
     *n = 0;
     const struct mod_section *sec = section_at(m, off);
     if (sec == NULL || cap == 0)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     uint64_t vma = sec->vma + (off - sec->filepos);
     /* The file's own DWARF when it has some, else its debug file's. */
     bfd *abfd = m->abfd;
@@ -581,21 +581,21 @@ int rep_module_lines(struct rep_module *m, uint64_t off, struct rep_module_frame
     unsigned line = 0;
     if (s == NULL ||
         !bfd_find_nearest_line(abfd, s, syms, vma - bfd_section_vma(s), &file, &func, &line))
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     out[(*n)++] = (struct rep_module_frame){.func = func, .file = file, .line = line};
     while (*n < cap && bfd_find_inliner_info(abfd, &file, &func, &line))
         out[(*n)++] = (struct rep_module_frame){.func = func, .file = file, .line = line};
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_module_build_id(const struct rep_module *m, const uint8_t **id /* out */,
                         size_t *n /* out */)
 {
     if (m->build_id_len == 0)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     *id = m->build_id;
     *n = m->build_id_len;
-    return REP_OK;
+    return CMN_OK;
 }
 
 size_t rep_module_n_functions(const struct rep_module *m)

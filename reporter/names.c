@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
-#include "reporter/hash.h"
+#include "common/err.h"
+#include "common/hash.h"
 
 #define NAMES_CHUNK_BYTES (64u * 1024u)
 
@@ -24,7 +24,7 @@ struct rep_names_chunk {
 int rep_names_init(struct rep_names *t)
 {
     memset(t, 0, sizeof(*t));
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_names_fini(struct rep_names *t)
@@ -78,19 +78,19 @@ static int reserve_one(struct rep_names *t)
 {
     if (t->n_names == t->cap_names) {
         if (t->cap_names >= UINT32_MAX / 2)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         uint32_t cap = t->cap_names ? t->cap_names * 2 : 256;
         char **strs = realloc(t->strs, cap * sizeof(*strs));
         if (strs == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         t->strs = strs;
         uint32_t *lens = realloc(t->lens, cap * sizeof(*lens));
         if (lens == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         t->lens = lens;
         uint64_t *hashes = realloc(t->hashes, cap * sizeof(*hashes));
         if (hashes == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         t->hashes = hashes;
         t->cap_names = cap;
     }
@@ -98,14 +98,14 @@ static int reserve_one(struct rep_names *t)
         size_t cap = t->table_cap ? t->table_cap * 2 : 512;
         uint32_t *table = calloc(cap, sizeof(*table));
         if (table == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         for (uint32_t id = 0; id < t->n_names; id++)
             table_insert(table, cap, t->hashes[id], id);
         free(t->table);
         t->table = table;
         t->table_cap = cap;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *id /* out */)
@@ -115,7 +115,7 @@ int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *i
         len = (size_t)(nul - s);
     if (len > UINT32_MAX - 1)
         len = UINT32_MAX - 1;
-    uint64_t hash = rep_hash_bytes(s, len);
+    uint64_t hash = cmn_hash_bytes(s, len);
     if (t->table_cap != 0) {
         for (size_t i = hash & (t->table_cap - 1); t->table[i] != 0;
              i = (i + 1) & (t->table_cap - 1)) {
@@ -123,20 +123,20 @@ int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *i
             if (t->hashes[cand] == hash && t->lens[cand] == len &&
                 memcmp(t->strs[cand], s, len) == 0) {
                 *id = cand;
-                return REP_OK;
+                return CMN_OK;
             }
         }
     }
-    if (reserve_one(t) != REP_OK)
-        return REP_E_NOMEM;
+    if (reserve_one(t) != CMN_OK)
+        return CMN_E_NOMEM;
     char *copy = arena_copy(t, s, len);
     if (copy == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     uint32_t new_id = t->n_names++;
     t->strs[new_id] = copy;
     t->lens[new_id] = (uint32_t)len;
     t->hashes[new_id] = hash;
     table_insert(t->table, t->table_cap, hash, new_id);
     *id = new_id;
-    return REP_OK;
+    return CMN_OK;
 }

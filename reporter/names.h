@@ -27,12 +27,12 @@ struct rep_names {
 };
 
 /* Not async-signal-safe. */
-/* Makes t an empty table. Returns REP_OK; allocates nothing yet. */
+/* Makes t an empty table. Returns CMN_OK; allocates nothing yet. */
 int rep_names_init(struct rep_names *t);
 /* Frees everything t owns; every string it handed out dies. Accepts NULL. */
 void rep_names_fini(struct rep_names *t);
-/* The id of the len bytes at s (which need no NUL), adding them if new. Returns REP_OK or
- * REP_E_NOMEM (t unchanged then). A string holding a NUL is cut there. */
+/* The id of the len bytes at s (which need no NUL), adding them if new. Returns CMN_OK or
+ * CMN_E_NOMEM (t unchanged then). A string holding a NUL is cut there. */
 int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *id /* out */);
 
 /* The string of an id that rep_names_intern() returned. */

@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "reporter/diff.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/out_diff_svg.h"
 
@@ -251,5 +251,5 @@ int rep_out_diff(FILE *out, const struct rep_diff *d, const struct rep_names *na
         out_text(out, d, names, o);
         break;
     }
-    return fflush(out) == 0 && !ferror(out) ? REP_OK : REP_E_IO;
+    return fflush(out) == 0 && !ferror(out) ? CMN_OK : CMN_E_IO;
 }

@@ -41,7 +41,7 @@ struct rep_diff_out_opts {
 };
 
 /* Not async-signal-safe. */
-/* Writes d, named by names, to out. REP_OK, REP_E_NOMEM (svg), or REP_E_IO when writing
+/* Writes d, named by names, to out. CMN_OK, CMN_E_NOMEM (svg), or CMN_E_IO when writing
  * failed; out is flushed, not closed. */
 int rep_out_diff(FILE *out, const struct rep_diff *d, const struct rep_names *names,
                  const struct rep_diff_out_opts *o);

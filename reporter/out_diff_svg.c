@@ -18,7 +18,7 @@
 
 #include "reporter/aggregate.h"
 #include "reporter/diff.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/flame.h"
 #include "reporter/names.h"
 #include "reporter/out_svg.h"
@@ -38,19 +38,19 @@ struct diff_svg_ctx {
 static int build_side(struct rep_flame *f, const struct rep_diff_side *side,
                       const struct rep_names *names)
 {
-    if (rep_flame_init(f) != REP_OK)
-        return REP_E_NOMEM;
+    if (rep_flame_init(f) != CMN_OK)
+        return CMN_E_NOMEM;
     for (size_t r = 0; r < side->n_runs; r++) {
         const struct rep_agg *a = &side->runs[r];
         uint64_t stacked = 0;
         for (size_t i = 0; i < a->n_stacks; i++) {
             if (rep_flame_add(f, rep_agg_stack_ids(a, i), a->stacks[i].n_ids,
-                              a->stacks[i].weight) != REP_OK)
-                return REP_E_NOMEM;
+                              a->stacks[i].weight) != CMN_OK)
+                return CMN_E_NOMEM;
             stacked += a->stacks[i].weight;
         }
         if (a->total_weight > stacked && rep_flame_add(f, NULL, 0, a->total_weight - stacked))
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
     }
     f->seconds = side->is_time_known ? side->seconds : 0;
     return rep_flame_order(f, names, REP_FLAME_BY_NAME);
@@ -104,7 +104,7 @@ static int pair_nodes(struct diff_svg_ctx *c, const struct rep_flame *now, uint3
 {
     *match = malloc((now->n_nodes ? now->n_nodes : 1) * sizeof(**match));
     if (*match == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     c->match = *match;
     (*match)[REP_FLAME_ROOT] = REP_FLAME_ROOT;
     for (uint32_t i = 1; i < now->n_nodes; i++) {
@@ -119,7 +119,7 @@ static int pair_nodes(struct diff_svg_ctx *c, const struct rep_flame *now, uint3
         if (is_sig && change > c->max_change)
             c->max_change = change;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_out_diff_svg(FILE *out, const struct rep_diff *d, const struct rep_names *names,
@@ -129,11 +129,11 @@ int rep_out_diff_svg(FILE *out, const struct rep_diff *d, const struct rep_names
     struct diff_svg_ctx c = {.base = &base, .alpha = 1.0 - confidence};
     uint32_t *match = NULL;
     int rc = build_side(&base, &d->sides[REP_DIFF_BASE], names);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = build_side(&now, &d->sides[REP_DIFF_NEW], names);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = pair_nodes(&c, &now, &match);
-    if (rc == REP_OK) {
+    if (rc == CMN_OK) {
         char subtitle[256];
         snprintf(subtitle, sizeof(subtitle),
                  "NEW (%" PRIu64 " samples) against BASE (%" PRIu64

@@ -20,7 +20,7 @@ struct rep_names;
 
 /* Not async-signal-safe; not re-entrant (the flame tree's order uses a static context). */
 /* Writes the differential flame graph of d (computed) to out; confidence in (0, 1).
- * REP_OK, REP_E_NOMEM, or REP_E_IO when writing failed; out is flushed, not closed. */
+ * CMN_OK, CMN_E_NOMEM, or CMN_E_IO when writing failed; out is flushed, not closed. */
 int rep_out_diff_svg(FILE *out, const struct rep_diff *d, const struct rep_names *names,
                      double confidence);
 

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 
 struct folded_line {
@@ -35,16 +35,16 @@ struct text_buf {
 static int buf_reserve(struct text_buf *b, size_t more)
 {
     if (b->n + more <= b->cap)
-        return REP_OK;
+        return CMN_OK;
     size_t cap = b->cap ? b->cap : 65536;
     while (cap < b->n + more)
         cap *= 2;
     char *d = realloc(b->data, cap);
     if (d == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     b->data = d;
     b->cap = cap;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static bool is_unsafe(unsigned char c)
@@ -56,30 +56,30 @@ static bool is_unsafe(unsigned char c)
 static int put_name(struct text_buf *b, const char *name)
 {
     size_t n = strlen(name);
-    if (buf_reserve(b, n) != REP_OK)
-        return REP_E_NOMEM;
+    if (buf_reserve(b, n) != CMN_OK)
+        return CMN_E_NOMEM;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)name[i];
         b->data[b->n++] = (char)(!is_unsafe(c) ? c : c == ';' ? ':' : ' ');
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 static int put_char(struct text_buf *b, char c)
 {
-    if (buf_reserve(b, 1) != REP_OK)
-        return REP_E_NOMEM;
+    if (buf_reserve(b, 1) != CMN_OK)
+        return CMN_E_NOMEM;
     b->data[b->n++] = c;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Appends " weight" and the NUL that end a line. */
 static int put_weight(struct text_buf *b, uint64_t weight)
 {
-    if (buf_reserve(b, 32) != REP_OK)
-        return REP_E_NOMEM;
+    if (buf_reserve(b, 32) != CMN_OK)
+        return CMN_E_NOMEM;
     b->n += (size_t)snprintf(b->data + b->n, 32, " %" PRIu64, weight) + 1;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static int spell_line(struct text_buf *b, const struct rep_agg *a, size_t i,
@@ -89,10 +89,10 @@ static int spell_line(struct text_buf *b, const struct rep_agg *a, size_t i,
     line->at = b->n;
     line->weight = a->stacks[i].weight;
     for (uint32_t f = 0; f < a->stacks[i].n_ids; f++) {
-        if (f > 0 && put_char(b, ';') != REP_OK)
-            return REP_E_NOMEM;
-        if (put_name(b, rep_names_get(names, ids[f])) != REP_OK)
-            return REP_E_NOMEM;
+        if (f > 0 && put_char(b, ';') != CMN_OK)
+            return CMN_E_NOMEM;
+        if (put_name(b, rep_names_get(names, ids[f])) != CMN_OK)
+            return CMN_E_NOMEM;
     }
     line->text_len = b->n - line->at;
     return put_weight(b, line->weight);
@@ -143,18 +143,18 @@ static int merge_same_text(struct text_buf *b, struct folded_line *lines, size_t
         if (i - first > 1) {
             /* The text is copied from inside the buffer, which may move: reserve first. */
             size_t len = lines[first].text_len;
-            if (buf_reserve(b, len + 32) != REP_OK)
-                return REP_E_NOMEM;
+            if (buf_reserve(b, len + 32) != CMN_OK)
+                return CMN_E_NOMEM;
             memcpy(b->data + b->n, b->data + lines[first].at, len);
             lines[first].at = b->n;
             b->n += len;
-            if (put_weight(b, lines[first].weight) != REP_OK)
-                return REP_E_NOMEM;
+            if (put_weight(b, lines[first].weight) != CMN_OK)
+                return CMN_E_NOMEM;
             sort_text = b->data;
         }
         first = i;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 static int write_lines(FILE *out, const struct text_buf *b, const struct folded_line *lines,
@@ -165,23 +165,23 @@ static int write_lines(FILE *out, const struct text_buf *b, const struct folded_
         if (lines[i].weight == 0)
             continue;
         if (fputs(b->data + lines[i].at, out) == EOF || fputc('\n', out) == EOF)
-            return REP_E_IO;
+            return CMN_E_IO;
     }
-    return fflush(out) == 0 && !ferror(out) ? REP_OK : REP_E_IO;
+    return fflush(out) == 0 && !ferror(out) ? CMN_OK : CMN_E_IO;
 }
 
 int rep_out_folded(FILE *out, const struct rep_agg *a, const struct rep_names *names)
 {
     struct text_buf b = {0};
     size_t n = a->n_stacks;
-    int rc = REP_E_NOMEM;
+    int rc = CMN_E_NOMEM;
     struct folded_line *lines = calloc(n ? n : 1, sizeof(*lines));
     if (lines == NULL)
         goto done;
     for (size_t i = 0; i < n; i++)
-        if (spell_line(&b, a, i, names, &lines[i]) != REP_OK)
+        if (spell_line(&b, a, i, names, &lines[i]) != CMN_OK)
             goto done;
-    if (may_collide(names) && merge_same_text(&b, lines, n) != REP_OK)
+    if (may_collide(names) && merge_same_text(&b, lines, n) != CMN_OK)
         goto done;
     sort_text = b.data;
     qsort(lines, n, sizeof(*lines), cmp_line);

@@ -19,7 +19,7 @@ struct rep_agg;
 struct rep_names;
 
 /* Not async-signal-safe; not re-entrant (qsort's comparison uses a static context). */
-/* Writes the stacks of a, named by names, to out. REP_OK, REP_E_NOMEM, or REP_E_IO when
+/* Writes the stacks of a, named by names, to out. CMN_OK, CMN_E_NOMEM, or CMN_E_IO when
  * writing failed (errno says why); out is flushed, not closed. */
 int rep_out_folded(FILE *out, const struct rep_agg *a, const struct rep_names *names);
 

@@ -9,7 +9,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/escape.h"
 #include "reporter/flame.h"
 #include "reporter/out_svg.h"
@@ -37,5 +37,5 @@ int rep_out_html(FILE *out, const struct rep_flame *f, const struct rep_names *n
           out);
     rep_out_svg_element(out, f, names, o, true);
     fputs("</body>\n</html>\n", out);
-    return fflush(out) == 0 && !ferror(out) ? REP_OK : REP_E_IO;
+    return fflush(out) == 0 && !ferror(out) ? CMN_OK : CMN_E_IO;
 }

@@ -17,7 +17,7 @@ struct rep_names;
 
 /* Not async-signal-safe. */
 /* Writes the page for f (ordered: rep_flame_order), named by names, drawn as o says, to
- * out. REP_OK, or REP_E_IO when writing failed (errno says why); out is flushed, not
+ * out. CMN_OK, or CMN_E_IO when writing failed (errno says why); out is flushed, not
  * closed. */
 int rep_out_html(FILE *out, const struct rep_flame *f, const struct rep_names *names,
                  const struct rep_flame_opts *o);

@@ -9,7 +9,7 @@
 
 #include <inttypes.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/escape.h"
 #include "reporter/flame.h"
 #include "reporter/names.h"
@@ -25,8 +25,8 @@ static void open_node(FILE *out, const struct rep_flame *f, const struct rep_nam
 
 int rep_out_json(FILE *out, struct rep_flame *f, const struct rep_names *names)
 {
-    if (rep_flame_order(f, names, REP_FLAME_BY_TOTAL) != REP_OK)
-        return REP_E_NOMEM;
+    if (rep_flame_order(f, names, REP_FLAME_BY_TOTAL) != CMN_OK)
+        return CMN_E_NOMEM;
     fprintf(out, "{\"total\":%" PRIu64 ",\"unit\":\"samples\",\"root\":",
             f->nodes[REP_FLAME_ROOT].total);
     uint32_t i = REP_FLAME_ROOT;
@@ -49,5 +49,5 @@ int rep_out_json(FILE *out, struct rep_flame *f, const struct rep_names *names)
         open_node(out, f, names, i);
     }
     fputs("}\n", out);
-    return fflush(out) == 0 && !ferror(out) ? REP_OK : REP_E_IO;
+    return fflush(out) == 0 && !ferror(out) ? CMN_OK : CMN_E_IO;
 }

@@ -21,7 +21,7 @@ struct rep_names;
 
 /* Not async-signal-safe; not re-entrant (it sorts the tree: rep_flame_order). */
 /* Writes the tree f, named by names, to out, children ordered by total (f is reordered).
- * REP_OK, REP_E_NOMEM, or REP_E_IO when writing failed (errno says why); out is flushed,
+ * CMN_OK, CMN_E_NOMEM, or CMN_E_IO when writing failed (errno says why); out is flushed,
  * not closed. */
 int rep_out_json(FILE *out, struct rep_flame *f, const struct rep_names *names);
 

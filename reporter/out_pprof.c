@@ -16,7 +16,7 @@
 #include <zlib.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/pb.h"
 
@@ -45,7 +45,7 @@ struct pprof_ctx {
 static uint64_t str_index(struct pprof_ctx *c, const char *s, size_t len)
 {
     uint32_t id = 0;
-    if (rep_names_intern(&c->strs, s, len, &id) != REP_OK)
+    if (rep_names_intern(&c->strs, s, len, &id) != CMN_OK)
         c->msg.is_failed = true;
     return id;
 }
@@ -216,9 +216,9 @@ static int write_gzip(FILE *out, const unsigned char *data, size_t n)
     z_stream z;
     memset(&z, 0, sizeof(z));
     if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     unsigned char buf[65536];
-    int rc = REP_OK, zrc;
+    int rc = CMN_OK, zrc;
     z.next_in = (unsigned char *)data;
     z.avail_in = (uInt)n; /* a profile message is far below 4 GiB */
     do {
@@ -227,15 +227,15 @@ static int write_gzip(FILE *out, const unsigned char *data, size_t n)
         zrc = deflate(&z, Z_FINISH);
         size_t have = sizeof(buf) - z.avail_out;
         if (have > 0 && fwrite(buf, 1, have, out) != have) {
-            rc = REP_E_IO;
+            rc = CMN_E_IO;
             break;
         }
     } while (zrc == Z_OK);
-    if (rc == REP_OK && zrc != Z_STREAM_END)
-        rc = REP_E_NOMEM;
+    if (rc == CMN_OK && zrc != Z_STREAM_END)
+        rc = CMN_E_NOMEM;
     deflateEnd(&z);
-    if (rc == REP_OK && fflush(out) != 0)
-        rc = REP_E_IO;
+    if (rc == CMN_OK && fflush(out) != 0)
+        rc = CMN_E_IO;
     return rc;
 }
 
@@ -268,7 +268,7 @@ int rep_out_pprof(FILE *out, const struct rep_agg *a, const struct rep_names *na
     for (uint32_t i = 0; i < c.strs.n_names; i++)
         rep_pb_bytes(&c.msg, PF_STRING_TABLE, rep_names_get(&c.strs, i), c.strs.lens[i]);
     bool is_failed = c.msg.is_failed || c.sub.is_failed;
-    int rc = is_failed ? REP_E_NOMEM : write_gzip(out, c.msg.data, c.msg.n);
+    int rc = is_failed ? CMN_E_NOMEM : write_gzip(out, c.msg.data, c.msg.n);
     rep_names_fini(&c.strs);
     rep_pb_fini(&c.line);
     rep_pb_fini(&c.sub);

@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/escape.h"
 #include "reporter/names.h"
 #include "reporter/per_thread.h"
@@ -124,7 +124,7 @@ static int put_profiles(FILE *out, const struct rep_per_thread *t, const struct 
             continue;
         size_t *order = malloc(a->n_stacks * sizeof(*order));
         if (order == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         for (size_t i = 0; i < a->n_stacks; i++)
             order[i] = i;
         sort_agg = a;
@@ -141,7 +141,7 @@ static int put_profiles(FILE *out, const struct rep_per_thread *t, const struct 
               "\"startValue\":0,\"endValue\":0,\"samples\":[],\"weights\":[]}",
               out);
     fputs("],", out);
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_out_speedscope(FILE *out, const struct rep_per_thread *t, const struct rep_names *names,
@@ -149,17 +149,17 @@ int rep_out_speedscope(FILE *out, const struct rep_per_thread *t, const struct r
 {
     uint32_t *frame_of = malloc((names->n_names ? names->n_names : 1) * sizeof(*frame_of));
     if (frame_of == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     for (uint32_t id = 0; id < names->n_names; id++)
         frame_of[id] = NO_FRAME;
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",", out);
     put_frames(out, t, names, frame_of);
     int rc = put_profiles(out, t, names, frame_of);
     free(frame_of);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     fputs("\"name\":", out);
     rep_escape_json(out, name != NULL ? name : "prof");
     fputs(",\"activeProfileIndex\":0,\"exporter\":\"prof\"}\n", out);
-    return fflush(out) == 0 && !ferror(out) ? REP_OK : REP_E_IO;
+    return fflush(out) == 0 && !ferror(out) ? CMN_OK : CMN_E_IO;
 }

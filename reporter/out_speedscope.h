@@ -20,7 +20,7 @@ struct rep_per_thread;
 
 /* Not async-signal-safe; not re-entrant (qsort's comparison uses a static context). */
 /* Writes the threads of t, named by names, to out; name (may be NULL) names the whole
- * file. REP_OK, REP_E_NOMEM, or REP_E_IO when writing failed (errno says why); out is
+ * file. CMN_OK, CMN_E_NOMEM, or CMN_E_IO when writing failed (errno says why); out is
  * flushed, not closed. */
 int rep_out_speedscope(FILE *out, const struct rep_per_thread *t, const struct rep_names *names,
                        const char *name);

@@ -12,7 +12,7 @@
 
 #include "include/libprof/prof_format.h"
 #include "common/snap_calls.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
 #include "reporter/snap_groups.h"
@@ -181,6 +181,6 @@ int rep_out_stacks(FILE *out, const struct rep_profile *p, const struct rep_snap
         fputc('\n', out);
     }
     if (fflush(out) != 0 || ferror(out))
-        return REP_E_IO;
-    return REP_OK;
+        return CMN_E_IO;
+    return CMN_OK;
 }

@@ -33,7 +33,7 @@ struct rep_snap_groups;
 /* Not async-signal-safe. */
 /* Writes the groups g of snapshot p, their frames named in names, to out. how says how
  * the snapshot was taken ("ptrace", "libprof snapshot", "from FILE"), for the first line.
- * REP_OK, or REP_E_IO when writing failed (errno says why); out is flushed, not closed. */
+ * CMN_OK, or CMN_E_IO when writing failed (errno says why); out is flushed, not closed. */
 int rep_out_stacks(FILE *out, const struct rep_profile *p, const struct rep_snap_groups *g,
                    const struct rep_names *names, const char *how);
 /* The kernel's word for a thread state letter ("sleeping" for 'S'), NULL when unknown. */

@@ -14,10 +14,10 @@
 #include <inttypes.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/escape.h"
 #include "reporter/flame.h"
-#include "reporter/hash.h"
+#include "common/hash.h"
 #include "reporter/names.h"
 
 #define SVG_WIDTH 1200.0
@@ -233,7 +233,7 @@ static uint32_t hsl_rgb(double h, double s, double l)
  * function has the same colour in every graph. */
 static uint32_t warm_color(const char *name)
 {
-    uint64_t h = rep_hash_bytes(name, strlen(name));
+    uint64_t h = cmn_hash_bytes(name, strlen(name));
     double hue = (double)(h % 1000) / 1000.0 * 52.0;
     double sat = 0.72 + (double)((h >> 16) % 1000) / 1000.0 * 0.2;
     double light = 0.52 + (double)((h >> 32) % 1000) / 1000.0 * 0.12;
@@ -396,5 +396,5 @@ int rep_out_svg(FILE *out, const struct rep_flame *f, const struct rep_names *na
 {
     fputs("<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n", out);
     rep_out_svg_element(out, f, names, o, false);
-    return fflush(out) == 0 && !ferror(out) ? REP_OK : REP_E_IO;
+    return fflush(out) == 0 && !ferror(out) ? CMN_OK : CMN_E_IO;
 }

@@ -26,7 +26,7 @@ struct rep_names;
 
 /* Not async-signal-safe. */
 /* Writes the flame graph of f (ordered: rep_flame_order), named by names, drawn as o says,
- * to out as an SVG document. REP_OK, or REP_E_IO when writing failed (errno says why);
+ * to out as an SVG document. CMN_OK, or CMN_E_IO when writing failed (errno says why);
  * out is flushed, not closed. */
 int rep_out_svg(FILE *out, const struct rep_flame *f, const struct rep_names *names,
                 const struct rep_flame_opts *o);

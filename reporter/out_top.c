@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 
 struct top_row {
@@ -45,7 +45,7 @@ static int collect(const struct rep_agg *a, uint32_t n_names, struct top_row **r
     if (all == NULL || stamp == NULL) {
         free(all);
         free(stamp);
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     }
     for (size_t i = 0; i < a->n_stacks; i++) {
         const struct rep_stack *st = &a->stacks[i];
@@ -68,7 +68,7 @@ static int collect(const struct rep_agg *a, uint32_t n_names, struct top_row **r
     free(stamp);
     *rows = all;
     *n_rows = n;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Whether two sampling rates are the same for display: less than 1% apart. */
@@ -116,8 +116,8 @@ int rep_out_top(FILE *out, const struct rep_agg *a, const struct rep_names *name
 {
     struct top_row *rows;
     size_t n_rows;
-    if (collect(a, names->n_names, &rows, &n_rows) != REP_OK)
-        return REP_E_NOMEM;
+    if (collect(a, names->n_names, &rows, &n_rows) != CMN_OK)
+        return CMN_E_NOMEM;
     sort_names = names;
     sort_by_cum = opts->is_by_cum;
     qsort(rows, n_rows, sizeof(*rows), cmp_row);
@@ -133,5 +133,5 @@ int rep_out_top(FILE *out, const struct rep_agg *a, const struct rep_names *name
         print_name(out, rep_names_get(names, r->id));
     }
     free(rows);
-    return fflush(out) == 0 && !ferror(out) ? REP_OK : REP_E_IO;
+    return fflush(out) == 0 && !ferror(out) ? CMN_OK : CMN_E_IO;
 }

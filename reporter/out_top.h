@@ -28,7 +28,7 @@ struct rep_top_opts {
 };
 
 /* Not async-signal-safe; not re-entrant (qsort's comparison uses a static context). */
-/* Writes the table for a, named by names, to out. REP_OK, REP_E_NOMEM, or REP_E_IO when
+/* Writes the table for a, named by names, to out. CMN_OK, CMN_E_NOMEM, or CMN_E_IO when
  * writing failed (errno says why); out is flushed, not closed. */
 int rep_out_top(FILE *out, const struct rep_agg *a, const struct rep_names *names,
                 const struct rep_top_opts *opts);

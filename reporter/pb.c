@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 
 #define PB_WIRE_VARINT 0u
 #define PB_WIRE_LEN 2u
@@ -17,7 +17,7 @@
 int rep_pb_init(struct rep_pb *b)
 {
     memset(b, 0, sizeof(*b));
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_pb_fini(struct rep_pb *b)

@@ -22,7 +22,7 @@ struct rep_pb {
 };
 
 /* Not async-signal-safe. */
-/* Makes b an empty buffer. Returns REP_OK. */
+/* Makes b an empty buffer. Returns CMN_OK. */
 int rep_pb_init(struct rep_pb *b);
 /* Frees what b owns. Accepts NULL. */
 void rep_pb_fini(struct rep_pb *b);

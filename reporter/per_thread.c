@@ -9,14 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/profile.h"
 
 int rep_per_thread_init(struct rep_per_thread *t, const struct rep_agg *like)
 {
     memset(t, 0, sizeof(*t));
     t->like = like;
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_per_thread_fini(struct rep_per_thread *t)
@@ -39,14 +39,14 @@ static int find_thread(struct rep_per_thread *t, uint32_t pid, uint32_t tid, con
     for (size_t i = 0; i < t->n_threads; i++) {
         if (t->threads[i].pid == pid && t->threads[i].tid == tid) {
             *out = &t->threads[i];
-            return REP_OK;
+            return CMN_OK;
         }
     }
     if (t->n_threads == t->cap_threads) {
         size_t cap = t->cap_threads ? t->cap_threads * 2 : 8;
         struct rep_thread_agg *th = realloc(t->threads, cap * sizeof(*th));
         if (th == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         t->threads = th;
         t->cap_threads = cap;
     }
@@ -55,12 +55,12 @@ static int find_thread(struct rep_per_thread *t, uint32_t pid, uint32_t tid, con
     th->pid = pid;
     th->tid = tid;
     if (name != NULL && (th->name = strdup(name)) == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     rep_agg_init(&th->agg);
     th->agg.filter = t->like != NULL ? t->like->filter : NULL;
     t->n_threads++;
     *out = th;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Orders samples by tid. The order within a thread does not matter: its aggregate sums
@@ -75,11 +75,11 @@ int rep_per_thread_add_profile(struct rep_per_thread *t, struct rep_sym *sym,
                                const struct rep_profile *p)
 {
     if (p->n_samples == 0)
-        return REP_OK;
+        return CMN_OK;
     if (t->cap_scratch < p->n_samples) {
         struct rep_sample *s = realloc(t->scratch, p->n_samples * sizeof(*s));
         if (s == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         t->scratch = s;
         t->cap_scratch = p->n_samples;
     }
@@ -91,15 +91,15 @@ int rep_per_thread_add_profile(struct rep_per_thread *t, struct rep_sym *sym,
         for (end = first + 1; end < p->n_samples && t->scratch[end].tid == tid; end++)
             ;
         struct rep_thread_agg *th;
-        if (find_thread(t, pid, tid, rep_profile_thread_name(p, tid), &th) != REP_OK)
-            return REP_E_NOMEM;
+        if (find_thread(t, pid, tid, rep_profile_thread_name(p, tid), &th) != CMN_OK)
+            return CMN_E_NOMEM;
         /* The thread's part of p: the same mappings, rates and stats, its samples only. */
         struct rep_profile part = *p;
         part.samples = t->scratch + first;
         part.n_samples = end - first;
         part.cap_samples = end - first;
-        if (rep_agg_add_profile(&th->agg, sym, &part) != REP_OK)
-            return REP_E_NOMEM;
+        if (rep_agg_add_profile(&th->agg, sym, &part) != CMN_OK)
+            return CMN_E_NOMEM;
     }
-    return REP_OK;
+    return CMN_OK;
 }

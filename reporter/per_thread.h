@@ -38,12 +38,12 @@ struct rep_per_thread {
 
 /* Not async-signal-safe. */
 /* Makes t empty; its aggregates will keep the samples that like's filter keeps (like is
- * not owned, may be NULL, and must outlive t). Returns REP_OK. */
+ * not owned, may be NULL, and must outlive t). Returns CMN_OK. */
 int rep_per_thread_init(struct rep_per_thread *t, const struct rep_agg *like);
 /* Frees what t owns. Accepts NULL. */
 void rep_per_thread_fini(struct rep_per_thread *t);
 /* Adds every sample of p to its thread's aggregate, symbolized with sym (already switched
- * to p, as for rep_agg_add_profile). REP_OK or REP_E_NOMEM. */
+ * to p, as for rep_agg_add_profile). CMN_OK or CMN_E_NOMEM. */
 int rep_per_thread_add_profile(struct rep_per_thread *t, struct rep_sym *sym,
                                const struct rep_profile *p);
 

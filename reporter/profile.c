@@ -9,13 +9,13 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 
 int rep_profile_init(struct rep_profile *p, const char *name)
 {
     memset(p, 0, sizeof(*p));
     p->name = name;
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_profile_fini(struct rep_profile *p)
@@ -35,63 +35,63 @@ void rep_profile_fini(struct rep_profile *p)
     rep_profile_init(p, name);
 }
 
-/* Makes room for one more element of elem_bytes in *arr; REP_OK or REP_E_NOMEM. */
+/* Makes room for one more element of elem_bytes in *arr; CMN_OK or CMN_E_NOMEM. */
 static int grow(void **arr, size_t n, size_t *cap, size_t elem_bytes)
 {
     if (n < *cap)
-        return REP_OK;
+        return CMN_OK;
     size_t new_cap = *cap ? *cap * 2 : 64;
     if (new_cap > SIZE_MAX / elem_bytes)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     void *a = realloc(*arr, new_cap * elem_bytes);
     if (a == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     *arr = a;
     *cap = new_cap;
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_profile_add_map(struct rep_profile *p, const struct rep_map *m)
 {
-    if (grow((void **)&p->maps, p->n_maps, &p->cap_maps, sizeof(*m)) != REP_OK)
-        return REP_E_NOMEM;
+    if (grow((void **)&p->maps, p->n_maps, &p->cap_maps, sizeof(*m)) != CMN_OK)
+        return CMN_E_NOMEM;
     p->maps[p->n_maps++] = *m;
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_profile_add_thread(struct rep_profile *p, const struct rep_thread *t)
 {
-    if (grow((void **)&p->threads, p->n_threads, &p->cap_threads, sizeof(*t)) != REP_OK)
-        return REP_E_NOMEM;
+    if (grow((void **)&p->threads, p->n_threads, &p->cap_threads, sizeof(*t)) != CMN_OK)
+        return CMN_E_NOMEM;
     p->threads[p->n_threads] = *t;
     p->threads[p->n_threads].seq = p->n_threads;
     p->n_threads++;
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_profile_add_sample(struct rep_profile *p, const struct rep_sample *s)
 {
-    if (grow((void **)&p->samples, p->n_samples, &p->cap_samples, sizeof(*s)) != REP_OK)
-        return REP_E_NOMEM;
+    if (grow((void **)&p->samples, p->n_samples, &p->cap_samples, sizeof(*s)) != CMN_OK)
+        return CMN_E_NOMEM;
     p->samples[p->n_samples++] = *s;
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_profile_add_snap_thread(struct rep_profile *p, const struct rep_snap_thread *t)
 {
     if (grow((void **)&p->snap_threads, p->n_snap_threads, &p->cap_snap_threads, sizeof(*t)) !=
-        REP_OK)
-        return REP_E_NOMEM;
+        CMN_OK)
+        return CMN_E_NOMEM;
     p->snap_threads[p->n_snap_threads++] = *t;
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_profile_add_note(struct rep_profile *p, const char *text)
 {
-    if (grow((void **)&p->notes, p->n_notes, &p->cap_notes, sizeof(*p->notes)) != REP_OK)
-        return REP_E_NOMEM;
+    if (grow((void **)&p->notes, p->n_notes, &p->cap_notes, sizeof(*p->notes)) != CMN_OK)
+        return CMN_E_NOMEM;
     p->notes[p->n_notes++] = text;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static int cmp_u64(uint64_t a, uint64_t b)

@@ -117,12 +117,12 @@ struct rep_profile {
 };
 
 /* Not async-signal-safe. */
-/* Makes p an empty profile named name (kept, not copied). Returns REP_OK. */
+/* Makes p an empty profile named name (kept, not copied). Returns CMN_OK. */
 int rep_profile_init(struct rep_profile *p, const char *name);
 /* Frees what p owns, including the bytes that strings and frames point into. Accepts
  * NULL; p is an empty profile afterwards. */
 void rep_profile_fini(struct rep_profile *p);
-/* Append one item; REP_OK or REP_E_NOMEM. Strings must point into p->bytes (or outlive
+/* Append one item; CMN_OK or CMN_E_NOMEM. Strings must point into p->bytes (or outlive
  * p). Call rep_profile_finish() after the last one. */
 int rep_profile_add_map(struct rep_profile *p, const struct rep_map *m);
 int rep_profile_add_thread(struct rep_profile *p, const struct rep_thread *t);

@@ -11,7 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 
 #define PROGRESS_WIDTH 30
 
@@ -27,7 +27,7 @@ int rep_progress_init(struct rep_progress *p, FILE *out, uint64_t input_bytes, b
     memset(p, 0, sizeof(*p));
     p->out = out;
     p->is_on = force || (input_bytes > REP_PROGRESS_MIN_BYTES && isatty(fileno(out)));
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_progress_update(struct rep_progress *p, const char *what, size_t done, size_t total)

@@ -26,7 +26,7 @@ struct rep_progress {
 
 /* Not async-signal-safe. */
 /* Makes p a bar for input_bytes of input on out, on when out is a terminal and the input
- * is large enough (or force is set, for tests). Returns REP_OK. */
+ * is large enough (or force is set, for tests). Returns CMN_OK. */
 int rep_progress_init(struct rep_progress *p, FILE *out, uint64_t input_bytes, bool force);
 /* Shows that `what` is at done of total samples; total 0 means it is being read. Redraws
  * at most every 100 ms unless done == total. */

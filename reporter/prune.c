@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
-#include "reporter/hash.h"
+#include "common/err.h"
+#include "common/hash.h"
 #include "reporter/names.h"
 
 struct prune_node {
@@ -32,7 +32,7 @@ struct prune_tree {
 
 static uint64_t node_hash(uint64_t parent, uint32_t id)
 {
-    return rep_hash_word(parent * 0x9e3779b97f4a7c15ull ^ id);
+    return cmn_hash_word(parent * 0x9e3779b97f4a7c15ull ^ id);
 }
 
 static int tree_grow(struct prune_tree *t)
@@ -41,7 +41,7 @@ static int tree_grow(struct prune_tree *t)
         size_t cap = t->cap_nodes ? t->cap_nodes * 2 : 1024;
         struct prune_node *n = realloc(t->nodes, cap * sizeof(*n));
         if (n == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         t->nodes = n;
         t->cap_nodes = cap;
     }
@@ -49,7 +49,7 @@ static int tree_grow(struct prune_tree *t)
         size_t cap = t->table_cap ? t->table_cap * 2 : 2048;
         size_t *table = calloc(cap, sizeof(*table));
         if (table == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         for (size_t i = 0; i < t->n_nodes; i++) {
             size_t j = node_hash(t->nodes[i].parent, t->nodes[i].id) & (cap - 1);
             while (table[j] != 0)
@@ -60,27 +60,27 @@ static int tree_grow(struct prune_tree *t)
         t->table = table;
         t->table_cap = cap;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
-/* The index + 1 of node (parent, id) in *node, created if new. REP_OK or REP_E_NOMEM. */
+/* The index + 1 of node (parent, id) in *node, created if new. CMN_OK or CMN_E_NOMEM. */
 static int tree_node(struct prune_tree *t, uint64_t parent, uint32_t id, uint64_t *node)
 {
-    if (tree_grow(t) != REP_OK)
-        return REP_E_NOMEM;
+    if (tree_grow(t) != CMN_OK)
+        return CMN_E_NOMEM;
     size_t mask = t->table_cap - 1;
     size_t j = node_hash(parent, id) & mask;
     for (; t->table[j] != 0; j = (j + 1) & mask) {
         const struct prune_node *n = &t->nodes[t->table[j] - 1];
         if (n->parent == parent && n->id == id) {
             *node = t->table[j];
-            return REP_OK;
+            return CMN_OK;
         }
     }
     t->nodes[t->n_nodes] = (struct prune_node){.parent = parent, .id = id};
     t->table[j] = ++t->n_nodes;
     *node = t->n_nodes;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static void tree_fini(struct prune_tree *t)
@@ -96,12 +96,12 @@ static int build(struct prune_tree *t, const struct rep_agg *in)
         const uint32_t *ids = rep_agg_stack_ids(in, s);
         uint64_t node = 0;
         for (size_t k = 0; k < in->stacks[s].n_ids; k++) {
-            if (tree_node(t, node, ids[k], &node) != REP_OK)
-                return REP_E_NOMEM;
+            if (tree_node(t, node, ids[k], &node) != CMN_OK)
+                return CMN_E_NOMEM;
             t->nodes[node - 1].weight += in->stacks[s].weight;
         }
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Adds every stack of in, cut at the first node under threshold, to out. */
@@ -113,19 +113,19 @@ static int cut(struct prune_tree *t, const struct rep_agg *in, struct rep_names 
         uint64_t node = 0;
         size_t k = 0;
         for (; k < in->stacks[s].n_ids; k++) {
-            if (tree_node(t, node, ids[k], &node) != REP_OK)
-                return REP_E_NOMEM;
+            if (tree_node(t, node, ids[k], &node) != CMN_OK)
+                return CMN_E_NOMEM;
             if ((double)t->nodes[node - 1].weight < threshold)
                 break;
         }
         uint32_t pruned;
-        if (k == 0 && rep_names_intern(names, "[pruned]", 8, &pruned) != REP_OK)
-            return REP_E_NOMEM;
+        if (k == 0 && rep_names_intern(names, "[pruned]", 8, &pruned) != CMN_OK)
+            return CMN_E_NOMEM;
         if (rep_agg_add(out, k == 0 ? &pruned : ids, k == 0 ? 1 : k, in->stacks[s].weight) !=
-            REP_OK)
-            return REP_E_NOMEM;
+            CMN_OK)
+            return CMN_E_NOMEM;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_prune(struct rep_agg *in, struct rep_names *names, double percent,
@@ -135,10 +135,10 @@ int rep_prune(struct rep_agg *in, struct rep_names *names, double percent,
     struct prune_tree t = {0};
     double threshold = (double)in->total_weight * percent / 100.0;
     int rc = build(&t, in);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = cut(&t, in, names, threshold, out);
     tree_fini(&t);
-    if (rc != REP_OK) {
+    if (rc != CMN_OK) {
         rep_agg_fini(out);
         return rc;
     }
@@ -165,5 +165,5 @@ int rep_prune(struct rep_agg *in, struct rep_names *names, double percent,
     in->n_locs = 0;
     in->maps = NULL;
     in->n_maps = in->cap_maps = 0;
-    return REP_OK;
+    return CMN_OK;
 }

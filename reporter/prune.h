@@ -18,7 +18,7 @@ struct rep_names;
 /* Not async-signal-safe. */
 /* Fills out (which this initializes; free it with rep_agg_fini) with the stacks of in
  * pruned at percent (0..100) of in's total weight, and in's totals. The locations and
- * mappings of in (with is_locs) move to out. REP_OK or REP_E_NOMEM (out then freed). */
+ * mappings of in (with is_locs) move to out. CMN_OK or CMN_E_NOMEM (out then freed). */
 int rep_prune(struct rep_agg *in, struct rep_names *names, double percent,
               struct rep_agg *out /* out */);
 

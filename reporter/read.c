@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "include/libprof/prof_format.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/profile.h"
 
 #define READ_CHUNK_BYTES (1u << 20)
@@ -68,35 +68,35 @@ struct record {
     uint32_t size_bytes;
 };
 
-static int corrupt(const struct rep_profile *p, const struct record *r, struct rep_err *err,
+static int corrupt(const struct rep_profile *p, const struct record *r, struct cmn_err *err,
                    const char *what)
 {
-    return rep_err_set(err, REP_E_INPUT, "%s: corrupt record at byte %" PRIu64 " (type %u): %s",
+    return cmn_err_set(err, CMN_E_INPUT, "%s: corrupt record at byte %" PRIu64 " (type %u): %s",
                        p->name, r->offset, r->type, what);
 }
 
 /* Checks that the record holds its fixed part and, when has_string, that the bytes after
  * it contain a NUL; *str is set to those bytes. */
 static int check_fixed(const struct rep_profile *p, const struct record *r, size_t fixed_bytes,
-                       const char **str, struct rep_err *err)
+                       const char **str, struct cmn_err *err)
 {
     if (r->size_bytes < fixed_bytes)
         return corrupt(p, r, err, "smaller than its fixed fields");
     if (str == NULL)
-        return REP_OK;
+        return CMN_OK;
     const unsigned char *tail = r->at + fixed_bytes;
     if (memchr(tail, '\0', r->size_bytes - fixed_bytes) == NULL)
         return corrupt(p, r, err, "string without its terminating NUL");
     *str = (const char *)tail;
-    return REP_OK;
+    return CMN_OK;
 }
 
-static int read_process(struct rep_profile *p, const struct record *r, struct rep_err *err)
+static int read_process(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_process rec;
     const char *exe;
     int rc = check_fixed(p, r, sizeof(rec), &exe, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     memcpy(&rec, r->at, sizeof(rec));
     p->has_process = true;
@@ -112,15 +112,15 @@ static int read_process(struct rep_profile *p, const struct record *r, struct re
         .max_depth = rec.max_depth,
         .exe = exe,
     };
-    return REP_OK;
+    return CMN_OK;
 }
 
-static int read_map(struct rep_profile *p, const struct record *r, struct rep_err *err)
+static int read_map(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_map rec;
     const char *path;
     int rc = check_fixed(p, r, sizeof(rec), &path, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     memcpy(&rec, r->at, sizeof(rec));
     if (rec.build_id_len > PROF_BUILD_ID_MAX)
@@ -137,41 +137,41 @@ static int read_map(struct rep_profile *p, const struct record *r, struct rep_er
         .path = path,
     };
     memcpy(m.build_id, rec.build_id, rec.build_id_len);
-    return rep_profile_add_map(p, &m) == REP_OK ? REP_OK : rep_err_nomem(err);
+    return rep_profile_add_map(p, &m) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
 }
 
-static int read_thread(struct rep_profile *p, const struct record *r, struct rep_err *err)
+static int read_thread(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_thread rec;
     const char *name;
     int rc = check_fixed(p, r, sizeof(rec), &name, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     memcpy(&rec, r->at, sizeof(rec));
     struct rep_thread t = {.time_ns = rec.time_ns, .tid = rec.tid, .name = name};
-    return rep_profile_add_thread(p, &t) == REP_OK ? REP_OK : rep_err_nomem(err);
+    return rep_profile_add_thread(p, &t) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
 }
 
 /* One decoded sample, from a PROF_REC_SAMPLE or a PROF_REC_SAMPLES entry: counted by the
  * walks that check the file, kept by those that keep samples. */
 static int take_sample(struct rep_profile *p, const struct rep_sample *s, const struct walk *w,
-                       struct rep_err *err)
+                       struct cmn_err *err)
 {
     if (w->mode != WALK_SAMPLES) {
         p->n_samples_read++;
         p->n_stopped[s->stop_reason < PROF_STOP_N ? s->stop_reason : PROF_STOP_N]++;
     }
     if (w->mode == WALK_META)
-        return REP_OK;
-    return rep_profile_add_sample(p, s) == REP_OK ? REP_OK : rep_err_nomem(err);
+        return CMN_OK;
+    return rep_profile_add_sample(p, s) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
 }
 
 static int read_sample(struct rep_profile *p, const struct record *r, const struct walk *w,
-                       struct rep_err *err)
+                       struct cmn_err *err)
 {
     struct prof_rec_sample rec;
     int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     memcpy(&rec, r->at, sizeof(rec));
     if ((size_t)rec.n_frames * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
@@ -190,11 +190,11 @@ static int read_sample(struct rep_profile *p, const struct record *r, const stru
 }
 
 static int read_stack(struct rep_profile *p, const struct record *r, struct walk *w,
-                      struct rep_err *err)
+                      struct cmn_err *err)
 {
     struct prof_rec_stack rec;
     int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     memcpy(&rec, r->at, sizeof(rec));
     if ((size_t)rec.n_frames * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
@@ -205,7 +205,7 @@ static int read_stack(struct rep_profile *p, const struct record *r, struct walk
         size_t cap = w->cap_stacks ? w->cap_stacks * 2 : 256;
         struct stack_def *bigger = realloc(w->stacks, cap * sizeof(*bigger));
         if (bigger == NULL)
-            return rep_err_nomem(err);
+            return cmn_err_nomem(err);
         w->stacks = bigger;
         w->cap_stacks = cap;
     }
@@ -214,7 +214,7 @@ static int read_stack(struct rep_profile *p, const struct record *r, struct walk
                                                   .n_frames = rec.n_frames,
                                                   .stop_reason = rec.stop_reason,
                                                   .flags = rec.flags};
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* One unsigned LEB128 number from [*at, end); false when it runs past end or 64 bits. */
@@ -233,11 +233,11 @@ static bool get_uleb(const unsigned char **at, const unsigned char *end, uint64_
 }
 
 static int read_samples(struct rep_profile *p, const struct record *r, const struct walk *w,
-                        struct rep_err *err)
+                        struct cmn_err *err)
 {
     struct prof_rec_samples rec;
     int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     memcpy(&rec, r->at, sizeof(rec));
     const unsigned char *at = r->at + sizeof(rec), *end = r->at + r->size_bytes;
@@ -264,17 +264,17 @@ static int read_samples(struct rep_profile *p, const struct record *r, const str
             .frames = st->frames,
         };
         rc = take_sample(p, &s, w, err);
-        if (rc != REP_OK)
+        if (rc != CMN_OK)
             return rc;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
-static int read_snapshot(struct rep_profile *p, const struct record *r, struct rep_err *err)
+static int read_snapshot(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_snapshot rec;
     int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     memcpy(&rec, r->at, sizeof(rec));
     struct rep_snap_thread t = {.time_ns = rec.time_ns,
@@ -282,14 +282,14 @@ static int read_snapshot(struct rep_profile *p, const struct record *r, struct r
                                 .status = rec.status,
                                 .run_state = rec.run_state,
                                 .syscall = rec.syscall};
-    return rep_profile_add_snap_thread(p, &t) == REP_OK ? REP_OK : rep_err_nomem(err);
+    return rep_profile_add_snap_thread(p, &t) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
 }
 
-static int read_stats(struct rep_profile *p, const struct record *r, struct rep_err *err)
+static int read_stats(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_stats rec;
     int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     memcpy(&rec, r->at, sizeof(rec));
     if ((uint64_t)rec.n_counters * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
@@ -299,27 +299,27 @@ static int read_stats(struct rep_profile *p, const struct record *r, struct rep_
     memset(p->stats, 0, sizeof(p->stats));
     memcpy(p->stats, r->at + sizeof(rec), n * sizeof(uint64_t));
     p->has_stats = true;
-    return REP_OK;
+    return CMN_OK;
 }
 
-static int read_note(struct rep_profile *p, const struct record *r, struct rep_err *err)
+static int read_note(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     const char *text;
     int rc = check_fixed(p, r, sizeof(struct prof_rec_note), &text, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
-    return rep_profile_add_note(p, text) == REP_OK ? REP_OK : rep_err_nomem(err);
+    return rep_profile_add_note(p, text) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
 }
 
 static int read_record(struct rep_profile *p, const struct record *r, struct walk *w,
-                       struct rep_err *err)
+                       struct cmn_err *err)
 {
     if (r->type == PROF_REC_STACK)
         return read_stack(p, r, w, err);
     if (r->type == PROF_REC_SAMPLES)
         return read_samples(p, r, w, err);
     if (w->mode == WALK_SAMPLES)
-        return r->type == PROF_REC_SAMPLE ? read_sample(p, r, w, err) : REP_OK;
+        return r->type == PROF_REC_SAMPLE ? read_sample(p, r, w, err) : CMN_OK;
     p->has_end = false;
     switch (r->type) {
     case PROF_REC_PROCESS:
@@ -338,10 +338,10 @@ static int read_record(struct rep_profile *p, const struct record *r, struct wal
         return read_note(p, r, err);
     case PROF_REC_END:
         p->has_end = true;
-        return REP_OK;
+        return CMN_OK;
     default:
         p->n_unknown_records++;
-        return REP_OK;
+        return CMN_OK;
     }
 }
 
@@ -354,31 +354,31 @@ static bool all_zero(const unsigned char *b, size_t n)
 }
 
 static int check_header(const struct rep_profile *p, uint32_t *header_bytes /* out */,
-                        struct rep_err *err)
+                        struct cmn_err *err)
 {
     struct prof_file_header h;
     const size_t magic_bytes = sizeof(h.magic);
     if (p->n_bytes == 0)
-        return rep_err_set(err, REP_E_INPUT, "%s: empty file, not a libprof profile", p->name);
+        return cmn_err_set(err, CMN_E_INPUT, "%s: empty file, not a libprof profile", p->name);
     size_t n = p->n_bytes < magic_bytes ? p->n_bytes : magic_bytes;
     if (memcmp(p->bytes, PROF_FILE_MAGIC, n) != 0)
-        return rep_err_set(err, REP_E_INPUT, "%s: not a libprof profile (bad magic)", p->name);
+        return cmn_err_set(err, CMN_E_INPUT, "%s: not a libprof profile (bad magic)", p->name);
     if (p->n_bytes < sizeof(h))
-        return rep_err_set(err, REP_E_INPUT, "%s: file header cut short (%zu of %zu bytes)",
+        return cmn_err_set(err, CMN_E_INPUT, "%s: file header cut short (%zu of %zu bytes)",
                            p->name, p->n_bytes, sizeof(h));
     memcpy(&h, p->bytes, sizeof(h));
     if (h.version == 0)
-        return rep_err_set(err, REP_E_INPUT, "%s: bad format version 0", p->name);
+        return cmn_err_set(err, CMN_E_INPUT, "%s: bad format version 0", p->name);
     if (h.version > PROF_FILE_VERSION)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "%s: format version %u is newer than this prof reads (%u); "
                            "use a newer prof",
                            p->name, h.version, PROF_FILE_VERSION);
     if (h.header_bytes < sizeof(h) || h.header_bytes > p->n_bytes)
-        return rep_err_set(err, REP_E_INPUT, "%s: corrupt file header (header_bytes %u)", p->name,
+        return cmn_err_set(err, CMN_E_INPUT, "%s: corrupt file header (header_bytes %u)", p->name,
                            h.header_bytes);
     *header_bytes = h.header_bytes;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Gives the kernel back the pages of a mapped file walked past, below off (a private
@@ -401,8 +401,8 @@ static void drop_behind(struct rep_profile *p, struct walk *w, size_t off)
 static int flush_batch(struct rep_profile *p, struct walk *w, size_t off, bool is_last)
 {
     if (p->n_samples < REP_READ_BATCH && !is_last)
-        return REP_OK;
-    int rc = p->n_samples > 0 ? w->batch(p, w->ctx) : REP_OK;
+        return CMN_OK;
+    int rc = p->n_samples > 0 ? w->batch(p, w->ctx) : CMN_OK;
     p->n_samples = 0;
     drop_behind(p, w, off);
     return rc;
@@ -411,11 +411,11 @@ static int flush_batch(struct rep_profile *p, struct walk *w, size_t off, bool i
 /* Walks the records of p->bytes. A record header cut short (or a tail of zeros) and a
  * record body cut short both mean that the file was cut: is_torn, and the records before
  * it stand. */
-static int walk_records(struct rep_profile *p, struct walk *w, struct rep_err *err)
+static int walk_records(struct rep_profile *p, struct walk *w, struct cmn_err *err)
 {
     uint32_t header_bytes = 0;
     int rc = check_header(p, &header_bytes, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     size_t off = header_bytes;
     while (off < p->n_bytes) {
@@ -441,21 +441,21 @@ static int walk_records(struct rep_profile *p, struct walk *w, struct rep_err *e
             break;
         }
         rc = read_record(p, &r, w, err);
-        if (rc == REP_OK && w->mode == WALK_SAMPLES)
+        if (rc == CMN_OK && w->mode == WALK_SAMPLES)
             rc = flush_batch(p, w, off, false);
         else if (w->mode == WALK_META)
             drop_behind(p, w, off);
-        if (rc != REP_OK)
+        if (rc != CMN_OK)
             return rc;
         off += hdr.size_bytes;
     }
     if (w->mode == WALK_SAMPLES)
         return flush_batch(p, w, off, true);
     rep_profile_finish(p);
-    return REP_OK;
+    return CMN_OK;
 }
 
-static int walk(struct rep_profile *p, struct walk *w, struct rep_err *err)
+static int walk(struct rep_profile *p, struct walk *w, struct cmn_err *err)
 {
     int rc = walk_records(p, w, err);
     free(w->stacks);
@@ -464,7 +464,7 @@ static int walk(struct rep_profile *p, struct walk *w, struct rep_err *err)
     return rc;
 }
 
-static int parse(struct rep_profile *p, struct rep_err *err)
+static int parse(struct rep_profile *p, struct cmn_err *err)
 {
     struct walk w = {.mode = WALK_ALL};
     return walk(p, &w, err);
@@ -476,14 +476,14 @@ static int slurp(int fd, size_t size_hint, unsigned char **buf /* out */, size_t
     size_t cap = size_hint + 1, len = 0;
     unsigned char *b = malloc(cap);
     if (b == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     for (;;) {
         if (len == cap) {
             size_t new_cap = cap + (cap > READ_CHUNK_BYTES ? cap : READ_CHUNK_BYTES);
             unsigned char *nb = realloc(b, new_cap);
             if (nb == NULL) {
                 free(b);
-                return REP_E_NOMEM;
+                return CMN_E_NOMEM;
             }
             b = nb;
             cap = new_cap;
@@ -497,61 +497,61 @@ static int slurp(int fd, size_t size_hint, unsigned char **buf /* out */, size_t
             int saved_errno = errno;
             free(b);
             errno = saved_errno;
-            return REP_E_INPUT;
+            return CMN_E_INPUT;
         }
         len += (size_t)got;
     }
     *buf = b;
     *n = len;
-    return REP_OK;
+    return CMN_OK;
 }
 
-int rep_read_file(const char *path, struct rep_profile *p /* out */, struct rep_err *err)
+int rep_read_file(const char *path, struct rep_profile *p /* out */, struct cmn_err *err)
 {
     rep_profile_init(p, path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return rep_err_set(err, REP_E_INPUT, "%s: %s", path, strerror(errno));
+        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", path, strerror(errno));
     struct stat st;
     int rc;
     if (fstat(fd, &st) != 0) {
-        rc = rep_err_set(err, REP_E_INPUT, "%s: %s", path, strerror(errno));
+        rc = cmn_err_set(err, CMN_E_INPUT, "%s: %s", path, strerror(errno));
     } else if (S_ISDIR(st.st_mode)) {
-        rc = rep_err_set(err, REP_E_INPUT, "%s: is a directory, not a libprof profile", path);
+        rc = cmn_err_set(err, CMN_E_INPUT, "%s: is a directory, not a libprof profile", path);
     } else {
         size_t hint = S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
         rc = slurp(fd, hint, &p->bytes, &p->n_bytes);
-        if (rc == REP_E_NOMEM)
-            rep_err_nomem(err);
-        else if (rc != REP_OK)
-            rep_err_set(err, rc, "%s: %s", path, strerror(errno));
+        if (rc == CMN_E_NOMEM)
+            cmn_err_nomem(err);
+        else if (rc != CMN_OK)
+            cmn_err_set(err, rc, "%s: %s", path, strerror(errno));
     }
     close(fd);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = parse(p, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         rep_profile_fini(p);
     return rc;
 }
 
 int rep_read_buffer(const void *buf, size_t n, const char *name, struct rep_profile *p /* out */,
-                    struct rep_err *err)
+                    struct cmn_err *err)
 {
     rep_profile_init(p, name);
     p->bytes = malloc(n ? n : 1);
     if (p->bytes == NULL)
-        return rep_err_nomem(err);
+        return cmn_err_nomem(err);
     if (n)
         memcpy(p->bytes, buf, n);
     p->n_bytes = n;
     int rc = parse(p, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         rep_profile_fini(p);
     return rc;
 }
 
 int rep_read_file_stream(const char *path, struct rep_profile *p /* out */, rep_read_fn *ready,
-                         rep_read_fn *batch, void *ctx, struct rep_err *err)
+                         rep_read_fn *batch, void *ctx, struct cmn_err *err)
 {
     rep_profile_init(p, path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -572,18 +572,18 @@ int rep_read_file_stream(const char *path, struct rep_profile *p /* out */, rep_
          * its samples over as one batch. The errors are rep_read_file's. */
         rep_profile_fini(p);
         rc = rep_read_file(path, p, err);
-        if (rc == REP_OK)
+        if (rc == CMN_OK)
             rc = ready(p, ctx);
-        if (rc == REP_OK && p->n_samples > 0)
+        if (rc == CMN_OK && p->n_samples > 0)
             rc = batch(p, ctx);
         return rc;
     }
     madvise(p->bytes, p->n_bytes, MADV_SEQUENTIAL);
     struct walk meta = {.mode = WALK_META};
     rc = walk(p, &meta, err);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = ready(p, ctx);
-    if (rc == REP_OK) {
+    if (rc == CMN_OK) {
         /* The first walk checked every record: this one meets no error of its own. */
         struct walk samples = {.mode = WALK_SAMPLES, .batch = batch, .ctx = ctx};
         bool is_torn = p->is_torn;

@@ -20,18 +20,18 @@
 
 #include <stddef.h>
 
-struct rep_err;
+struct cmn_err;
 struct rep_profile;
 
 /* Not async-signal-safe. */
-/* Reads the file at path into p, which this initializes (named path). Returns REP_OK, or
- * REP_E_INPUT / REP_E_NOMEM with the message in err and p empty. The caller frees p with
+/* Reads the file at path into p, which this initializes (named path). Returns CMN_OK, or
+ * CMN_E_INPUT / CMN_E_NOMEM with the message in err and p empty. The caller frees p with
  * rep_profile_fini() either way. */
-int rep_read_file(const char *path, struct rep_profile *p /* out */, struct rep_err *err);
+int rep_read_file(const char *path, struct rep_profile *p /* out */, struct cmn_err *err);
 /* Samples a stream keeps in memory at once. */
 #define REP_READ_BATCH 65536u
 
-/* A stream's callback: REP_OK to go on, or a status that stops the reading and is returned. */
+/* A stream's callback: CMN_OK to go on, or a status that stops the reading and is returned. */
 typedef int rep_read_fn(struct rep_profile *p, void *ctx);
 
 /* Reads the file at path into p like rep_read_file, but in bounded memory: the file is
@@ -45,12 +45,12 @@ typedef int rep_read_fn(struct rep_profile *p, void *ctx);
  * Memory stays about the size of the non-sample records plus one batch, and the pages of
  * the file already walked are given back. A file that cannot be mapped (a pipe) is read
  * whole and given as one batch. Returns what rep_read_file returns, or the first status
- * other than REP_OK that a callback returned; the caller frees p with rep_profile_fini()
+ * other than CMN_OK that a callback returned; the caller frees p with rep_profile_fini()
  * either way. */
 int rep_read_file_stream(const char *path, struct rep_profile *p /* out */, rep_read_fn *ready,
-                         rep_read_fn *batch, void *ctx, struct rep_err *err);
+                         rep_read_fn *batch, void *ctx, struct cmn_err *err);
 /* The same over n bytes at buf, which are copied; name is used in messages and kept. */
 int rep_read_buffer(const void *buf, size_t n, const char *name, struct rep_profile *p /* out */,
-                    struct rep_err *err);
+                    struct cmn_err *err);
 
 #endif

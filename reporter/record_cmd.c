@@ -19,7 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 
 /* realpath of dir/rel when it names a readable file, else NULL. */
 static char *existing(const char *dir, const char *rel)
@@ -32,14 +32,14 @@ static char *existing(const char *dir, const char *rel)
     return real;
 }
 
-int rep_record_find_library(char **path /* out */, struct rep_err *err)
+int rep_record_find_library(char **path /* out */, struct cmn_err *err)
 {
     const char *env = getenv("PROF_LIBRARY");
     if (env != NULL && env[0] != '\0') {
         *path = realpath(env, NULL);
         if (*path == NULL)
-            return rep_err_set(err, REP_E_INPUT, "PROF_LIBRARY=%s: %s", env, strerror(errno));
-        return REP_OK;
+            return cmn_err_set(err, CMN_E_INPUT, "PROF_LIBRARY=%s: %s", env, strerror(errno));
+        return CMN_OK;
     }
     char *self = realpath("/proc/self/exe", NULL);
     if (self != NULL) {
@@ -49,9 +49,9 @@ int rep_record_find_library(char **path /* out */, struct rep_err *err)
             *path = existing(dir, "../lib/libprof.so");
         free(self);
         if (*path != NULL)
-            return REP_OK;
+            return CMN_OK;
     }
-    return rep_err_set(err, REP_E_INPUT, "cannot find libprof.so (set PROF_LIBRARY)");
+    return cmn_err_set(err, CMN_E_INPUT, "cannot find libprof.so (set PROF_LIBRARY)");
 }
 
 /* Puts the library first in LD_PRELOAD, keeping what was there after it, and the options'
@@ -63,7 +63,7 @@ static int set_environment(const struct rep_record_opts *o, const char *lib)
     int n = old != NULL && old[0] != '\0' ? asprintf(&preload, "%s:%s", lib, old)
                                           : asprintf(&preload, "%s", lib);
     if (n < 0)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     int rc = setenv("LD_PRELOAD", preload, 1);
     free(preload);
     if (rc == 0 && o->output != NULL)
@@ -72,7 +72,7 @@ static int set_environment(const struct rep_record_opts *o, const char *lib)
         rc = setenv("PROF_FREQ", o->freq, 1);
     if (rc == 0 && o->depth != NULL)
         rc = setenv("PROF_DEPTH", o->depth, 1);
-    return rc == 0 ? REP_OK : REP_E_NOMEM;
+    return rc == 0 ? CMN_OK : CMN_E_NOMEM;
 }
 
 static void run_child(const struct rep_record_opts *o, int report_fd,
@@ -92,10 +92,10 @@ static int wait_child(pid_t pid, int *status /* out */)
     int ws;
     while (waitpid(pid, &ws, 0) < 0) {
         if (errno != EINTR)
-            return REP_E_IO;
+            return CMN_E_IO;
     }
     *status = WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Reads the child's exec errno: 0 when exec succeeded. */
@@ -109,19 +109,19 @@ static int exec_errno(int fd)
     return got == (ssize_t)sizeof(e) ? e : 0;
 }
 
-int rep_record_run(const struct rep_record_opts *o, int *status /* out */, struct rep_err *err)
+int rep_record_run(const struct rep_record_opts *o, int *status /* out */, struct cmn_err *err)
 {
     char *lib;
     int rc = rep_record_find_library(&lib, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     rc = set_environment(o, lib);
     free(lib);
-    if (rc != REP_OK)
-        return rep_err_nomem(err);
+    if (rc != CMN_OK)
+        return cmn_err_nomem(err);
     int fds[2];
     if (pipe2(fds, O_CLOEXEC) != 0)
-        return rep_err_set(err, REP_E_NOEXEC, "%s: %s", o->argv[0], strerror(errno));
+        return cmn_err_set(err, CMN_E_NOEXEC, "%s: %s", o->argv[0], strerror(errno));
     struct sigaction ign = {.sa_handler = SIG_IGN}, old_int, old_quit;
     sigemptyset(&ign.sa_mask);
     sigaction(SIGINT, &ign, &old_int);
@@ -131,15 +131,15 @@ int rep_record_run(const struct rep_record_opts *o, int *status /* out */, struc
         run_child(o, fds[1], &old_int, &old_quit);
     close(fds[1]);
     if (pid < 0) {
-        rc = rep_err_set(err, REP_E_NOEXEC, "%s: fork: %s", o->argv[0], strerror(errno));
+        rc = cmn_err_set(err, CMN_E_NOEXEC, "%s: fork: %s", o->argv[0], strerror(errno));
     } else {
         int e = exec_errno(fds[0]);
-        if (wait_child(pid, status) != REP_OK)
-            rc = rep_err_set(err, REP_E_NOEXEC, "%s: waitpid: %s", o->argv[0], strerror(errno));
+        if (wait_child(pid, status) != CMN_OK)
+            rc = cmn_err_set(err, CMN_E_NOEXEC, "%s: waitpid: %s", o->argv[0], strerror(errno));
         else if (e == ENOENT)
-            rc = rep_err_set(err, REP_E_NOCMD, "%s: command not found", o->argv[0]);
+            rc = cmn_err_set(err, CMN_E_NOCMD, "%s: command not found", o->argv[0]);
         else if (e != 0)
-            rc = rep_err_set(err, REP_E_NOEXEC, "%s: %s", o->argv[0], strerror(e));
+            rc = cmn_err_set(err, CMN_E_NOEXEC, "%s: %s", o->argv[0], strerror(e));
     }
     close(fds[0]);
     sigaction(SIGINT, &old_int, NULL);

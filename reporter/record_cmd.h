@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-struct rep_err;
+struct cmn_err;
 
 struct rep_record_opts {
     const char *output; /* PROF_OUTPUT for the command (%p is its pid), NULL: unchanged;
@@ -24,7 +24,7 @@ struct rep_record_opts {
     const char *depth;  /* PROF_DEPTH, NULL: unchanged */
     char *const *argv;  /* the command and its arguments, NULL-terminated, argv[0] set;
                          * NULL with pid */
-    /* -p: sample this running process instead of running a command (reporter/record_pid.h);
+    /* -p: sample this running process instead of running a command (attach/record_pid.h);
      * 0: run argv. The two fields below apply to it only. */
     pid_t pid;
     double duration_s;        /* --duration: seconds to sample; 0: until it exits or prof
@@ -34,12 +34,12 @@ struct rep_record_opts {
 };
 
 /* Not async-signal-safe. */
-/* Finds libprof.so; *path is malloc'd (free it). REP_OK, REP_E_INPUT (message in err) or
- * REP_E_NOMEM. */
-int rep_record_find_library(char **path /* out */, struct rep_err *err);
-/* Runs the command and waits. REP_OK with *status its exit status as a shell reports it;
- * REP_E_NOCMD or REP_E_NOEXEC when it could not be started; REP_E_INPUT when the library
- * cannot be found; REP_E_NOMEM. Changes prof's own environment (it is about to exit). */
-int rep_record_run(const struct rep_record_opts *o, int *status /* out */, struct rep_err *err);
+/* Finds libprof.so; *path is malloc'd (free it). CMN_OK, CMN_E_INPUT (message in err) or
+ * CMN_E_NOMEM. */
+int rep_record_find_library(char **path /* out */, struct cmn_err *err);
+/* Runs the command and waits. CMN_OK with *status its exit status as a shell reports it;
+ * CMN_E_NOCMD or CMN_E_NOEXEC when it could not be started; CMN_E_INPUT when the library
+ * cannot be found; CMN_E_NOMEM. Changes prof's own environment (it is about to exit). */
+int rep_record_run(const struct rep_record_opts *o, int *status /* out */, struct cmn_err *err);
 
 #endif

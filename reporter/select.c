@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/prune.h"
 #include "reporter/symbols.h"
 
@@ -55,11 +55,11 @@ static bool parse_real(const char *arg, double max, double *out)
     return true;
 }
 
-int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct rep_err *err)
+int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct cmn_err *err)
 {
     uint32_t u;
     double d;
-    int rc = REP_OK;
+    int rc = CMN_OK;
     switch (opt) {
     case REP_SEL_LINES:
         s->is_lines = true;
@@ -73,7 +73,7 @@ int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct rep_err *
     case REP_SEL_TID:
     case REP_SEL_PID:
         if (!parse_u32(arg, &u))
-            return rep_err_set(err, REP_E_INPUT, "%s: '%s' is not a %s",
+            return cmn_err_set(err, CMN_E_INPUT, "%s: '%s' is not a %s",
                                opt == REP_SEL_TID ? "--tid" : "--pid", arg,
                                opt == REP_SEL_TID ? "thread id" : "process id");
         rc = opt == REP_SEL_TID ? rep_filter_add_tid(&s->filter, u)
@@ -85,7 +85,7 @@ int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct rep_err *
     case REP_SEL_FROM:
     case REP_SEL_TO:
         if (!parse_real(arg, 1e9, &d))
-            return rep_err_set(err, REP_E_INPUT, "%s: '%s' is not a number of seconds",
+            return cmn_err_set(err, CMN_E_INPUT, "%s: '%s' is not a number of seconds",
                                opt == REP_SEL_FROM ? "--from" : "--to", arg);
         if (opt == REP_SEL_FROM) {
             s->filter.has_from = true;
@@ -101,13 +101,13 @@ int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct rep_err *
         return rep_filter_set_ignore(&s->filter, arg, err);
     case REP_SEL_MIN_PERCENT:
         if (!parse_real(arg, 100, &s->min_percent))
-            return rep_err_set(err, REP_E_INPUT, "--min-percent: '%s' is not a percentage",
+            return cmn_err_set(err, CMN_E_INPUT, "--min-percent: '%s' is not a percentage",
                                arg);
         break;
     default:
-        return rep_err_set(err, REP_E_INPUT, "unknown selection option");
+        return cmn_err_set(err, CMN_E_INPUT, "unknown selection option");
     }
-    return rc == REP_E_NOMEM ? rep_err_nomem(err) : rc;
+    return rc == CMN_E_NOMEM ? cmn_err_nomem(err) : rc;
 }
 
 void rep_sel_apply(struct rep_sel *s, struct rep_sym *sym, struct rep_agg *agg, bool is_pprof)
@@ -122,12 +122,12 @@ void rep_sel_apply(struct rep_sel *s, struct rep_sym *sym, struct rep_agg *agg, 
 int rep_sel_finish(struct rep_sel *s, struct rep_names *names, struct rep_agg *agg)
 {
     if (s->min_percent <= 0)
-        return REP_OK;
+        return CMN_OK;
     struct rep_agg pruned;
     int rc = rep_prune(agg, names, s->min_percent, &pruned);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     rep_agg_fini(agg);
     *agg = pruned;
-    return REP_OK;
+    return CMN_OK;
 }

@@ -14,7 +14,7 @@
 #include "reporter/filter.h"
 
 struct rep_agg;
-struct rep_err;
+struct cmn_err;
 struct rep_names;
 struct rep_sym;
 
@@ -56,18 +56,18 @@ struct rep_sel {
 };
 
 /* Not async-signal-safe. */
-/* Makes s select everything. Returns REP_OK. */
+/* Makes s select everything. Returns CMN_OK. */
 int rep_sel_init(struct rep_sel *s);
 /* Frees what s owns. Accepts NULL. */
 void rep_sel_fini(struct rep_sel *s);
-/* Takes option opt (REP_SEL_*) with its argument arg (kept, not copied). REP_OK,
- * REP_E_INPUT for a bad value (message in err), or REP_E_NOMEM. */
-int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct rep_err *err);
+/* Takes option opt (REP_SEL_*) with its argument arg (kept, not copied). CMN_OK,
+ * CMN_E_INPUT for a bad value (message in err), or CMN_E_NOMEM. */
+int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct cmn_err *err);
 /* Sets up sym and agg (both initialized, nothing added yet) for s; is_pprof asks the
  * aggregate to keep the addresses the pprof output needs. s must outlive agg. */
 void rep_sel_apply(struct rep_sel *s, struct rep_sym *sym, struct rep_agg *agg, bool is_pprof);
 /* Applies --min-percent to *agg once everything is added: replaces it with the pruned
- * aggregate. REP_OK or REP_E_NOMEM (*agg is unchanged then). */
+ * aggregate. CMN_OK or CMN_E_NOMEM (*agg is unchanged then). */
 int rep_sel_finish(struct rep_sel *s, struct rep_names *names, struct rep_agg *agg);
 
 #endif

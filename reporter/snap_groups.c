@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "include/libprof/prof_format.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/profile.h"
 #include "reporter/symbols.h"
 
@@ -25,12 +25,12 @@ static int push_frame(struct rep_snap_groups *g, uint64_t addr, uint32_t id)
         size_t cap = g->cap_frames ? g->cap_frames * 2 : 1024;
         struct rep_snap_frame *f = realloc(g->frames, cap * sizeof(*f));
         if (f == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         g->frames = f;
         g->cap_frames = cap;
     }
     g->frames[g->n_frames++] = (struct rep_snap_frame){.addr = addr, .id = id};
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Appends the frames that address addr stands for (several when functions are inlined
@@ -40,12 +40,12 @@ static int push_address(struct rep_snap_groups *g, struct rep_sym *sym, uint64_t
 {
     const uint32_t *ids;
     size_t n;
-    if (rep_sym_frames(sym, addr, is_caller, time_ns, &ids, &n) != REP_OK)
-        return REP_E_NOMEM;
+    if (rep_sym_frames(sym, addr, is_caller, time_ns, &ids, &n) != CMN_OK)
+        return CMN_E_NOMEM;
     for (size_t i = 0; i < n; i++)
-        if (push_frame(g, addr, ids[i]) != REP_OK)
-            return REP_E_NOMEM;
-    return REP_OK;
+        if (push_frame(g, addr, ids[i]) != CMN_OK)
+            return CMN_E_NOMEM;
+    return CMN_OK;
 }
 
 /* Symbolizes sample s into member m's frames. */
@@ -55,18 +55,18 @@ static int symbolize(struct rep_snap_groups *g, struct rep_sym *sym, const struc
     bool has_extra = false;
     if (s->n_frames > 0 && s->sp_word != 0 &&
         (s->n_frames == 1 || rep_sample_frame(s, 1) != s->sp_word) &&
-        rep_sym_ra_at_sp(sym, rep_sample_frame(s, 0), s->time_ns, &has_extra) != REP_OK)
-        return REP_E_NOMEM;
+        rep_sym_ra_at_sp(sym, rep_sample_frame(s, 0), s->time_ns, &has_extra) != CMN_OK)
+        return CMN_E_NOMEM;
     m->frames_at = g->n_frames;
     for (size_t f = 0; f < s->n_frames; f++) {
-        if (push_address(g, sym, rep_sample_frame(s, f), f > 0, s->time_ns) != REP_OK)
-            return REP_E_NOMEM;
-        if (f == 0 && has_extra && push_address(g, sym, s->sp_word, true, s->time_ns) != REP_OK)
-            return REP_E_NOMEM;
+        if (push_address(g, sym, rep_sample_frame(s, f), f > 0, s->time_ns) != CMN_OK)
+            return CMN_E_NOMEM;
+        if (f == 0 && has_extra && push_address(g, sym, s->sp_word, true, s->time_ns) != CMN_OK)
+            return CMN_E_NOMEM;
     }
     m->n_frames = (uint32_t)(g->n_frames - m->frames_at);
     m->stop_reason = s->stop_reason;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static int by_tid(const void *a, const void *b)
@@ -152,12 +152,12 @@ static int list_members(struct rep_snap_groups *g, struct rep_sym *sym, const st
             *m = (struct rep_snap_member){.tid = s->tid, .status = PROF_SNAP_OK};
         }
         m->name = rep_profile_thread_name(p, m->tid);
-        if (s != NULL && symbolize(g, sym, s, m) != REP_OK)
-            return REP_E_NOMEM;
+        if (s != NULL && symbolize(g, sym, s, m) != CMN_OK)
+            return CMN_E_NOMEM;
         n++;
     }
     g->n_members = n;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Puts the members with a stack first, sorted so that groups are runs, and the others
@@ -177,14 +177,14 @@ static int make_groups(struct rep_snap_groups *g)
     qsort(g->members + k, g->n_members - k, sizeof(*g->members), by_tid);
     g->groups = malloc((k ? k : 1) * sizeof(*g->groups));
     if (g->groups == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     for (size_t i = 0; i < k; i++) {
         if (i == 0 || cmp_stacks(g, &g->members[i - 1], &g->members[i]) != 0)
             g->groups[g->n_groups++] = (struct rep_snap_group){.first = i};
         g->groups[g->n_groups - 1].n_members++;
     }
     qsort_r(g->groups, g->n_groups, sizeof(*g->groups), by_size_then_tid, g);
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_snap_groups_build(struct rep_snap_groups *g /* out */, struct rep_sym *sym,
@@ -195,7 +195,7 @@ int rep_snap_groups_build(struct rep_snap_groups *g /* out */, struct rep_sym *s
     const struct rep_sample **sorted = malloc((p->n_samples ? p->n_samples : 1) * sizeof(*sorted));
     bool *taken = calloc(p->n_samples ? p->n_samples : 1, sizeof(*taken));
     g->members = malloc((n_all ? n_all : 1) * sizeof(*g->members));
-    int rc = REP_E_NOMEM;
+    int rc = CMN_E_NOMEM;
     if (sorted != NULL && taken != NULL && g->members != NULL) {
         for (size_t i = 0; i < p->n_samples; i++)
             sorted[i] = &p->samples[i];
@@ -204,7 +204,7 @@ int rep_snap_groups_build(struct rep_snap_groups *g /* out */, struct rep_sym *s
         qsort(sorted, p->n_samples, sizeof(*sorted), sample_by_tid);
         rc = list_members(g, sym, p, sorted, taken);
     }
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = make_groups(g);
     free(sorted);
     free(taken);

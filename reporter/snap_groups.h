@@ -58,7 +58,7 @@ struct rep_snap_groups {
 /* Groups the threads of snapshot profile p, symbolized with sym (already switched to p).
  * A thread is one PROF_REC_SNAPSHOT; one listed as answering whose sample is missing counts
  * as failed; a sample whose tid is not listed is a thread of its own (state unknown).
- * REP_OK or REP_E_NOMEM. Free g with rep_snap_groups_fini() either way. */
+ * CMN_OK or CMN_E_NOMEM. Free g with rep_snap_groups_fini() either way. */
 int rep_snap_groups_build(struct rep_snap_groups *g /* out */, struct rep_sym *sym,
                           const struct rep_profile *p);
 /* Frees what g owns. Accepts NULL. */

@@ -18,17 +18,18 @@
 
 #include "include/libprof/prof_format.h"
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
+#include "reporter/warn.h"
 #include "reporter/names.h"
 #include "reporter/out_folded.h"
 #include "reporter/out_stacks.h"
-#include "reporter/procstat.h"
+#include "attach/procstat.h"
 #include "reporter/profile.h"
-#include "reporter/ptrace_snap.h"
-#include "reporter/ptrace_unwind.h"
+#include "attach/ptrace_snap.h"
+#include "attach/ptrace_unwind.h"
 #include "reporter/read.h"
 #include "reporter/snap_groups.h"
-#include "reporter/snap_signal.h"
+#include "attach/snap_signal.h"
 #include "reporter/symbols.h"
 
 #define DEFAULT_TIMEOUT_S 5.0
@@ -70,7 +71,7 @@ struct stacks_opts {
     bool has_signal;               /* --signal given */
     int signal;                    /* its value */
     double timeout_s;              /* --timeout */
-    enum rep_ptrace_unwind unwind; /* --unwind */
+    enum att_ptrace_unwind unwind; /* --unwind */
     const char *target;            /* the PID or FILE argument */
     pid_t pid;                     /* the process, 0 when target is a file */
     char name[64];                 /* "process PID": the profile's name in messages */
@@ -92,51 +93,51 @@ static bool parse_pid(const char *s, pid_t *pid)
 }
 
 /* --unwind's value. */
-static int parse_unwind(const char *s, enum rep_ptrace_unwind *out, struct rep_err *err)
+static int parse_unwind(const char *s, enum att_ptrace_unwind *out, struct cmn_err *err)
 {
     if (strcmp(s, "auto") == 0)
-        *out = REP_PTRACE_UNWIND_AUTO;
+        *out = ATT_PTRACE_UNWIND_AUTO;
     else if (strcmp(s, "fp") == 0)
-        *out = REP_PTRACE_UNWIND_FP;
+        *out = ATT_PTRACE_UNWIND_FP;
     else if (strcmp(s, "libunwind") == 0)
-        *out = REP_PTRACE_UNWIND_LIBUNWIND;
+        *out = ATT_PTRACE_UNWIND_LIBUNWIND;
     else
-        return rep_err_set(err, REP_E_INPUT, "--unwind: unknown '%s' (fp, libunwind, auto)", s);
-    if (*out == REP_PTRACE_UNWIND_LIBUNWIND && !rep_punw_is_built())
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT, "--unwind: unknown '%s' (fp, libunwind, auto)", s);
+    if (*out == ATT_PTRACE_UNWIND_LIBUNWIND && !att_punw_is_built())
+        return cmn_err_set(err, CMN_E_INPUT,
                            "--unwind libunwind: prof was built without libunwind (install "
                            "libunwind-dev and rebuild)");
-    return REP_OK;
+    return CMN_OK;
 }
 
-static int parse_option(int c, struct stacks_opts *o, struct rep_err *err)
+static int parse_option(int c, struct stacks_opts *o, struct cmn_err *err)
 {
     char *end;
     switch (c) {
     case 'f':
         if (strcmp(optarg, "text") != 0 && strcmp(optarg, "folded") != 0)
-            return rep_err_set(err, REP_E_INPUT, "stacks: unknown format '%s' (text, folded)",
+            return cmn_err_set(err, CMN_E_INPUT, "stacks: unknown format '%s' (text, folded)",
                                optarg);
         o->is_folded = strcmp(optarg, "folded") == 0;
-        return REP_OK;
+        return CMN_OK;
     case 'o':
         o->output = optarg;
-        return REP_OK;
+        return CMN_OK;
     case 'S':
         o->save = optarg;
-        return REP_OK;
+        return CMN_OK;
     case 'N':
         o->is_offline = true;
-        return REP_OK;
+        return CMN_OK;
     case 'T':
         o->is_threads = true;
-        return REP_OK;
+        return CMN_OK;
     case 'P':
         o->is_ptrace = true;
-        return REP_OK;
+        return CMN_OK;
     case 'G':
         o->has_signal = true;
-        return rep_snap_signal_parse(optarg, &o->signal, err);
+        return att_snap_signal_parse(optarg, &o->signal, err);
     case 'U':
         return parse_unwind(optarg, &o->unwind, err);
     case 'W':
@@ -144,15 +145,15 @@ static int parse_option(int c, struct stacks_opts *o, struct rep_err *err)
         o->timeout_s = strtod(optarg, &end);
         if (errno != 0 || end == optarg || *end != '\0' || !(o->timeout_s > 0) ||
             o->timeout_s > 3600)
-            return rep_err_set(err, REP_E_INPUT, "--timeout: '%s' is not a number of seconds",
+            return cmn_err_set(err, CMN_E_INPUT, "--timeout: '%s' is not a number of seconds",
                                optarg);
-        return REP_OK;
+        return CMN_OK;
     default:
-        return rep_err_set(err, REP_E_INPUT, "stacks: unknown option (see prof --help)");
+        return cmn_err_set(err, CMN_E_INPUT, "stacks: unknown option (see prof --help)");
     }
 }
 
-static int parse_args(int argc, char **argv, struct stacks_opts *o, struct rep_err *err)
+static int parse_args(int argc, char **argv, struct stacks_opts *o, struct cmn_err *err)
 {
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'},
@@ -175,78 +176,93 @@ static int parse_args(int argc, char **argv, struct stacks_opts *o, struct rep_e
             exit(0);
         }
         if (c == ':')
-            return rep_err_set(err, REP_E_INPUT, "stacks: %s needs a value", argv[optind - 1]);
+            return cmn_err_set(err, CMN_E_INPUT, "stacks: %s needs a value", argv[optind - 1]);
         if (c == '?')
-            return rep_err_set(err, REP_E_INPUT, "stacks: unknown option %s (see prof --help)",
+            return cmn_err_set(err, CMN_E_INPUT, "stacks: unknown option %s (see prof --help)",
                                argv[optind - 1]);
         int rc = parse_option(c, o, err);
-        if (rc != REP_OK)
+        if (rc != CMN_OK)
             return rc;
     }
     if (optind + 1 != argc)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            optind == argc ? "stacks: no PID or FILE given (see prof --help)"
                                           : "stacks: give one PID or FILE (see prof --help)");
     if (o->is_threads && !o->is_folded)
-        return rep_err_set(err, REP_E_INPUT, "stacks: --threads goes with --format folded");
+        return cmn_err_set(err, CMN_E_INPUT, "stacks: --threads goes with --format folded");
     if (o->has_signal && o->signal == 0)
         o->is_ptrace = true;
     o->target = argv[optind];
-    return REP_OK;
+    return CMN_OK;
 }
 
-/* Asks libprof in the process for its snapshot when it can answer. REP_OK with p read;
- * REP_E_NOTFOUND when ptrace must do it (a warning said why, where that is news). */
-static int ask_libprof(struct stacks_opts *o, struct rep_profile *p, struct rep_err *err)
+/* Asks libprof in the process for its snapshot when it can answer. CMN_OK with p read;
+ * CMN_E_NOTFOUND when ptrace must do it (a warning said why, where that is news). */
+
+/* The answer to a snapshot signal, read into p (a struct rep_profile) once it is whole:
+ * its header written and its end record there. */
+static bool read_answer(const char *path, void *ctx)
+{
+    struct rep_profile *p = ctx;
+    const char *name = p->name;
+    struct cmn_err ignored = {0};
+    rep_profile_fini(p);
+    if (rep_profile_init(p, name) != CMN_OK || rep_read_file(path, p, &ignored) != CMN_OK)
+        return false; /* the header is not whole yet */
+    return p->has_end && !p->is_torn;
+}
+static int ask_libprof(struct stacks_opts *o, struct rep_profile *p, struct cmn_err *err)
 {
     pid_t pid = o->pid;
-    int sig = o->has_signal ? o->signal : rep_snap_signal_of(pid);
-    char state = rep_proc_task_state(pid, pid);
+    int sig = o->has_signal ? o->signal : att_snap_signal_of(pid);
+    char state = att_proc_task_state(pid, pid);
     if (sig == 0)
-        return REP_E_NOTFOUND; /* snapshots are off in the process */
+        return CMN_E_NOTFOUND; /* snapshots are off in the process */
     if (state == 'T' || state == 't') {
         rep_warnf("process %d is stopped and cannot answer the snapshot signal; reading its stacks "
                   "with ptrace",
                   (int)pid);
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     }
-    if (!rep_snap_signal_is_caught(pid, sig)) {
+    if (!att_snap_signal_is_caught(pid, sig)) {
         /* Sending it would kill the process: its libprof takes no snapshots on sig. */
         rep_warnf("process %d runs under libprof but has no handler for signal %d (a libprof "
                   "without snapshots?); reading its stacks with ptrace",
                   (int)pid, sig);
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     }
-    struct rep_err why = {0};
-    int rc = rep_snap_signal_ask(pid, sig, o->timeout_s, o->name, p, &why);
-    if (rc == REP_OK) {
+    struct cmn_err why = {0};
+    rep_profile_init(p, o->name);
+    int rc = att_snap_signal_ask(pid, sig, o->timeout_s, read_answer, p, &why);
+    p->name = o->name;
+    if (rc == CMN_OK) {
         snprintf(o->how, sizeof(o->how), "libprof snapshot");
-        return REP_OK;
+        return CMN_OK;
     }
     rep_profile_fini(p);
-    if (rc == REP_E_NOMEM)
-        return rep_err_nomem(err);
-    if (rc == REP_E_NOTFOUND)
+    if (rc == CMN_E_NOMEM)
+        return cmn_err_nomem(err);
+    if (rc == CMN_E_NOTFOUND)
         rep_warnf("process %d did not answer the snapshot signal within %g s; reading its stacks "
                   "with ptrace",
                   (int)pid, o->timeout_s);
     else
         rep_warnf("cannot ask process %d for a snapshot (%s); reading its stacks with ptrace",
                   (int)pid, why.msg);
-    return REP_E_NOTFOUND;
+    return CMN_E_NOTFOUND;
 }
 
-static int take_ptrace(struct stacks_opts *o, struct rep_profile *p, struct rep_err *err)
+static int take_ptrace(struct stacks_opts *o, struct rep_profile *p, struct cmn_err *err)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     if (mem == NULL)
-        return rep_err_nomem(err);
-    int rc = rep_ptrace_snap_unwind(o->pid, o->timeout_s, o->unwind, mem, err);
-    if (fclose(mem) != 0 && rc == REP_OK)
-        rc = rep_err_nomem(err);
-    if (rc == REP_OK)
+        return cmn_err_nomem(err);
+    int rc = att_ptrace_snap_unwind(o->pid, o->timeout_s, o->unwind, mem, err);
+    if (fclose(mem) != 0 && rc == CMN_OK)
+        rc = cmn_err_nomem(err);
+    if (rc == CMN_OK)
         rc = rep_read_buffer(buf, len, o->name, p, err);
     free(buf);
     snprintf(o->how, sizeof(o->how), "ptrace");
@@ -262,69 +278,69 @@ static bool has_unasked(const struct rep_profile *p)
     return false;
 }
 
-static int take_snapshot(struct stacks_opts *o, struct rep_profile *p, struct rep_err *err)
+static int take_snapshot(struct stacks_opts *o, struct rep_profile *p, struct cmn_err *err)
 {
     char path[64], tgid[32];
     snprintf(path, sizeof(path), "/proc/%d", (int)o->pid);
     if (access(path, F_OK) != 0)
-        return rep_err_set(err, REP_E_INPUT, "no process %d", (int)o->pid);
+        return cmn_err_set(err, CMN_E_INPUT, "no process %d", (int)o->pid);
     /* A thread's id names its process too: the snapshot is of the whole process. */
-    if (rep_proc_status_field(o->pid, "Tgid", tgid, sizeof(tgid)) && atoi(tgid) > 0)
+    if (att_proc_status_field(o->pid, "Tgid", tgid, sizeof(tgid)) && atoi(tgid) > 0)
         o->pid = (pid_t)atoi(tgid);
     if (o->pid == getpid())
-        return rep_err_set(err, REP_E_INPUT, "process %d is prof itself", (int)o->pid);
+        return cmn_err_set(err, CMN_E_INPUT, "process %d is prof itself", (int)o->pid);
     snprintf(o->name, sizeof(o->name), "process %d", (int)o->pid);
     rep_profile_init(p, o->name);
-    if (!o->is_ptrace && rep_snap_signal_has_libprof(o->pid)) {
+    if (!o->is_ptrace && att_snap_signal_has_libprof(o->pid)) {
         int rc = ask_libprof(o, p, err);
-        if (rc != REP_E_NOTFOUND && (rc != REP_OK || !has_unasked(p)))
+        if (rc != CMN_E_NOTFOUND && (rc != CMN_OK || !has_unasked(p)))
             return rc;
-        if (rc == REP_OK) {
+        if (rc == CMN_OK) {
             /* The library left threads alone that a signal would have woken early: ptrace
              * reads them without that; when it may not, the library's answer stands. */
             struct rep_profile traced;
-            struct rep_err ignored = {0};
+            struct cmn_err ignored = {0};
             rep_profile_init(&traced, o->name);
-            if (take_ptrace(o, &traced, &ignored) != REP_OK) {
+            if (take_ptrace(o, &traced, &ignored) != CMN_OK) {
                 rep_profile_fini(&traced);
                 snprintf(o->how, sizeof(o->how), "libprof snapshot");
-                return REP_OK;
+                return CMN_OK;
             }
             rep_profile_fini(p);
             *p = traced;
             snprintf(o->how, sizeof(o->how),
                      "ptrace: libprof's snapshot left out threads waiting in calls a signal "
                      "would cut short");
-            return REP_OK;
+            return CMN_OK;
         }
     }
     return take_ptrace(o, p, err);
 }
 
-static int read_snapshot_file(struct stacks_opts *o, struct rep_profile *p, struct rep_err *err)
+static int read_snapshot_file(struct stacks_opts *o, struct rep_profile *p, struct cmn_err *err)
 {
     int rc = rep_read_file(o->target, p, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     if (p->n_snap_threads == 0)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "%s: not a snapshot (it lists no threads); prof report reads profiles",
                            o->target);
     if (!p->has_end)
         rep_warnf("%s is incomplete (no end record); showing what it holds", o->target);
     snprintf(o->how, sizeof(o->how), "from %.280s", o->target);
-    return REP_OK;
+    return CMN_OK;
 }
 
-static int save(const struct stacks_opts *o, const struct rep_profile *p, struct rep_err *err)
+static int save(const struct stacks_opts *o, const struct rep_profile *p, struct cmn_err *err)
 {
     FILE *f = fopen(o->save, "w");
     if (f == NULL)
-        return rep_err_set(err, REP_E_INPUT, "%s: %s", o->save, strerror(errno));
+        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", o->save, strerror(errno));
     bool ok = fwrite(p->bytes, 1, p->n_bytes, f) == p->n_bytes;
     if (fclose(f) != 0 || !ok)
-        return rep_err_set(err, REP_E_IO, "%s: write error: %s", o->save, strerror(errno));
-    return REP_OK;
+        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s", o->save, strerror(errno));
+    return CMN_OK;
 }
 
 /* The grouped text, or the folded stacks through the report's own aggregate. */
@@ -337,21 +353,21 @@ static int write_format(FILE *out, const struct stacks_opts *o, const struct rep
         rep_agg_init(&agg);
         agg.is_threads = o->is_threads;
         rc = rep_agg_add_profile(&agg, sym, p);
-        if (rc == REP_OK)
+        if (rc == CMN_OK)
             rc = rep_out_folded(out, &agg, sym->names);
         rep_agg_fini(&agg);
         return rc;
     }
     struct rep_snap_groups g;
     rc = rep_snap_groups_build(&g, sym, p);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = rep_out_stacks(out, p, &g, sym->names, o->how);
     rep_snap_groups_fini(&g);
     return rc;
 }
 
 static int write_output(const struct stacks_opts *o, const struct rep_profile *p,
-                        struct rep_err *err)
+                        struct cmn_err *err)
 {
     struct rep_names names;
     struct rep_sym sym;
@@ -362,36 +378,36 @@ static int write_output(const struct stacks_opts *o, const struct rep_profile *p
     const char *name = o->output != NULL ? o->output : "standard output";
     FILE *out = stdout;
     int rc = rep_sym_use_profile(&sym, p);
-    if (rc == REP_OK && o->output != NULL && (out = fopen(o->output, "w")) == NULL)
-        rc = rep_err_set(err, REP_E_INPUT, "%s: %s", o->output, strerror(errno));
-    else if (rc == REP_OK)
+    if (rc == CMN_OK && o->output != NULL && (out = fopen(o->output, "w")) == NULL)
+        rc = cmn_err_set(err, CMN_E_INPUT, "%s: %s", o->output, strerror(errno));
+    else if (rc == CMN_OK)
         rc = write_format(out, o, p, &sym);
-    if (out != NULL && out != stdout && fclose(out) != 0 && rc == REP_OK)
-        rc = REP_E_IO;
+    if (out != NULL && out != stdout && fclose(out) != 0 && rc == CMN_OK)
+        rc = CMN_E_IO;
     for (size_t i = 0; i < sym.n_warnings; i++)
         rep_warnf("%s", sym.warnings[i]);
     rep_sym_fini(&sym);
     rep_names_fini(&names);
-    if (rc == REP_E_NOMEM)
-        return rep_err_nomem(err);
-    if (rc == REP_E_IO)
-        return rep_err_set(err, REP_E_IO, "%s: write error: %s", name, strerror(errno));
+    if (rc == CMN_E_NOMEM)
+        return cmn_err_nomem(err);
+    if (rc == CMN_E_IO)
+        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s", name, strerror(errno));
     return rc;
 }
 
-int rep_stacks_cmd_run(int argc, char **argv, struct rep_err *err)
+int rep_stacks_cmd_run(int argc, char **argv, struct cmn_err *err)
 {
     struct stacks_opts o = {.timeout_s = DEFAULT_TIMEOUT_S};
     struct rep_profile p;
     rep_profile_init(&p, NULL);
     int rc = parse_args(argc, argv, &o, err);
-    if (rc == REP_OK) {
+    if (rc == CMN_OK) {
         rc = parse_pid(o.target, &o.pid) ? take_snapshot(&o, &p, err)
                                          : read_snapshot_file(&o, &p, err);
     }
-    if (rc == REP_OK && o.save != NULL)
+    if (rc == CMN_OK && o.save != NULL)
         rc = save(&o, &p, err);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = write_output(&o, &p, err);
     rep_profile_fini(&p);
     return rc;

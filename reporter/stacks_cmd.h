@@ -6,9 +6,9 @@
  *
  * How the snapshot is taken: when the process runs under libprof (libprof.so in its maps)
  * with snapshots on, the library is asked with its snapshot signal and answers from inside
- * (reporter/snap_signal.h); when it does not, when it has no handler for that signal, is
+ * (attach/snap_signal.h); when it does not, when it has no handler for that signal, is
  * stopped, or does not answer in time (a warning says so), prof attaches with ptrace,
- * read-only (reporter/ptrace_snap.h). Both give a snapshot profile, printed as text
+ * read-only (attach/ptrace_snap.h). Both give a snapshot profile, printed as text
  * (reporter/out_stacks.h) or as folded stacks through the report's aggregate and
  * reporter/out_folded.h. main() hands over the arguments after the command name and turns
  * the status into the exit code. Reporter thread only.
@@ -16,16 +16,16 @@
 #ifndef PROF_REPORTER_STACKS_CMD_H
 #define PROF_REPORTER_STACKS_CMD_H
 
-struct rep_err;
+struct cmn_err;
 
 /* The command's usage lines, for `prof --help`. */
 extern const char rep_stacks_cmd_usage[];
 
 /* Not async-signal-safe. */
-/* Runs `prof stacks` with argv[0] the command's name. REP_OK; REP_E_INPUT on bad usage, a
- * process that does not exist or cannot be attached, or a bad FILE; REP_E_NOMEM; REP_E_IO
+/* Runs `prof stacks` with argv[0] the command's name. CMN_OK; CMN_E_INPUT on bad usage, a
+ * process that does not exist or cannot be attached, or a bad FILE; CMN_E_NOMEM; CMN_E_IO
  * when an output cannot be written; the message in err. `--help` prints the usage and
  * exits 0. Warnings (a fallback to ptrace, symbolization problems) go to stderr. */
-int rep_stacks_cmd_run(int argc, char **argv, struct rep_err *err);
+int rep_stacks_cmd_run(int argc, char **argv, struct cmn_err *err);
 
 #endif

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "reporter/demangle.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/module.h"
 
 #define MAX_INLINED 16
@@ -38,21 +38,21 @@ static int module_for(struct opened **list, const char *path, struct rep_module 
     for (struct opened *o = *list; o != NULL; o = o->next) {
         if (strcmp(o->path, path) == 0) {
             *m = o->mod;
-            return REP_OK;
+            return CMN_OK;
         }
     }
     struct opened *o = calloc(1, sizeof(*o));
     if (o == NULL || (o->path = strdup(path)) == NULL) {
         free(o);
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     }
-    struct rep_err ignored = {0};
-    if (rep_module_open(path, &o->mod, &ignored) != REP_OK)
+    struct cmn_err ignored = {0};
+    if (rep_module_open(path, &o->mod, &ignored) != CMN_OK)
         o->mod = NULL;
     o->next = *list;
     *list = o;
     *m = o->mod;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static void close_all(struct opened *list)
@@ -93,29 +93,29 @@ static int print_frame(FILE *out, struct rep_module *m, uint64_t off, const char
     size_t n = 0;
     const char *name = NULL;
     if (m == NULL ||
-        (rep_module_lines(m, off, fr, MAX_INLINED, &n) != REP_OK || n == 0)) {
-        if (m != NULL && rep_module_lookup(m, off, &name) == REP_OK) {
+        (rep_module_lines(m, off, fr, MAX_INLINED, &n) != CMN_OK || n == 0)) {
+        if (m != NULL && rep_module_lookup(m, off, &name) == CMN_OK) {
             fr[0] = (struct rep_module_frame){.func = name};
             n = 1;
         } else {
-            return fprintf(out, "%s\n", orig) < 0 ? REP_E_IO : REP_OK;
+            return fprintf(out, "%s\n", orig) < 0 ? CMN_E_IO : CMN_OK;
         }
     }
     for (size_t i = 0; i < n; i++) {
         char *pretty = NULL;
         const char *raw = fr[i].func;
-        if (raw == NULL && i + 1 == n && rep_module_lookup(m, off, &name) == REP_OK)
+        if (raw == NULL && i + 1 == n && rep_module_lookup(m, off, &name) == CMN_OK)
             raw = name;
-        if (raw != NULL && rep_demangle_name(raw, &pretty) != REP_OK)
-            return REP_E_NOMEM;
+        if (raw != NULL && rep_demangle_name(raw, &pretty) != CMN_OK)
+            return CMN_E_NOMEM;
         int w = fprintf(out, "%s %s:%u%s\n", pretty ? pretty : "??",
                         fr[i].file ? fr[i].file : "??", fr[i].line,
                         i + 1 < n ? " (inlined)" : "");
         free(pretty);
         if (w < 0)
-            return REP_E_IO;
+            return CMN_E_IO;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Whether the candidate line's frame is the caller of the frame before it (prev_m at
@@ -123,25 +123,25 @@ static int print_frame(FILE *out, struct rep_module *m, uint64_t off, const char
 static bool candidate_is_caller(struct rep_module *prev_m, uint64_t prev_off)
 {
     bool yes = false;
-    return prev_m != NULL && rep_module_ra_at_sp(prev_m, prev_off, &yes) == REP_OK && yes;
+    return prev_m != NULL && rep_module_ra_at_sp(prev_m, prev_off, &yes) == CMN_OK && yes;
 }
 
 /* Reads in to the end, writing each line symbolized or as it was. */
-static int run(FILE *in, FILE *out, struct rep_err *err)
+static int run(FILE *in, FILE *out, struct cmn_err *err)
 {
     struct opened *list = NULL;
     char *line = NULL, *copy = NULL;
     size_t cap = 0;
     ssize_t len;
-    int rc = REP_OK;
+    int rc = CMN_OK;
     struct rep_module *prev_m = NULL; /* the frame on the line before, if any */
     uint64_t prev_off = 0;
-    while (rc == REP_OK && (len = getline(&line, &cap, in)) >= 0) {
+    while (rc == CMN_OK && (len = getline(&line, &cap, in)) >= 0) {
         if (len > 0 && line[len - 1] == '\n')
             line[--len] = '\0';
         free(copy);
         if ((copy = strdup(line)) == NULL) {
-            rc = REP_E_NOMEM;
+            rc = CMN_E_NOMEM;
             break;
         }
         const char *path;
@@ -149,14 +149,14 @@ static int run(FILE *in, FILE *out, struct rep_err *err)
         struct rep_module *m = NULL;
         size_t skip = strncmp(line, CANDIDATE_PREFIX, 2) == 0 ? 2 : 0;
         if (!parse_frame(line + skip, &path, &off)) {
-            rc = fprintf(out, "%s\n", copy) < 0 ? REP_E_IO : REP_OK;
+            rc = fprintf(out, "%s\n", copy) < 0 ? CMN_E_IO : CMN_OK;
             prev_m = NULL;
             continue;
         }
         rc = module_for(&list, path, &m);
-        if (rc == REP_OK && skip && !candidate_is_caller(prev_m, prev_off))
+        if (rc == CMN_OK && skip && !candidate_is_caller(prev_m, prev_off))
             continue; /* not proven: no frame */
-        if (rc == REP_OK)
+        if (rc == CMN_OK)
             rc = print_frame(out, m, off, copy + skip);
         prev_m = m;
         prev_off = off;
@@ -164,26 +164,26 @@ static int run(FILE *in, FILE *out, struct rep_err *err)
     free(line);
     free(copy);
     close_all(list);
-    if (rc == REP_E_NOMEM)
-        return rep_err_nomem(err);
-    if (rc == REP_E_IO || fflush(out) != 0)
-        return rep_err_set(err, REP_E_IO, "symbolize: cannot write the output");
-    return REP_OK;
+    if (rc == CMN_E_NOMEM)
+        return cmn_err_nomem(err);
+    if (rc == CMN_E_IO || fflush(out) != 0)
+        return cmn_err_set(err, CMN_E_IO, "symbolize: cannot write the output");
+    return CMN_OK;
 }
 
-int rep_symbolize_cmd_run(int argc, char **argv, FILE *out, struct rep_err *err)
+int rep_symbolize_cmd_run(int argc, char **argv, FILE *out, struct cmn_err *err)
 {
     if (argc > 2)
-        return rep_err_set(err, REP_E_INPUT, "symbolize: one FILE at most (see prof --help)");
+        return cmn_err_set(err, CMN_E_INPUT, "symbolize: one FILE at most (see prof --help)");
     if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
         fputs(rep_symbolize_cmd_usage, stdout);
-        return REP_OK;
+        return CMN_OK;
     }
     if (argc < 2 || strcmp(argv[1], "-") == 0)
         return run(stdin, out, err);
     FILE *in = fopen(argv[1], "r");
     if (in == NULL)
-        return rep_err_set(err, REP_E_INPUT, "symbolize: cannot read %s: %s", argv[1],
+        return cmn_err_set(err, CMN_E_INPUT, "symbolize: cannot read %s: %s", argv[1],
                            strerror(errno));
     int rc = run(in, out, err);
     fclose(in);

@@ -13,15 +13,15 @@
 
 #include <stdio.h>
 
-struct rep_err;
+struct cmn_err;
 
 /* The command's usage lines, for `prof --help`. */
 extern const char rep_symbolize_cmd_usage[];
 
 /* Not async-signal-safe. */
-/* Runs `prof symbolize` with argv[0] the command's name, writing to out. REP_OK,
- * REP_E_INPUT (bad usage, unreadable FILE), REP_E_NOMEM or REP_E_IO, message in err. A
+/* Runs `prof symbolize` with argv[0] the command's name, writing to out. CMN_OK,
+ * CMN_E_INPUT (bad usage, unreadable FILE), CMN_E_NOMEM or CMN_E_IO, message in err. A
  * module that cannot be opened is not an error: its lines are copied unchanged. */
-int rep_symbolize_cmd_run(int argc, char **argv, FILE *out, struct rep_err *err);
+int rep_symbolize_cmd_run(int argc, char **argv, FILE *out, struct cmn_err *err);
 
 #endif

@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "reporter/demangle.h"
-#include "reporter/err.h"
-#include "reporter/hash.h"
+#include "common/err.h"
+#include "common/hash.h"
 #include "reporter/module.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
@@ -52,7 +52,7 @@ int rep_sym_init(struct rep_sym *s, struct rep_names *names)
 {
     memset(s, 0, sizeof(*s));
     s->names = names;
-    return REP_OK;
+    return CMN_OK;
 }
 
 void rep_sym_fini(struct rep_sym *s)
@@ -89,7 +89,7 @@ int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p)
     s->max_end = malloc(n * sizeof(*s->max_end));
     s->map_module = malloc(n * sizeof(*s->map_module));
     if (s->max_end == NULL || s->map_module == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     uint64_t max_end = 0;
     for (size_t i = 0; i < p->n_maps; i++) {
         if (p->maps[i].end > max_end)
@@ -97,7 +97,7 @@ int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p)
         s->max_end[i] = max_end;
         s->map_module[i] = MAP_MODULE_UNKNOWN;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 static int add_warning(struct rep_sym *s, const char *fmt, ...)
@@ -109,7 +109,7 @@ static int add_warning(struct rep_sym *s, const char *fmt, ...)
         size_t cap = s->cap_warnings ? s->cap_warnings * 2 : 8;
         char **w = realloc(s->warnings, cap * sizeof(*w));
         if (w == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         s->warnings = w;
         s->cap_warnings = cap;
     }
@@ -118,9 +118,9 @@ static int add_warning(struct rep_sym *s, const char *fmt, ...)
     int rc = vasprintf(&s->warnings[s->n_warnings], fmt, ap);
     va_end(ap);
     if (rc < 0)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     s->n_warnings++;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Whether mapping c should name an address rather than b, both holding it, for a sample
@@ -168,8 +168,8 @@ static bool same_build_id(const struct rep_map *map, const uint8_t *id, size_t n
 }
 
 /* The entry of path: *index and *sm = NULL when it exists, else a new zeroed entry in *sm
- * (its path set; not counted until the caller commits it with s->n_modules++). REP_OK or
- * REP_E_NOMEM. */
+ * (its path set; not counted until the caller commits it with s->n_modules++). CMN_OK or
+ * CMN_E_NOMEM. */
 static int module_entry(struct rep_sym *s, const char *path, int32_t *index,
                         struct rep_sym_module **sm)
 {
@@ -177,14 +177,14 @@ static int module_entry(struct rep_sym *s, const char *path, int32_t *index,
     for (size_t i = 0; i < s->n_modules; i++) {
         if (strcmp(s->modules[i].path, path) == 0) {
             *index = (int32_t)i;
-            return REP_OK;
+            return CMN_OK;
         }
     }
     if (s->n_modules == s->cap_modules) {
         size_t cap = s->cap_modules ? s->cap_modules * 2 : 16;
         struct rep_sym_module *m = realloc(s->modules, cap * sizeof(*m));
         if (m == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         s->modules = m;
         s->cap_modules = cap;
     }
@@ -192,41 +192,41 @@ static int module_entry(struct rep_sym *s, const char *path, int32_t *index,
     memset(e, 0, sizeof(*e));
     e->path = strdup(path);
     if (e->path == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     *index = (int32_t)s->n_modules;
     *sm = e;
-    return REP_OK;
+    return CMN_OK;
 }
 
-/* Opens (once) the module at path; REP_OK with *index, or REP_E_NOMEM. A file that cannot
+/* Opens (once) the module at path; CMN_OK with *index, or CMN_E_NOMEM. A file that cannot
  * be used still gets an entry, without a module, and a warning. */
 static int open_module(struct rep_sym *s, const char *path, int32_t *index)
 {
     struct rep_sym_module *sm;
     int rc = module_entry(s, path, index, &sm);
-    if (rc != REP_OK || sm == NULL)
+    if (rc != CMN_OK || sm == NULL)
         return rc;
     /* The kernel marks a file replaced or removed since it was mapped; what is at the path
      * now may be a newer build, which the build-id check catches. */
     char *file = strdup(path);
     if (file == NULL) {
         free(sm->path);
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     }
     size_t len = strlen(file), tail = strlen(" (deleted)");
     if (len > tail && strcmp(file + len - tail, " (deleted)") == 0)
         file[len - tail] = '\0';
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     rc = rep_module_open(file, &sm->mod, &err);
     free(file);
-    if (rc == REP_E_NOMEM) {
+    if (rc == CMN_E_NOMEM) {
         free(sm->path);
         return rc;
     }
     s->n_modules++;
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return add_warning(s, "cannot symbolize %s", err.msg);
-    return REP_OK;
+    return CMN_OK;
 }
 
 static bool is_vdso(const char *path)
@@ -236,20 +236,20 @@ static bool is_vdso(const char *path)
 
 /* Opens (once) the reporter's own vDSO as the module of "[vdso]" mappings, when its
  * build-id is the one map recorded; without it the entry has no module and frames there
- * are named "[vdso]+0xOFFSET". REP_OK with *index, or REP_E_NOMEM. */
+ * are named "[vdso]+0xOFFSET". CMN_OK with *index, or CMN_E_NOMEM. */
 static int open_vdso(struct rep_sym *s, const struct rep_map *map, int32_t *index)
 {
     struct rep_sym_module *sm;
     int rc = module_entry(s, map->path, index, &sm);
-    if (rc != REP_OK || sm == NULL)
+    if (rc != CMN_OK || sm == NULL)
         return rc;
     rc = rep_vdso_open(map->build_id, map->build_id_len, &sm->mod);
-    if (rc == REP_E_NOMEM) {
+    if (rc == CMN_E_NOMEM) {
         free(sm->path);
         return rc;
     }
     s->n_modules++;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* The module of mapping i, or NULL; resolves it on first use. */
@@ -263,7 +263,7 @@ static int module_of_map(struct rep_sym *s, long i, struct rep_module **mod /* o
             int32_t index;
             int rc = is_vdso(map->path) ? open_vdso(s, map, &index)
                                         : open_module(s, map->path, &index);
-            if (rc != REP_OK)
+            if (rc != CMN_OK)
                 return rc;
             s->map_module[i] = index;
         }
@@ -271,19 +271,19 @@ static int module_of_map(struct rep_sym *s, long i, struct rep_module **mod /* o
         const uint8_t *id;
         size_t n;
         if (sm != NULL && sm->mod != NULL && map->build_id_len > 0 && !sm->is_build_id_warned &&
-            rep_module_build_id(sm->mod, &id, &n) == REP_OK && !same_build_id(map, id, n)) {
+            rep_module_build_id(sm->mod, &id, &n) == CMN_OK && !same_build_id(map, id, n)) {
             sm->is_build_id_warned = true;
             int rc = add_warning(s,
                                  "%s has changed since the profile was taken (its build-id "
                                  "differs); names in it may be wrong",
                                  sm->path);
-            if (rc != REP_OK)
+            if (rc != CMN_OK)
                 return rc;
         }
     }
     if (s->map_module[i] >= 0)
         *mod = s->modules[s->map_module[i]].mod;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static const char *base_name(const char *path)
@@ -305,13 +305,13 @@ static int resolve(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index
     const struct rep_map *map = &s->prof->maps[map_index];
     struct rep_module *mod;
     int rc = module_of_map(s, map_index, &mod);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     const char *raw;
-    if (mod != NULL && rep_module_lookup(mod, la - map->start + map->file_offset, &raw) == REP_OK) {
+    if (mod != NULL && rep_module_lookup(mod, la - map->start + map->file_offset, &raw) == CMN_OK) {
         char *name;
-        if (rep_demangle_name(raw, &name) != REP_OK)
-            return REP_E_NOMEM;
+        if (rep_demangle_name(raw, &name) != CMN_OK)
+            return CMN_E_NOMEM;
         *is_named = true;
         rc = rep_names_intern(s->names, name, strlen(name), id);
         free(name);
@@ -330,12 +330,12 @@ static int grow_cache(struct rep_sym *s)
     size_t cap = s->cache_cap ? s->cache_cap * 2 : 4096;
     struct rep_sym_slot *c = calloc(cap, sizeof(*c));
     if (c == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     for (size_t i = 0; i < s->cache_cap; i++) {
         const struct rep_sym_slot *old = &s->cache[i];
         if (old->tag == 0)
             continue;
-        size_t j = rep_hash_word(old->addr ^ ((uint64_t)old->tag << 48)) & (cap - 1);
+        size_t j = cmn_hash_word(old->addr ^ ((uint64_t)old->tag << 48)) & (cap - 1);
         while (c[j].tag != 0)
             j = (j + 1) & (cap - 1);
         c[j] = *old;
@@ -343,24 +343,24 @@ static int grow_cache(struct rep_sym *s)
     free(s->cache);
     s->cache = c;
     s->cache_cap = cap;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* The slot for (addr, tag): the one holding it (*is_found) or the empty one to fill. */
 static int find_slot(struct rep_sym *s, uint64_t addr, uint32_t tag, struct rep_sym_slot **slot,
                      bool *is_found)
 {
-    if ((s->n_cached + 1) * 2 > s->cache_cap && grow_cache(s) != REP_OK)
-        return REP_E_NOMEM;
+    if ((s->n_cached + 1) * 2 > s->cache_cap && grow_cache(s) != CMN_OK)
+        return CMN_E_NOMEM;
     size_t mask = s->cache_cap - 1;
-    size_t j = rep_hash_word(addr ^ ((uint64_t)tag << 48)) & mask;
+    size_t j = cmn_hash_word(addr ^ ((uint64_t)tag << 48)) & mask;
     for (; s->cache[j].tag != 0; j = (j + 1) & mask) {
         if (s->cache[j].addr == addr && s->cache[j].tag == tag)
             break;
     }
     *slot = &s->cache[j];
     *is_found = s->cache[j].tag != 0;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static void fill_slot(struct rep_sym *s, struct rep_sym_slot *slot, uint64_t addr, uint32_t tag,
@@ -383,7 +383,7 @@ int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t tim
         const uint32_t *ids;
         size_t n;
         int rc = rep_sym_frames(s, addr, is_caller, time_ns, &ids, &n);
-        if (rc == REP_OK)
+        if (rc == CMN_OK)
             *id = ids[0];
         return rc;
     }
@@ -394,15 +394,15 @@ int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t tim
     uint32_t tag = tag_of(map_index, is_caller ? SLOT_CALLER : SLOT_LEAF);
     struct rep_sym_slot *slot;
     bool is_found;
-    if (find_slot(s, addr, tag, &slot, &is_found) != REP_OK)
-        return REP_E_NOMEM;
+    if (find_slot(s, addr, tag, &slot, &is_found) != CMN_OK)
+        return CMN_E_NOMEM;
     if (is_found) {
         *id = slot->id;
-        return REP_OK;
+        return CMN_OK;
     }
     bool is_named;
     int rc = resolve(s, addr, la, map_index, id, &is_named);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         fill_slot(s, slot, addr, tag, *id);
     return rc;
 }
@@ -413,8 +413,8 @@ static int intern_line(struct rep_sym *s, const char *func, const char *file, un
                        bool is_inlined, uint32_t *id /* out */)
 {
     char *name;
-    if (rep_demangle_name(func != NULL ? func : "??", &name) != REP_OK)
-        return REP_E_NOMEM;
+    if (rep_demangle_name(func != NULL ? func : "??", &name) != CMN_OK)
+        return CMN_E_NOMEM;
     char *label;
     int n;
     const char *mark = is_inlined ? " [inlined]" : "";
@@ -424,7 +424,7 @@ static int intern_line(struct rep_sym *s, const char *func, const char *file, un
         n = asprintf(&label, "%s%s", name, mark);
     free(name);
     if (n < 0)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     int rc = rep_names_intern(s->names, label, (size_t)n, id);
     free(label);
     return rc;
@@ -437,12 +437,12 @@ static int chain_push(struct rep_sym *s, uint32_t v)
         size_t cap = s->cap_chains ? s->cap_chains * 2 : 4096;
         uint32_t *c = realloc(s->chains, cap * sizeof(*c));
         if (c == NULL)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         s->chains = c;
         s->cap_chains = cap;
     }
     s->chains[s->n_chains++] = v;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Resolves addr (looked up at la, in mapping map_index) into a new chain: the functions
@@ -455,22 +455,22 @@ static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map
     uint32_t plain;
     bool is_named;
     int rc = resolve(s, addr, la, map_index, &plain, &is_named);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     struct rep_module_frame fr[SYM_MAX_INLINE];
     size_t n = 0;
     struct rep_module *mod = NULL;
-    if (map_index >= 0 && module_of_map(s, map_index, &mod) != REP_OK)
-        return REP_E_NOMEM;
+    if (map_index >= 0 && module_of_map(s, map_index, &mod) != CMN_OK)
+        return CMN_E_NOMEM;
     if (mod != NULL) {
         const struct rep_map *map = &s->prof->maps[map_index];
         if (rep_module_lines(mod, la - map->start + map->file_offset, fr, SYM_MAX_INLINE, &n) !=
-            REP_OK)
+            CMN_OK)
             n = 0;
     }
     *at = s->n_chains;
-    if (chain_push(s, n > 0 ? (uint32_t)n : 1u) != REP_OK)
-        return REP_E_NOMEM;
+    if (chain_push(s, n > 0 ? (uint32_t)n : 1u) != CMN_OK)
+        return CMN_E_NOMEM;
     if (n == 0)
         return chain_push(s, plain);
     for (size_t i = 0; i < n; i++) {
@@ -486,16 +486,16 @@ static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map
                                    base_name(fr[i].file), fr[i].line)
                         : asprintf(&label, "%s", rep_names_get(s->names, plain));
             if (k < 0)
-                return REP_E_NOMEM;
+                return CMN_E_NOMEM;
             rc = rep_names_intern(s->names, label, (size_t)k, &id);
             free(label);
         } else {
             rc = intern_line(s, func, fr[i].file, fr[i].line, !is_outer, &id);
         }
-        if (rc != REP_OK || chain_push(s, id) != REP_OK)
-            return REP_E_NOMEM;
+        if (rc != CMN_OK || chain_push(s, id) != CMN_OK)
+            return CMN_E_NOMEM;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
@@ -511,23 +511,23 @@ int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t ti
     uint32_t tag = tag_of(map_index, is_caller ? SLOT_CALLER : SLOT_LEAF);
     struct rep_sym_slot *slot;
     bool is_found;
-    if (find_slot(s, addr, tag, &slot, &is_found) != REP_OK)
-        return REP_E_NOMEM;
+    if (find_slot(s, addr, tag, &slot, &is_found) != CMN_OK)
+        return CMN_E_NOMEM;
     size_t at;
     if (is_found) {
         at = slot->id;
     } else {
         /* Resolving may open a module, which does not touch the cache. */
         int rc = resolve_chain(s, addr, la, map_index, &at);
-        if (rc != REP_OK)
+        if (rc != CMN_OK)
             return rc;
         if (at > UINT32_MAX)
-            return REP_E_NOMEM;
+            return CMN_E_NOMEM;
         fill_slot(s, slot, addr, tag, (uint32_t)at);
     }
     *n = s->chains[at];
     *ids = s->chains + at + 1;
-    return REP_OK;
+    return CMN_OK;
 }
 
 const struct rep_map *rep_sym_map_at(const struct rep_sym *s, uint64_t addr, bool is_caller,
@@ -543,26 +543,26 @@ int rep_sym_ra_at_sp(struct rep_sym *s, uint64_t pc, uint64_t time_ns, bool *yes
     *yes = false;
     long map_index = find_map(s, pc, time_ns);
     if (map_index < 0)
-        return REP_OK;
+        return CMN_OK;
     uint32_t tag = tag_of(map_index, SLOT_RA_AT_SP);
     struct rep_sym_slot *slot;
     bool is_found;
-    if (find_slot(s, pc, tag, &slot, &is_found) != REP_OK)
-        return REP_E_NOMEM;
+    if (find_slot(s, pc, tag, &slot, &is_found) != CMN_OK)
+        return CMN_E_NOMEM;
     if (is_found) {
         *yes = slot->id != 0;
-        return REP_OK;
+        return CMN_OK;
     }
     /* Opening the module does not touch the cache, so the slot stays valid. */
     struct rep_module *mod;
     int rc = module_of_map(s, map_index, &mod);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     const struct rep_map *map = &s->prof->maps[map_index];
     bool at_sp;
     if (mod != NULL &&
-        rep_module_ra_at_sp(mod, pc - map->start + map->file_offset, &at_sp) == REP_OK)
+        rep_module_ra_at_sp(mod, pc - map->start + map->file_offset, &at_sp) == CMN_OK)
         *yes = at_sp;
     fill_slot(s, slot, pc, tag, *yes ? 1u : 0u);
-    return REP_OK;
+    return CMN_OK;
 }

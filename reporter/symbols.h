@@ -66,21 +66,21 @@ struct rep_sym {
 };
 
 /* Not async-signal-safe. */
-/* Makes s a symbolizer interning into names (which must outlive s). Returns REP_OK. */
+/* Makes s a symbolizer interning into names (which must outlive s). Returns CMN_OK. */
 int rep_sym_init(struct rep_sym *s, struct rep_names *names);
 /* Closes every module and frees what s owns. Accepts NULL. */
 void rep_sym_fini(struct rep_sym *s);
 /* Switches s to profile p (which must stay alive while its frames are named) and drops
- * the address cache of the previous one. REP_OK or REP_E_NOMEM. */
+ * the address cache of the previous one. CMN_OK or CMN_E_NOMEM. */
 int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p);
 /* The name id of frame address addr of a sample taken at time_ns; is_caller for every
- * frame but the leaf. REP_OK or REP_E_NOMEM. May open a module and add a warning. */
+ * frame but the leaf. CMN_OK or CMN_E_NOMEM. May open a module and add a warning. */
 int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                   uint32_t *id /* out */);
 
 /* The frames that address addr stands for, innermost first, in *ids (valid until the
  * next call): one name id, or with is_lines the inlined functions at addr and the function
- * holding them. REP_OK or REP_E_NOMEM. */
+ * holding them. CMN_OK or CMN_E_NOMEM. */
 int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                    const uint32_t **ids /* out */, size_t *n /* out */);
 /* The mapping of the current profile that holds frame address addr of a sample taken at
@@ -91,7 +91,7 @@ const struct rep_map *rep_sym_map_at(const struct rep_sym *s, uint64_t addr, boo
 /* Whether the leaf of a sample taken at time_ns, at address pc, had pushed nothing on
  * the stack (its call frame information says so), so that the word at its stack pointer,
  * the sample's sp_word, is the return address into its caller, which the frame-pointer
- * walk missed. *yes is false when that is not known. REP_OK or REP_E_NOMEM. */
+ * walk missed. *yes is false when that is not known. CMN_OK or CMN_E_NOMEM. */
 int rep_sym_ra_at_sp(struct rep_sym *s, uint64_t pc, uint64_t time_ns, bool *yes /* out */);
 
 #endif

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "include/libprof/prof_format.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/module.h"
 
 /* The image's size in bytes, 0 when it does not look like a 64-bit ELF image. */
@@ -41,20 +41,20 @@ static int write_temp(const unsigned char *img, size_t n, char **path /* out */)
     if (dir == NULL || dir[0] == '\0')
         dir = "/tmp";
     if (asprintf(path, "%s/prof-vdso-XXXXXX", dir) < 0)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     int fd = mkstemp(*path);
     if (fd < 0) {
         free(*path);
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     }
     bool ok = write(fd, img, n) == (ssize_t)n;
     ok = close(fd) == 0 && ok;
     if (!ok) {
         unlink(*path);
         free(*path);
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 int rep_vdso_open(const uint8_t *id, size_t n, struct rep_module **m /* out */)
@@ -62,32 +62,32 @@ int rep_vdso_open(const uint8_t *id, size_t n, struct rep_module **m /* out */)
     *m = NULL;
     const unsigned char *img = (const unsigned char *)getauxval(AT_SYSINFO_EHDR);
     if (img == NULL || n == 0)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     size_t size = image_size(img);
     if (size == 0)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     char *path;
     int rc = write_temp(img, size, &path);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     rc = rep_module_open(path, m, &err);
     /* The module has read its symbols and call frame information; the vDSO has no line
      * information that would make libbfd come back to the file. */
     unlink(path);
     free(path);
-    if (rc != REP_OK)
-        return rc == REP_E_NOMEM ? rc : REP_E_NOTFOUND;
+    if (rc != CMN_OK)
+        return rc == CMN_E_NOMEM ? rc : CMN_E_NOTFOUND;
     const uint8_t *own;
     size_t n_own;
     if (n > PROF_BUILD_ID_MAX)
         n = PROF_BUILD_ID_MAX;
-    if (rep_module_build_id(*m, &own, &n_own) != REP_OK || n_own < n ||
+    if (rep_module_build_id(*m, &own, &n_own) != CMN_OK || n_own < n ||
         (n_own != n && n != PROF_BUILD_ID_MAX) ||
         memcmp(own, id, n) != 0) {
         rep_module_close(*m);
         *m = NULL;
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     }
-    return REP_OK;
+    return CMN_OK;
 }

@@ -19,8 +19,8 @@ struct rep_module;
 /* Not async-signal-safe. */
 /* Opens the reporter's vDSO when its build-id equals the n bytes at id (n may be 0 when
  * the profile recorded none: then it is not used, since nothing says it is the same).
- * REP_OK with *m (close it with rep_module_close), REP_E_NOTFOUND when there is no vDSO,
- * it cannot be read, or its build-id differs; REP_E_NOMEM. */
+ * CMN_OK with *m (close it with rep_module_close), CMN_E_NOTFOUND when there is no vDSO,
+ * it cannot be read, or its build-id differs; CMN_E_NOMEM. */
 int rep_vdso_open(const uint8_t *id, size_t n, struct rep_module **m /* out */);
 
 #endif

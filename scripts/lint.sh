@@ -72,7 +72,8 @@ check_includes arch 'arch/'
 check_includes common 'arch/|common/|include/libprof/prof_format\.h'
 check_includes sampler 'arch/|common/|sampler/|include/libprof/prof_format\.h'
 check_includes libprof 'arch/|common/|sampler/|libprof/|include/libprof/'
-check_includes reporter 'reporter/|common/|include/libprof/prof_format\.h'
+check_includes attach 'arch/|attach/|common/|include/libprof/prof_format\.h'
+check_includes reporter 'reporter/|attach/|common/|include/libprof/prof_format\.h'
 if grep -rn '#include "' include/ >/dev/null; then
     err "include/ headers may include only libc headers and each other"
 fi

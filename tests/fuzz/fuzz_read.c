@@ -18,7 +18,7 @@
 #include "include/libprof/prof_format.h"
 #include "common/record.h"
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/out_folded.h"
 #include "reporter/out_top.h"
@@ -116,7 +116,7 @@ static void report(const struct rep_profile *p)
     rep_sym_init(&sym, &names);
     rep_agg_init(&agg);
     sym.is_offline = true;
-    if (rep_sym_use_profile(&sym, p) == REP_OK && rep_agg_add_profile(&agg, &sym, p) == REP_OK) {
+    if (rep_sym_use_profile(&sym, p) == CMN_OK && rep_agg_add_profile(&agg, &sym, p) == CMN_OK) {
         struct rep_top_opts opts = {.limit = 5};
         rep_out_folded(sink, &agg, &names);
         rep_out_top(sink, &agg, &names, &opts);
@@ -131,8 +131,8 @@ static void report(const struct rep_profile *p)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     struct rep_profile p;
-    struct rep_err err = {0};
-    if (rep_read_buffer(data, size, "fuzz", &p, &err) == REP_OK)
+    struct cmn_err err = {0};
+    if (rep_read_buffer(data, size, "fuzz", &p, &err) == CMN_OK)
         report(&p);
     else if (strchr(err.msg, '\n') != NULL || strncmp(err.msg, "fuzz: ", 6) != 0)
         abort(); /* an error is one line that names the input */

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 
 struct fixture {
@@ -40,10 +40,10 @@ static inline void add_stack_split(struct fixture *fx, const char *stack, char s
     for (const char *p = stack; *p;) {
         size_t len = strcspn(p, seps);
         cr_assert(n < 64, "a stack of more than 64 frames");
-        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), REP_OK);
+        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), CMN_OK);
         p += len + (p[len] == sep);
     }
-    cr_assert_eq(rep_agg_add(&fx->agg, ids, n, w), REP_OK);
+    cr_assert_eq(rep_agg_add(&fx->agg, ids, n, w), CMN_OK);
 }
 
 /* Adds the stack "root|...|leaf" (split on '|', so names may hold ';') with weight w. */

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
 #include "reporter/symbols.h"
@@ -70,7 +70,7 @@ static void add_self_maps(struct rep_profile *p)
             continue;
         struct rep_map m = {
             .start = start, .end = end, .file_offset = off, .path = keep_path(path)};
-        cr_assert_eq(rep_profile_add_map(p, &m), REP_OK);
+        cr_assert_eq(rep_profile_add_map(p, &m), CMN_OK);
     }
     fclose(f);
 }
@@ -78,7 +78,7 @@ static void add_self_maps(struct rep_profile *p)
 static void add_sample(struct rep_profile *p, const uint64_t *frames, uint16_t n, uint32_t w)
 {
     struct rep_sample s = {.weight = w, .n_frames = n, .frames = (const void *)frames};
-    cr_assert_eq(rep_profile_add_sample(p, &s), REP_OK);
+    cr_assert_eq(rep_profile_add_sample(p, &s), CMN_OK);
 }
 
 /* Spells stack i as "root;...;leaf". */
@@ -125,8 +125,8 @@ Test(aggregate, merges_addresses_of_one_function_and_keeps_recursion)
     rep_names_init(&names);
     rep_sym_init(&sym, &names);
     rep_agg_init(&agg);
-    cr_assert_eq(rep_sym_use_profile(&sym, &p), REP_OK);
-    cr_assert_eq(rep_agg_add_profile(&agg, &sym, &p), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&sym, &p), CMN_OK);
+    cr_assert_eq(rep_agg_add_profile(&agg, &sym, &p), CMN_OK);
 
     cr_assert_eq(agg.n_stacks, 3);
     cr_assert_str_eq(spell(&agg, &names, 0), "agg_test_root;agg_test_leaf");
@@ -153,10 +153,10 @@ Test(aggregate, sums_equal_stacks_and_tracks_rates)
     struct rep_agg agg;
     rep_agg_init(&agg);
     const uint32_t a[] = {1, 2, 3}, b[] = {1, 2}, c[] = {1, 2, 3, 3};
-    cr_assert_eq(rep_agg_add(&agg, a, 3, 5), REP_OK);
-    cr_assert_eq(rep_agg_add(&agg, b, 2, 1), REP_OK);
-    cr_assert_eq(rep_agg_add(&agg, a, 3, 2), REP_OK);
-    cr_assert_eq(rep_agg_add(&agg, c, 4, 1), REP_OK);
+    cr_assert_eq(rep_agg_add(&agg, a, 3, 5), CMN_OK);
+    cr_assert_eq(rep_agg_add(&agg, b, 2, 1), CMN_OK);
+    cr_assert_eq(rep_agg_add(&agg, a, 3, 2), CMN_OK);
+    cr_assert_eq(rep_agg_add(&agg, c, 4, 1), CMN_OK);
     cr_assert_eq(agg.n_stacks, 3);
     cr_assert_eq(agg.stacks[0].weight, 7);
     cr_assert_eq(agg.total_weight, 9);
@@ -170,13 +170,13 @@ Test(aggregate, grows_to_many_stacks)
     rep_agg_init(&agg);
     for (uint32_t i = 0; i < 50000; i++) {
         uint32_t ids[3] = {0, i % 1000, i};
-        cr_assert_eq(rep_agg_add(&agg, ids, 3, 1), REP_OK);
-        cr_assert_eq(rep_agg_add(&agg, ids, 2, 1), REP_OK);
+        cr_assert_eq(rep_agg_add(&agg, ids, 3, 1), CMN_OK);
+        cr_assert_eq(rep_agg_add(&agg, ids, 2, 1), CMN_OK);
     }
     cr_assert_eq(agg.n_stacks, 51000);
     cr_assert_eq(agg.total_weight, 100000);
     uint32_t probe[2] = {0, 999};
-    cr_assert_eq(rep_agg_add(&agg, probe, 2, 1), REP_OK);
+    cr_assert_eq(rep_agg_add(&agg, probe, 2, 1), CMN_OK);
     cr_assert_eq(agg.n_stacks, 51000);
     rep_agg_fini(&agg);
 }
@@ -193,7 +193,7 @@ static const char *aggregate_with_sp(const uint64_t (*frames)[2], const uint64_t
     for (size_t i = 0; i < n; i++) {
         struct rep_sample s = {
             .weight = 1, .n_frames = 2, .sp_word = sp_words[i], .frames = (const void *)frames[i]};
-        cr_assert_eq(rep_profile_add_sample(&p, &s), REP_OK);
+        cr_assert_eq(rep_profile_add_sample(&p, &s), CMN_OK);
     }
     rep_profile_finish(&p);
     struct rep_names names;
@@ -202,8 +202,8 @@ static const char *aggregate_with_sp(const uint64_t (*frames)[2], const uint64_t
     rep_names_init(&names);
     rep_sym_init(&sym, &names);
     rep_agg_init(&agg);
-    cr_assert_eq(rep_sym_use_profile(&sym, &p), REP_OK);
-    cr_assert_eq(rep_agg_add_profile(&agg, &sym, &p), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&sym, &p), CMN_OK);
+    cr_assert_eq(rep_agg_add_profile(&agg, &sym, &p), CMN_OK);
     out[0] = '\0';
     for (size_t i = 0; i < agg.n_stacks; i++) {
         if (i > 0)

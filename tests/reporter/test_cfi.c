@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "reporter/cfi.h"
-#include "reporter/err.h"
+#include "common/err.h"
 
 #define SECTION_VMA 0x1000u
 
@@ -96,7 +96,7 @@ static void expect_rule(const struct rep_cfi *c, uint64_t pc, unsigned reg, int6
 {
     unsigned r;
     int64_t o;
-    cr_assert_eq(rep_cfi_cfa_at(c, pc, &r, &o), REP_OK, "pc %#lx", (unsigned long)pc);
+    cr_assert_eq(rep_cfi_cfa_at(c, pc, &r, &o), CMN_OK, "pc %#lx", (unsigned long)pc);
     cr_assert(r == reg && o == off, "pc %#lx: CFA r%u%+ld, expected r%u%+ld", (unsigned long)pc, r,
               (long)o, reg, (long)off);
 }
@@ -105,7 +105,7 @@ static void expect_unknown(const struct rep_cfi *c, uint64_t pc)
 {
     unsigned r;
     int64_t o;
-    cr_assert_eq(rep_cfi_cfa_at(c, pc, &r, &o), REP_E_NOTFOUND, "pc %#lx", (unsigned long)pc);
+    cr_assert_eq(rep_cfi_cfa_at(c, pc, &r, &o), CMN_E_NOTFOUND, "pc %#lx", (unsigned long)pc);
 }
 
 Test(cfi, follows_the_cfa_through_prologue_and_epilogue)
@@ -113,7 +113,7 @@ Test(cfi, follows_the_cfa_through_prologue_and_epilogue)
     struct bytes b;
     build(&b);
     struct rep_cfi c;
-    cr_assert_eq(rep_cfi_init(&c, b.data, b.n, SECTION_VMA), REP_OK);
+    cr_assert_eq(rep_cfi_init(&c, b.data, b.n, SECTION_VMA), CMN_OK);
     cr_assert_eq(c.n_fdes, 2);
     expect_rule(&c, 0x5000, 7, 8);
     expect_rule(&c, 0x5001, 7, 16);
@@ -145,7 +145,7 @@ Test(cfi, survives_damaged_sections)
                 memcpy(copy, b.data, len);
                 copy[at] = values[v];
                 struct rep_cfi c;
-                cr_assert_eq(rep_cfi_init(&c, copy, len, SECTION_VMA), REP_OK);
+                cr_assert_eq(rep_cfi_init(&c, copy, len, SECTION_VMA), CMN_OK);
                 unsigned r;
                 int64_t o;
                 for (uint64_t pc = 0x4ffe; pc < 0x5024; pc += 3)
@@ -160,7 +160,7 @@ Test(cfi, survives_damaged_sections)
 Test(cfi, indexes_nothing_from_an_empty_section)
 {
     struct rep_cfi c;
-    cr_assert_eq(rep_cfi_init(&c, NULL, 0, SECTION_VMA), REP_OK);
+    cr_assert_eq(rep_cfi_init(&c, NULL, 0, SECTION_VMA), CMN_OK);
     cr_assert_eq(c.n_fdes, 0);
     expect_unknown(&c, 0x5000);
     rep_cfi_fini(&c);

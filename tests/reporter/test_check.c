@@ -15,7 +15,7 @@
 #include "reporter/budget.h"
 #include "reporter/check.h"
 #include "reporter/diff.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 
 struct fixture {
@@ -47,18 +47,18 @@ static void add_stack(struct fixture *fx, struct rep_agg *a, const char *stack, 
     const char *p = stack;
     while (*p) {
         size_t len = strcspn(p, ";");
-        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), REP_OK);
+        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), CMN_OK);
         p += len + (p[len] == ';');
     }
     if (w > 0)
-        cr_assert_eq(rep_agg_add(a, ids, n, w), REP_OK);
+        cr_assert_eq(rep_agg_add(a, ids, n, w), CMN_OK);
 }
 
 /* A run of n samples, hot_share of them in main;hot, the rest in main;cold. */
 static void add_run(struct fixture *fx, int side, uint64_t n, double hot_share, double seconds)
 {
     struct rep_agg *run;
-    cr_assert_eq(rep_diff_new_run(&fx->diff, side, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx->diff, side, &run), CMN_OK);
     uint64_t hot = (uint64_t)llround(hot_share * (double)n);
     add_stack(fx, run, "main;hot", hot);
     add_stack(fx, run, "main;cold", n - hot);
@@ -68,8 +68,8 @@ static void add_run(struct fixture *fx, int side, uint64_t n, double hot_share, 
 
 static void judge(struct fixture *fx)
 {
-    cr_assert_eq(rep_diff_compute(&fx->diff, fx->names.n_names), REP_OK);
-    cr_assert_eq(rep_check_run(&fx->check, &fx->diff, &fx->names, &fx->opts), REP_OK);
+    cr_assert_eq(rep_diff_compute(&fx->diff, fx->names.n_names), CMN_OK);
+    cr_assert_eq(rep_check_run(&fx->check, &fx->diff, &fx->names, &fx->opts), CMN_OK);
 }
 
 static char *report(struct fixture *fx)
@@ -78,7 +78,7 @@ static char *report(struct fixture *fx)
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     cr_assert_not_null(out);
-    cr_assert_eq(rep_check_print(out, &fx->check, &fx->diff, &fx->names, &fx->opts), REP_OK);
+    cr_assert_eq(rep_check_print(out, &fx->check, &fx->diff, &fx->names, &fx->opts), CMN_OK);
     fclose(out);
     return text;
 }
@@ -261,7 +261,7 @@ Test(check, budget_holds_without_a_baseline)
 {
     struct fixture fx;
     struct rep_budget b;
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     setup(&fx);
     rep_budget_init(&b);
     cr_assert_eq(rep_budget_parse(&b,
@@ -270,14 +270,14 @@ Test(check, budget_holds_without_a_baseline)
                                   "\n"
                                   "  cold 70 self extra\n",
                                   "b.txt", &err),
-                 REP_E_INPUT);
+                 CMN_E_INPUT);
     cr_expect_str_eq(err.msg,
                      "b.txt:4: expected 'PATTERN MAX_PERCENT [self|total]', found 4 fields");
     rep_budget_fini(&b);
     rep_budget_init(&b);
     cr_assert_eq(
         rep_budget_parse(&b, "# limits\nh?t   30\n\n  co* 70% self\nmain 100\n", "b.txt", &err),
-        REP_OK);
+        CMN_OK);
     cr_assert_eq(b.n_rules, 3);
     cr_expect(b.rules[1].is_self && b.rules[1].max_percent == 70.0 && b.rules[1].line == 4);
     fx.opts.budget = &b;
@@ -303,7 +303,7 @@ Test(check, budget_holds_without_a_baseline)
 
     /* 32 % on 100 samples is not beyond noise against 30 %. */
     rep_budget_init(&b);
-    cr_assert_eq(rep_budget_parse(&b, "hot 30\n", "b.txt", &err), REP_OK);
+    cr_assert_eq(rep_budget_parse(&b, "hot 30\n", "b.txt", &err), CMN_OK);
     add_run(&fx, REP_DIFF_NEW, 100, 0.32, 1.0);
     judge(&fx);
     cr_expect_eq(fx.check.n_items, 1);
@@ -322,16 +322,16 @@ Test(check, budget_rejects_malformed_lines)
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         struct rep_budget b;
-        struct rep_err err = {0};
+        struct cmn_err err = {0};
         rep_budget_init(&b);
-        cr_expect_eq(rep_budget_parse(&b, bad[i][0], "b", &err), REP_E_INPUT);
+        cr_expect_eq(rep_budget_parse(&b, bad[i][0], "b", &err), CMN_E_INPUT);
         cr_expect_str_eq(err.msg, bad[i][1]);
         rep_budget_fini(&b);
     }
     struct rep_budget b;
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     rep_budget_init(&b);
-    cr_expect_eq(rep_budget_load(&b, "/nonexistent/budget", &err), REP_E_INPUT);
+    cr_expect_eq(rep_budget_load(&b, "/nonexistent/budget", &err), CMN_E_INPUT);
     cr_expect(strstr(err.msg, "/nonexistent/budget: ") == err.msg, "%s", err.msg);
     rep_budget_fini(&b);
 }

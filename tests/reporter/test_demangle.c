@@ -6,12 +6,12 @@
 #include <stdlib.h>
 
 #include "reporter/demangle.h"
-#include "reporter/err.h"
+#include "common/err.h"
 
 static void expect(const char *raw, const char *want)
 {
     char *out = NULL;
-    cr_assert_eq(rep_demangle_name(raw, &out), REP_OK);
+    cr_assert_eq(rep_demangle_name(raw, &out), CMN_OK);
     cr_assert_str_eq(out, want);
     free(out);
 }

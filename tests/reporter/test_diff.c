@@ -12,7 +12,7 @@
 
 #include "reporter/aggregate.h"
 #include "reporter/diff.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 
 struct fixture {
@@ -35,7 +35,7 @@ static void teardown(struct fixture *fx)
 static uint32_t id_of(struct fixture *fx, const char *name)
 {
     uint32_t id;
-    cr_assert_eq(rep_names_intern(&fx->names, name, strlen(name), &id), REP_OK);
+    cr_assert_eq(rep_names_intern(&fx->names, name, strlen(name), &id), CMN_OK);
     return id;
 }
 
@@ -46,17 +46,17 @@ static void add_stack(struct fixture *fx, struct rep_agg *a, const char *stack, 
     const char *p = stack;
     while (*p) {
         size_t len = strcspn(p, ";");
-        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), REP_OK);
+        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), CMN_OK);
         p += len + (p[len] == ';');
     }
-    cr_assert_eq(rep_agg_add(a, ids, n, w), REP_OK);
+    cr_assert_eq(rep_agg_add(a, ids, n, w), CMN_OK);
 }
 
 /* A run of side with weight a_w in main;a, b_w in main;b and seconds of CPU time. */
 static void add_run(struct fixture *fx, int side, uint64_t a_w, uint64_t b_w, double seconds)
 {
     struct rep_agg *run;
-    cr_assert_eq(rep_diff_new_run(&fx->diff, side, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx->diff, side, &run), CMN_OK);
     add_stack(fx, run, "main;a", a_w);
     add_stack(fx, run, "main;b", b_w);
     run->seconds = seconds;
@@ -125,7 +125,7 @@ Test(diff, pools_runs_and_orders_by_size_of_change)
     add_run(&fx, REP_DIFF_BASE, 30, 70, 1.0);
     add_run(&fx, REP_DIFF_BASE, 50, 50, 1.0);
     add_run(&fx, REP_DIFF_NEW, 60, 40, 1.0);
-    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), REP_OK);
+    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), CMN_OK);
     cr_assert_eq(fx.diff.n_fns, 3);
     cr_expect_eq(fx.diff.sides[REP_DIFF_BASE].total_weight, 200);
     cr_expect_eq(fx.diff.sides[REP_DIFF_NEW].total_weight, 100);
@@ -150,13 +150,13 @@ Test(diff, counts_a_recursive_function_once_per_stack)
     struct fixture fx;
     setup(&fx);
     struct rep_agg *run;
-    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_BASE, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_BASE, &run), CMN_OK);
     add_stack(&fx, run, "main;r;r;r", 10);
     add_stack(&fx, run, "main;x", 10);
-    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_NEW, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_NEW, &run), CMN_OK);
     add_stack(&fx, run, "main;r;r", 5);
     add_stack(&fx, run, "main;x", 15);
-    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), REP_OK);
+    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), CMN_OK);
     const struct rep_diff_fn *r = find_fn(&fx, "r");
     cr_expect_eq(r->total[0], 10);
     cr_expect_eq(r->self[0], 10);
@@ -170,11 +170,11 @@ Test(diff, a_function_on_one_side_only_gets_a_row)
     struct fixture fx;
     setup(&fx);
     struct rep_agg *run;
-    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_BASE, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_BASE, &run), CMN_OK);
     add_stack(&fx, run, "main;old", 10);
-    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_NEW, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_NEW, &run), CMN_OK);
     add_stack(&fx, run, "main;fresh", 10);
-    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), REP_OK);
+    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), CMN_OK);
     cr_expect_eq(fx.diff.n_fns, 3);
     cr_expect(fabs(find_fn(&fx, "fresh")->self_share[0]) < 1e-12);
     cr_expect(fabs(find_fn(&fx, "fresh")->self_share[1] - 1.0) < 1e-12);
@@ -191,7 +191,7 @@ Test(diff, run_test_sees_consistent_and_erratic_changes)
         add_run(&fx, REP_DIFF_BASE, 400 + i, 600 - i, 1.0 + 0.01 * i);
         add_run(&fx, REP_DIFF_NEW, 440 + i, 560 - i, 1.2 + 0.01 * i);
     }
-    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), REP_OK);
+    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), CMN_OK);
     const struct rep_diff_fn *a = find_fn(&fx, "a");
     cr_expect(a->self_p_runs >= 0 && a->self_p_runs < 1e-4, "%g", a->self_p_runs);
     cr_expect(a->self_sd_runs[0] > 0 && a->self_sd_runs[0] < 0.002);
@@ -209,7 +209,7 @@ Test(diff, run_test_sees_consistent_and_erratic_changes)
     add_run(&fx, REP_DIFF_NEW, 520, 480, 1.0);
     add_run(&fx, REP_DIFF_NEW, 400, 600, 1.0);
     add_run(&fx, REP_DIFF_NEW, 400, 600, 1.0);
-    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), REP_OK);
+    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), CMN_OK);
     a = find_fn(&fx, "a");
     cr_expect(a->self_p_count < 0.01, "%g", a->self_p_count);
     cr_expect(a->self_p_runs > 0.1, "%g", a->self_p_runs);
@@ -223,7 +223,7 @@ Test(diff, time_is_unknown_when_a_run_has_no_rate)
     add_run(&fx, REP_DIFF_BASE, 10, 10, 1.0);
     add_run(&fx, REP_DIFF_NEW, 10, 10, 1.0);
     fx.diff.sides[REP_DIFF_NEW].runs[0].is_time_partial = true;
-    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), REP_OK);
+    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), CMN_OK);
     cr_expect(!fx.diff.time.is_known);
     cr_expect(!fx.diff.sides[REP_DIFF_NEW].is_time_known);
     cr_expect(fx.diff.sides[REP_DIFF_BASE].is_time_known);

@@ -11,7 +11,7 @@
 
 #include "reporter/aggregate.h"
 #include "reporter/diff.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/out_diff.h"
 
@@ -27,10 +27,10 @@ static void add_stack(struct fixture *fx, struct rep_agg *a, const char *stack, 
     const char *p = stack;
     while (*p) {
         size_t len = strcspn(p, ";");
-        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), REP_OK);
+        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), CMN_OK);
         p += len + (p[len] == ';');
     }
-    cr_assert_eq(rep_agg_add(a, ids, n, w), REP_OK);
+    cr_assert_eq(rep_agg_add(a, ids, n, w), CMN_OK);
 }
 
 /* Base: main;hot 400, main;cold 600 (1 s); new: main;hot 600, main;cold 400 (1.25 s). */
@@ -40,19 +40,19 @@ static void setup(struct fixture *fx, const char *hot, const char *cold)
     rep_diff_init(&fx->diff);
     struct rep_agg *run;
     char stack[64];
-    cr_assert_eq(rep_diff_new_run(&fx->diff, REP_DIFF_BASE, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx->diff, REP_DIFF_BASE, &run), CMN_OK);
     snprintf(stack, sizeof(stack), "main;%s", hot);
     add_stack(fx, run, stack, 400);
     snprintf(stack, sizeof(stack), "main;%s", cold);
     add_stack(fx, run, stack, 600);
     run->seconds = 1.0;
-    cr_assert_eq(rep_diff_new_run(&fx->diff, REP_DIFF_NEW, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx->diff, REP_DIFF_NEW, &run), CMN_OK);
     snprintf(stack, sizeof(stack), "main;%s", hot);
     add_stack(fx, run, stack, 600);
     snprintf(stack, sizeof(stack), "main;%s", cold);
     add_stack(fx, run, stack, 400);
     run->seconds = 1.25;
-    cr_assert_eq(rep_diff_compute(&fx->diff, fx->names.n_names), REP_OK);
+    cr_assert_eq(rep_diff_compute(&fx->diff, fx->names.n_names), CMN_OK);
 }
 
 static void teardown(struct fixture *fx)
@@ -68,7 +68,7 @@ static char *render(struct fixture *fx, enum rep_diff_format format, size_t limi
     FILE *out = open_memstream(&text, &len);
     cr_assert_not_null(out);
     struct rep_diff_out_opts o = {.format = format, .limit = limit, .confidence = 0.99};
-    cr_assert_eq(rep_out_diff(out, &fx->diff, &fx->names, &o), REP_OK);
+    cr_assert_eq(rep_out_diff(out, &fx->diff, &fx->names, &o), CMN_OK);
     fclose(out);
     return text;
 }
@@ -186,13 +186,13 @@ Test(diff_out, svg_has_the_new_shape_and_greys_noise)
     rep_names_init(&fx.names);
     rep_diff_init(&fx.diff);
     struct rep_agg *run;
-    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_BASE, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_BASE, &run), CMN_OK);
     add_stack(&fx, run, "main;a", 50);
     add_stack(&fx, run, "main;gone", 50);
-    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_NEW, &run), REP_OK);
+    cr_assert_eq(rep_diff_new_run(&fx.diff, REP_DIFF_NEW, &run), CMN_OK);
     add_stack(&fx, run, "main;a", 52);
     add_stack(&fx, run, "main;fresh", 48);
-    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), REP_OK);
+    cr_assert_eq(rep_diff_compute(&fx.diff, fx.names.n_names), CMN_OK);
     char *svg = render(&fx, REP_DIFF_SVG, 0);
     /* gone is not drawn; fresh is new and red; a's +2 points on 100 samples is noise. */
     cr_expect(strstr(svg, "<title>gone\n") == NULL);

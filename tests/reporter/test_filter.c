@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/filter.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
@@ -41,7 +41,7 @@ static void add(struct rep_profile *p, const uint64_t *frames, uint16_t n, uint3
                            .weight = weight,
                            .n_frames = n,
                            .frames = (const void *)frames};
-    cr_assert_eq(rep_profile_add_sample(p, &s), REP_OK);
+    cr_assert_eq(rep_profile_add_sample(p, &s), CMN_OK);
 }
 
 /* Process 42 "/usr/bin/app": tid 42 "app" runs stack a for 2 s at weight 1 per 0.1 s,
@@ -57,7 +57,7 @@ static void setup(struct fixture *fx)
                              {.tid = 43, .name = "worker"},
                              {.tid = 44, .name = "worker"}};
     for (size_t i = 0; i < 3; i++)
-        cr_assert_eq(rep_profile_add_thread(&fx->prof, &t[i]), REP_OK);
+        cr_assert_eq(rep_profile_add_thread(&fx->prof, &t[i]), CMN_OK);
     for (int i = 0; i < 20; i++)
         add(&fx->prof, stack_a, 3, 42, i * 0.1, 1);
     for (int i = 0; i < 10; i++)
@@ -75,16 +75,16 @@ static void setup(struct fixture *fx)
 static uint64_t run(struct fixture *fx)
 {
     rep_sel_apply(&fx->sel, &fx->sym, &fx->agg, false);
-    cr_assert_eq(rep_sym_use_profile(&fx->sym, &fx->prof), REP_OK);
-    cr_assert_eq(rep_agg_add_profile(&fx->agg, &fx->sym, &fx->prof), REP_OK);
-    cr_assert_eq(rep_sel_finish(&fx->sel, &fx->names, &fx->agg), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&fx->sym, &fx->prof), CMN_OK);
+    cr_assert_eq(rep_agg_add_profile(&fx->agg, &fx->sym, &fx->prof), CMN_OK);
+    cr_assert_eq(rep_sel_finish(&fx->sel, &fx->names, &fx->agg), CMN_OK);
     return fx->agg.total_weight;
 }
 
 static void opt(struct fixture *fx, int o, const char *arg)
 {
-    struct rep_err err = {0};
-    cr_assert_eq(rep_sel_option(&fx->sel, o, arg, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_sel_option(&fx->sel, o, arg, &err), CMN_OK, "%s", err.msg);
 }
 
 static void teardown(struct fixture *fx)
@@ -209,12 +209,12 @@ Test(filter, rejects_a_bad_regular_expression)
 {
     struct fixture fx;
     setup(&fx);
-    struct rep_err err = {0};
-    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_FOCUS, "(", &err), REP_E_INPUT);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_FOCUS, "(", &err), CMN_E_INPUT);
     cr_assert(strstr(err.msg, "--focus") != NULL, "%s", err.msg);
-    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_TID, "x1", &err), REP_E_INPUT);
-    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_MIN_PERCENT, "101", &err), REP_E_INPUT);
-    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_FROM, "-1", &err), REP_E_INPUT);
+    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_TID, "x1", &err), CMN_E_INPUT);
+    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_MIN_PERCENT, "101", &err), CMN_E_INPUT);
+    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_FROM, "-1", &err), CMN_E_INPUT);
     teardown(&fx);
 }
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/flame.h"
 #include "reporter/names.h"
 
@@ -35,7 +35,7 @@ static void teardown(struct fixture *fx)
 static uint32_t id_of(struct fixture *fx, const char *name)
 {
     uint32_t id;
-    cr_assert_eq(rep_names_intern(&fx->names, name, strlen(name), &id), REP_OK);
+    cr_assert_eq(rep_names_intern(&fx->names, name, strlen(name), &id), CMN_OK);
     return id;
 }
 
@@ -46,10 +46,10 @@ static void add_stack(struct fixture *fx, const char *stack, uint64_t w)
     size_t n = 0;
     for (const char *p = stack; *p;) {
         size_t len = strcspn(p, "|");
-        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), REP_OK);
+        cr_assert_eq(rep_names_intern(&fx->names, p, len, &ids[n++]), CMN_OK);
         p += len + (p[len] == '|');
     }
-    cr_assert_eq(rep_agg_add(&fx->agg, ids, n, w), REP_OK);
+    cr_assert_eq(rep_agg_add(&fx->agg, ids, n, w), CMN_OK);
 }
 
 /* The node at "a|b|c" below the root, asserting it exists. */
@@ -74,7 +74,7 @@ Test(flame, merges_stacks_by_path_with_self_and_total)
     add_stack(&fx, "main|parse", 1);
     add_stack(&fx, "main|eval", 4); /* the same name on another path: another node */
     add_stack(&fx, "main", 1);
-    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), REP_OK);
+    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), CMN_OK);
 
     cr_expect_eq(fx.flame.n_nodes, 6); /* all, main, parse, lex, eval, eval */
     cr_expect_eq(fx.flame.nodes[REP_FLAME_ROOT].total, 11);
@@ -99,7 +99,7 @@ Test(flame, keeps_recursion_as_a_chain_without_counting_twice)
     add_stack(&fx, "main|f|f|f", 2);
     add_stack(&fx, "main|f|g|f", 1);
     add_stack(&fx, "main|f", 1);
-    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), REP_OK);
+    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), CMN_OK);
 
     cr_expect_eq(fx.flame.nodes[REP_FLAME_ROOT].total, 4);
     cr_expect_eq(node_at(&fx, "main|f")->total, 4, "the outer f counts each sample once");
@@ -117,8 +117,8 @@ Test(flame, gives_samples_without_frames_to_the_root)
     struct fixture fx;
     setup(&fx);
     add_stack(&fx, "main|work", 5);
-    cr_assert_eq(rep_agg_add(&fx.agg, NULL, 0, 3), REP_OK);
-    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), REP_OK);
+    cr_assert_eq(rep_agg_add(&fx.agg, NULL, 0, 3), CMN_OK);
+    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), CMN_OK);
     cr_expect_eq(fx.flame.nodes[REP_FLAME_ROOT].total, 8);
     cr_expect_eq(fx.flame.nodes[REP_FLAME_ROOT].self, 3);
     cr_expect_eq(node_at(&fx, "main")->total, 5);
@@ -146,7 +146,7 @@ Test(flame, orders_children_by_name_or_total_and_sets_starts)
     add_stack(&fx, "main|a", 3);
     add_stack(&fx, "main|d", 3);
     add_stack(&fx, "main", 2);
-    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), REP_OK);
+    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), CMN_OK);
     uint32_t main_node = rep_flame_child(&fx.flame, REP_FLAME_ROOT, id_of(&fx, "main"));
     char kids[128];
     children_of(&fx, main_node, kids);
@@ -156,7 +156,7 @@ Test(flame, orders_children_by_name_or_total_and_sets_starts)
     cr_expect_eq(node_at(&fx, "main|c")->start, 4);
     cr_expect_eq(node_at(&fx, "main|d")->start, 9);
 
-    cr_assert_eq(rep_flame_order(&fx.flame, &fx.names, REP_FLAME_BY_TOTAL), REP_OK);
+    cr_assert_eq(rep_flame_order(&fx.flame, &fx.names, REP_FLAME_BY_TOTAL), CMN_OK);
     children_of(&fx, main_node, kids);
     cr_expect_str_eq(kids, "c,a,d,b", "by total, ties by name");
     cr_expect_eq(node_at(&fx, "main|c")->start, 0);
@@ -171,7 +171,7 @@ Test(flame, finds_nothing_for_an_unknown_path)
     struct fixture fx;
     setup(&fx);
     add_stack(&fx, "main|a", 1);
-    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), REP_OK);
+    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), CMN_OK);
     uint32_t main_node = rep_flame_child(&fx.flame, REP_FLAME_ROOT, id_of(&fx, "main"));
     cr_expect_neq(main_node, REP_FLAME_NONE);
     cr_expect_eq(rep_flame_child(&fx.flame, main_node, id_of(&fx, "zzz")), REP_FLAME_NONE);
@@ -189,9 +189,9 @@ Test(flame, grows_past_its_first_tables)
     for (int i = 0; i < 5000; i++) {
         snprintf(name, sizeof(name), "f%04d", i);
         ids[1] = id_of(&fx, name);
-        cr_assert_eq(rep_agg_add(&fx.agg, ids, 2, (uint64_t)i + 1), REP_OK);
+        cr_assert_eq(rep_agg_add(&fx.agg, ids, 2, (uint64_t)i + 1), CMN_OK);
     }
-    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), REP_OK);
+    cr_assert_eq(rep_flame_build(&fx.flame, &fx.agg, &fx.names), CMN_OK);
     cr_expect_eq(fx.flame.n_nodes, 5002);
     cr_expect_eq(node_at(&fx, "main")->total, 5000ull * 5001 / 2);
     cr_expect_eq(node_at(&fx, "main|f4999")->total, 5000);

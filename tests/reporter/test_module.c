@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/module.h"
 #include "reporter/vdso.h"
 
@@ -70,14 +70,14 @@ Test(module, names_a_libc_function_and_its_source_line_from_the_debug_package)
     int v[3] = {3, 1, 2};
     qsort(v, 3, sizeof(v[0]), cmp_int);
     struct rep_module *m;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_module_open(q.path, &m, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_module_open(q.path, &m, &err), CMN_OK, "%s", err.msg);
     const char *name;
-    cr_assert_eq(rep_module_lookup(m, q.off, &name), REP_OK);
+    cr_assert_eq(rep_module_lookup(m, q.off, &name), CMN_OK);
     cr_expect(strstr(name, "qsort") != NULL, "qsort+4 named %s", name);
     struct rep_module_frame fr[8];
     size_t n;
-    cr_assert_eq(rep_module_lines(m, q.off, fr, 8, &n), REP_OK,
+    cr_assert_eq(rep_module_lines(m, q.off, fr, 8, &n), CMN_OK,
                  "no line for qsort in %s: is libc6-dbg installed?", q.path);
     cr_assert_geq(n, 1);
     cr_assert_not_null(fr[n - 1].file);
@@ -126,8 +126,8 @@ static void check_debuglink(const char *debug_sub, int corrupt)
     snprintf(path, sizeof(path), "%s/bin.stripped", dir);
     struct off_query q = locate((const void *)module_test_marker);
     struct rep_module *m;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_module_open(path, &m, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_module_open(path, &m, &err), CMN_OK, "%s", err.msg);
     const char *name = NULL;
     int rc = rep_module_lookup(m, q.off, &name);
     struct rep_module_frame fr[4];
@@ -136,12 +136,12 @@ static void check_debuglink(const char *debug_sub, int corrupt)
     if (corrupt) {
         /* The CRC does not match: the debug file is not used, and the stripped file has no
          * symbol for a non-exported function. */
-        cr_expect(rc != REP_OK || strcmp(name, "module_test_marker") != 0);
-        cr_expect_neq(lrc, REP_OK);
+        cr_expect(rc != CMN_OK || strcmp(name, "module_test_marker") != 0);
+        cr_expect_neq(lrc, CMN_OK);
     } else {
-        cr_assert_eq(rc, REP_OK);
+        cr_assert_eq(rc, CMN_OK);
         cr_expect_str_eq(name, "module_test_marker");
-        cr_assert_eq(lrc, REP_OK);
+        cr_assert_eq(lrc, CMN_OK);
         cr_expect(strstr(fr[0].file, "test_module.c") != NULL, "file %s", fr[0].file);
     }
     rep_module_close(m);
@@ -169,8 +169,8 @@ Test(module, opens_its_own_vdso_only_with_the_same_build_id)
 {
     struct rep_module *m;
     uint8_t wrong[20] = {1, 2, 3};
-    cr_assert_eq(rep_vdso_open(wrong, sizeof(wrong), &m), REP_E_NOTFOUND);
-    cr_assert_eq(rep_vdso_open(wrong, 0, &m), REP_E_NOTFOUND);
+    cr_assert_eq(rep_vdso_open(wrong, sizeof(wrong), &m), CMN_E_NOTFOUND);
+    cr_assert_eq(rep_vdso_open(wrong, 0, &m), CMN_E_NOTFOUND);
     /* The right id is the one in the vDSO's own note. */
     const uint8_t *id;
     size_t n_id;
@@ -197,8 +197,8 @@ Test(module, opens_its_own_vdso_only_with_the_same_build_id)
         }
     }
     cr_assert_not_null(note_id, "the vDSO has no build-id note");
-    cr_assert_eq(rep_vdso_open(note_id, note_n, &probe), REP_OK);
-    cr_assert_eq(rep_module_build_id(probe, &id, &n_id), REP_OK);
+    cr_assert_eq(rep_vdso_open(note_id, note_n, &probe), CMN_OK);
+    cr_assert_eq(rep_module_build_id(probe, &id, &n_id), CMN_OK);
     cr_assert_eq(n_id, note_n);
     cr_assert_gt(rep_module_n_functions(probe), 0);
     rep_module_close(probe);

@@ -11,7 +11,7 @@
 #include "include/libprof/prof_format.h"
 #include "common/record.h"
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/out_folded.h"
 #include "reporter/profile.h"
@@ -26,7 +26,7 @@ static char *folded(struct fixture *fx)
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     cr_assert_not_null(out);
-    cr_assert_eq(rep_out_folded(out, &fx->agg, &fx->names), REP_OK);
+    cr_assert_eq(rep_out_folded(out, &fx->agg, &fx->names), CMN_OK);
     fclose(out);
     return text;
 }
@@ -73,7 +73,7 @@ Test(out_folded, leaves_out_empty_and_weightless_stacks)
 {
     struct fixture fx;
     fixture_init(&fx);
-    cr_assert_eq(rep_agg_add(&fx.agg, NULL, 0, 9), REP_OK);
+    cr_assert_eq(rep_agg_add(&fx.agg, NULL, 0, 9), CMN_OK);
     add_stack(&fx, "main|idle", 0);
     char *text = folded(&fx);
     cr_assert_str_eq(text, "");
@@ -88,7 +88,7 @@ Test(out_folded, reports_a_write_error)
     add_stack(&fx, "main", 1);
     FILE *out = fopen("/dev/full", "w");
     cr_assert_not_null(out);
-    cr_assert_eq(rep_out_folded(out, &fx.agg, &fx.names), REP_E_IO);
+    cr_assert_eq(rep_out_folded(out, &fx.agg, &fx.names), CMN_E_IO);
     fclose(out);
     teardown(&fx);
 }
@@ -121,14 +121,14 @@ Test(out_folded, folds_a_hand_made_profile_exactly)
     n += cmn_record_end(buf + n, sizeof(buf) - n);
 
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(buf, n, "hand.prof", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(buf, n, "hand.prof", &p, &err), CMN_OK, "%s", err.msg);
     struct fixture fx;
     fixture_init(&fx);
     struct rep_sym sym;
     rep_sym_init(&sym, &fx.names);
-    cr_assert_eq(rep_sym_use_profile(&sym, &p), REP_OK);
-    cr_assert_eq(rep_agg_add_profile(&fx.agg, &sym, &p), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&sym, &p), CMN_OK);
+    cr_assert_eq(rep_agg_add_profile(&fx.agg, &sym, &p), CMN_OK);
     char *text = folded(&fx);
     cr_assert_str_eq(text, "0x12 1\n"
                            "app+0x1201;app+0x1010 3\n"

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/flame.h"
 #include "reporter/names.h"
 #include "reporter/out_json.h"
@@ -19,12 +19,12 @@
 static char *json(struct fixture *fx)
 {
     struct rep_flame f;
-    cr_assert_eq(rep_flame_build(&f, &fx->agg, &fx->names), REP_OK);
+    cr_assert_eq(rep_flame_build(&f, &fx->agg, &fx->names), CMN_OK);
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     cr_assert_not_null(out);
-    cr_assert_eq(rep_out_json(out, &f, &fx->names), REP_OK);
+    cr_assert_eq(rep_out_json(out, &f, &fx->names), CMN_OK);
     fclose(out);
     rep_flame_fini(&f);
     return text;
@@ -40,7 +40,7 @@ Test(out_json, writes_the_tree_with_children_by_total)
     add_stack(&fx, "main|alloc", 1);
     add_stack(&fx, "main|zap", 1);
     add_stack(&fx, "_start", 2);
-    cr_assert_eq(rep_agg_add(&fx.agg, NULL, 0, 1), REP_OK);
+    cr_assert_eq(rep_agg_add(&fx.agg, NULL, 0, 1), CMN_OK);
     char *text = json(&fx);
     cr_assert_str_eq(text, "{\"total\":13,\"unit\":\"samples\",\"root\":"
                            "{\"name\":\"all\",\"self\":1,\"total\":13,\"children\":["
@@ -86,10 +86,10 @@ Test(out_json, closes_every_object_of_a_deep_stack)
     struct fixture fx;
     fixture_init(&fx);
     uint32_t ids[20000];
-    cr_assert_eq(rep_names_intern(&fx.names, "r", 1, &ids[0]), REP_OK);
+    cr_assert_eq(rep_names_intern(&fx.names, "r", 1, &ids[0]), CMN_OK);
     for (size_t i = 1; i < 20000; i++)
         ids[i] = ids[0];
-    cr_assert_eq(rep_agg_add(&fx.agg, ids, 20000, 1), REP_OK);
+    cr_assert_eq(rep_agg_add(&fx.agg, ids, 20000, 1), CMN_OK);
     char *text = json(&fx);
     size_t opens = 0, closes = 0;
     for (const char *c = text; *c; c++) {
@@ -109,10 +109,10 @@ Test(out_json, reports_a_write_error)
     fixture_init(&fx);
     add_stack(&fx, "main", 1);
     struct rep_flame f;
-    cr_assert_eq(rep_flame_build(&f, &fx.agg, &fx.names), REP_OK);
+    cr_assert_eq(rep_flame_build(&f, &fx.agg, &fx.names), CMN_OK);
     FILE *out = fopen("/dev/full", "w");
     cr_assert_not_null(out);
-    cr_assert_eq(rep_out_json(out, &f, &fx.names), REP_E_IO);
+    cr_assert_eq(rep_out_json(out, &f, &fx.names), CMN_E_IO);
     fclose(out);
     rep_flame_fini(&f);
     teardown(&fx);

@@ -13,7 +13,7 @@
 #include <zlib.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/out_pprof.h"
 
@@ -82,8 +82,8 @@ Test(out_pprof, writes_a_gzipped_profile_with_samples_strings_and_types)
     rep_names_intern(&names, "main", 4, &main_id);
     rep_names_intern(&names, "f (a.c:12)", 10, &f_id);
     rep_names_intern(&names, "g (b.c:7) [inlined]", 19, &g_id);
-    cr_assert_eq(rep_agg_add(&agg, (uint32_t[]){main_id, f_id}, 2, 3), REP_OK);
-    cr_assert_eq(rep_agg_add(&agg, (uint32_t[]){main_id, f_id, g_id}, 3, 4), REP_OK);
+    cr_assert_eq(rep_agg_add(&agg, (uint32_t[]){main_id, f_id}, 2, 3), CMN_OK);
+    cr_assert_eq(rep_agg_add(&agg, (uint32_t[]){main_id, f_id, g_id}, 3, 4), CMN_OK);
     agg.seconds = 0.07;
     agg.timed_weight = 7; /* 10 ms per sample */
 
@@ -91,7 +91,7 @@ Test(out_pprof, writes_a_gzipped_profile_with_samples_strings_and_types)
     int fd = mkstemp(path);
     cr_assert_geq(fd, 0);
     FILE *out = fdopen(fd, "w");
-    cr_assert_eq(rep_out_pprof(out, &agg, &names), REP_OK);
+    cr_assert_eq(rep_out_pprof(out, &agg, &names), CMN_OK);
     fclose(out);
     size_t n;
     unsigned char *msg = gunzip(path, &n);

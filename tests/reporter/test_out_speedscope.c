@@ -12,7 +12,7 @@
 #include "include/libprof/prof_format.h"
 #include "common/record.h"
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/out_speedscope.h"
 #include "reporter/per_thread.h"
@@ -26,7 +26,7 @@ static char *speedscope(const struct rep_per_thread *t, const struct rep_names *
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     cr_assert_not_null(out);
-    cr_assert_eq(rep_out_speedscope(out, t, names, "run"), REP_OK);
+    cr_assert_eq(rep_out_speedscope(out, t, names, "run"), CMN_OK);
     fclose(out);
     return text;
 }
@@ -87,11 +87,11 @@ static void add(struct fixture *fx, uint32_t pid, bool is_named)
     static unsigned char buf[8192];
     size_t n = encode(buf, sizeof(buf), pid, is_named);
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(buf, n, "hand.prof", &p, &err), REP_OK, "%s", err.msg);
-    cr_assert_eq(rep_sym_use_profile(&fx->sym, &p), REP_OK);
-    cr_assert_eq(rep_agg_add_profile(&fx->agg, &fx->sym, &p), REP_OK);
-    cr_assert_eq(rep_per_thread_add_profile(&fx->threads, &fx->sym, &p), REP_OK);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(buf, n, "hand.prof", &p, &err), CMN_OK, "%s", err.msg);
+    cr_assert_eq(rep_sym_use_profile(&fx->sym, &p), CMN_OK);
+    cr_assert_eq(rep_agg_add_profile(&fx->agg, &fx->sym, &p), CMN_OK);
+    cr_assert_eq(rep_per_thread_add_profile(&fx->threads, &fx->sym, &p), CMN_OK);
     rep_profile_fini(&p);
 }
 
@@ -162,10 +162,10 @@ Test(out_speedscope, escapes_hostile_frame_and_thread_names)
     rep_per_thread_init(&t, NULL);
     uint32_t id;
     const char *evil = "f\"\\\n\xfe";
-    cr_assert_eq(rep_names_intern(&names, evil, strlen(evil), &id), REP_OK);
+    cr_assert_eq(rep_names_intern(&names, evil, strlen(evil), &id), CMN_OK);
     struct rep_thread_agg th = {.pid = 1, .tid = 2, .name = strdup("t\"1")};
     rep_agg_init(&th.agg);
-    cr_assert_eq(rep_agg_add(&th.agg, &id, 1, 4), REP_OK);
+    cr_assert_eq(rep_agg_add(&th.agg, &id, 1, 4), CMN_OK);
     t.threads = &th;
     t.n_threads = 1;
     char *text = speedscope(&t, &names);
@@ -184,12 +184,12 @@ Test(out_speedscope, leaves_out_threads_without_stacks)
     rep_names_init(&names);
     rep_per_thread_init(&t, NULL);
     uint32_t id;
-    cr_assert_eq(rep_names_intern(&names, "f", 1, &id), REP_OK);
+    cr_assert_eq(rep_names_intern(&names, "f", 1, &id), CMN_OK);
     struct rep_thread_agg th[2] = {{.pid = 1, .tid = 2}, {.pid = 1, .tid = 3}};
     rep_agg_init(&th[0].agg);
     rep_agg_init(&th[1].agg);
-    cr_assert_eq(rep_agg_add(&th[0].agg, NULL, 0, 4), REP_OK); /* no frames: no stack */
-    cr_assert_eq(rep_agg_add(&th[1].agg, &id, 1, 1), REP_OK);
+    cr_assert_eq(rep_agg_add(&th[0].agg, NULL, 0, 4), CMN_OK); /* no frames: no stack */
+    cr_assert_eq(rep_agg_add(&th[1].agg, &id, 1, 1), CMN_OK);
     t.threads = th;
     t.n_threads = 2;
     char *text = speedscope(&t, &names);

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/flame.h"
 #include "reporter/names.h"
 #include "reporter/out_html.h"
@@ -22,13 +22,13 @@
 static char *draw(struct fixture *fx, const struct rep_flame_opts *o, bool is_html)
 {
     struct rep_flame f;
-    cr_assert_eq(rep_flame_build(&f, &fx->agg, &fx->names), REP_OK);
+    cr_assert_eq(rep_flame_build(&f, &fx->agg, &fx->names), CMN_OK);
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     cr_assert_not_null(out);
     int rc = is_html ? rep_out_html(out, &f, &fx->names, o) : rep_out_svg(out, &f, &fx->names, o);
-    cr_assert_eq(rc, REP_OK);
+    cr_assert_eq(rc, CMN_OK);
     fclose(out);
     rep_flame_fini(&f);
     return text;
@@ -261,13 +261,13 @@ Test(out_svg, reports_a_write_error)
     add_stack(&fx, "main", 1);
     struct rep_flame f;
     struct rep_flame_opts o = {0};
-    cr_assert_eq(rep_flame_build(&f, &fx.agg, &fx.names), REP_OK);
+    cr_assert_eq(rep_flame_build(&f, &fx.agg, &fx.names), CMN_OK);
     FILE *out = fopen("/dev/full", "w");
     cr_assert_not_null(out);
-    cr_expect_eq(rep_out_svg(out, &f, &fx.names, &o), REP_E_IO);
+    cr_expect_eq(rep_out_svg(out, &f, &fx.names, &o), CMN_E_IO);
     fclose(out);
     out = fopen("/dev/full", "w");
-    cr_expect_eq(rep_out_html(out, &f, &fx.names, &o), REP_E_IO);
+    cr_expect_eq(rep_out_html(out, &f, &fx.names, &o), CMN_E_IO);
     fclose(out);
     rep_flame_fini(&f);
     teardown(&fx);

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "reporter/aggregate.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/out_top.h"
 #include "tests/reporter/agg_fixture.h"
@@ -30,7 +30,7 @@ static char *top(struct fixture *fx, size_t limit, bool is_by_cum)
     FILE *out = open_memstream(&text, &len);
     cr_assert_not_null(out);
     struct rep_top_opts opts = {.limit = limit, .is_by_cum = is_by_cum};
-    cr_assert_eq(rep_out_top(out, &fx->agg, &fx->names, &opts), REP_OK);
+    cr_assert_eq(rep_out_top(out, &fx->agg, &fx->names, &opts), CMN_OK);
     fclose(out);
     return text;
 }

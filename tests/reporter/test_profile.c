@@ -6,7 +6,7 @@
 #include <criterion/criterion.h>
 
 #include "include/libprof/prof_format.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/profile.h"
 
 Test(profile, takes_the_rate_the_timer_delivered_from_the_stats)
@@ -43,7 +43,7 @@ Test(profile, sorts_mappings_and_drops_duplicates)
         {.time_ns = 1, .start = 0x1000, .end = 0x2000, .file_offset = 0x1000, .path = "/a"},
     };
     for (size_t i = 0; i < sizeof(maps) / sizeof(maps[0]); i++)
-        cr_assert_eq(rep_profile_add_map(&p, &maps[i]), REP_OK);
+        cr_assert_eq(rep_profile_add_map(&p, &maps[i]), CMN_OK);
     rep_profile_finish(&p);
     cr_assert_eq(p.n_maps, 4);
     cr_assert_str_eq(p.maps[0].path, "/a");

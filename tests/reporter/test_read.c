@@ -12,7 +12,7 @@
 
 #include "include/libprof/prof_format.h"
 #include "common/record.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/profile.h"
 #include "reporter/read.h"
 
@@ -130,8 +130,8 @@ Test(read, round_trips_every_record_type)
     struct buf b = {0};
     build_full(&b);
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b.data, b.n, "full", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "full", &p, &err), CMN_OK, "%s", err.msg);
 
     cr_assert(p.has_process);
     cr_assert_eq(p.process.pid, 42);
@@ -186,10 +186,10 @@ Test(read, reads_a_file_like_a_buffer)
     cr_assert_eq(write(fd, b.data, b.n), (ssize_t)b.n);
     close(fd);
     struct rep_profile p;
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     int rc = rep_read_file(path, &p, &err);
     unlink(path);
-    cr_assert_eq(rc, REP_OK, "%s", err.msg);
+    cr_assert_eq(rc, CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_samples, 2);
     cr_assert_eq(p.n_maps, 2);
     cr_assert(p.has_end);
@@ -206,15 +206,15 @@ Test(read, keeps_samples_before_a_record_cut_short)
     put_sample(&b, 1, 1, frames3, 3, PROF_STOP_END);
     size_t cut = put_sample(&b, 1, 1, frames3, 3, PROF_STOP_END);
     struct rep_profile p;
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     /* Cut inside the third sample's frames, then inside its header. */
-    cr_assert_eq(rep_read_buffer(b.data, cut + 20, "cut", &p, &err), REP_OK, "%s", err.msg);
+    cr_assert_eq(rep_read_buffer(b.data, cut + 20, "cut", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_samples, 2);
     cr_assert(p.is_torn);
     cr_assert_eq(p.torn_offset, cut);
     cr_assert_not(p.has_end);
     rep_profile_fini(&p);
-    cr_assert_eq(rep_read_buffer(b.data, cut + 5, "cut", &p, &err), REP_OK, "%s", err.msg);
+    cr_assert_eq(rep_read_buffer(b.data, cut + 5, "cut", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_samples, 2);
     cr_assert(p.is_torn);
     rep_profile_fini(&p);
@@ -227,8 +227,8 @@ Test(read, takes_a_tail_of_zeros_for_a_cut)
     put_sample(&b, 1, 1, frames3, 3, PROF_STOP_END);
     b.n += 4096; /* the buffer is zeroed */
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b.data, b.n, "zeros", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "zeros", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_samples, 1);
     cr_assert(p.is_torn);
     rep_profile_fini(&p);
@@ -240,14 +240,14 @@ Test(read, marks_a_run_without_end_record)
     put_header(&b);
     put_sample(&b, 1, 1, frames3, 3, PROF_STOP_END);
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b.data, b.n, "noend", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "noend", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_not(p.has_end);
     cr_assert_not(p.is_torn);
     rep_profile_fini(&p);
 
     /* A header alone is a run killed before its first record. */
-    cr_assert_eq(rep_read_buffer(b.data, 16, "bare", &p, &err), REP_OK, "%s", err.msg);
+    cr_assert_eq(rep_read_buffer(b.data, 16, "bare", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_samples, 0);
     cr_assert_not(p.has_end);
     rep_profile_fini(&p);
@@ -257,8 +257,8 @@ Test(read, marks_a_run_without_end_record)
 static void expect_error(const struct buf *b, size_t n, const char *want)
 {
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b->data, n, "bad.prof", &p, &err), REP_E_INPUT);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b->data, n, "bad.prof", &p, &err), CMN_E_INPUT);
     cr_assert(strstr(err.msg, want) != NULL, "message '%s' lacks '%s'", err.msg, want);
     cr_assert(strncmp(err.msg, "bad.prof: ", 10) == 0, "message '%s'", err.msg);
     cr_assert_null(strchr(err.msg, '\n'));
@@ -353,8 +353,8 @@ Test(read, treats_missing_trailing_counters_as_zero)
     put_stats(&b, counters, 3); /* the last one read wins, whole */
     put_end(&b);
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b.data, b.n, "stats", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "stats", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.stats[PROF_STAT_DROPPED], 3);
     cr_assert_eq(p.stats[PROF_STAT_TRUNCATED], 0);
     cr_assert_eq(p.stats[PROF_STAT_CPU_NS], 0);
@@ -391,11 +391,11 @@ Test(read, rejects_a_header_cut_short)
 Test(read, rejects_a_missing_file)
 {
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_file("/nonexistent/x.prof", &p, &err), REP_E_INPUT);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_file("/nonexistent/x.prof", &p, &err), CMN_E_INPUT);
     cr_assert_str_eq(err.msg, "/nonexistent/x.prof: No such file or directory");
     rep_profile_fini(&p);
-    cr_assert_eq(rep_read_file("/tmp", &p, &err), REP_E_INPUT);
+    cr_assert_eq(rep_read_file("/tmp", &p, &err), CMN_E_INPUT);
     cr_assert(strstr(err.msg, "directory") != NULL, "%s", err.msg);
     rep_profile_fini(&p);
 }
@@ -437,8 +437,8 @@ Test(read, skips_unknown_record_types_and_fields)
     poke_u32(&b, at + 4, (uint32_t)(b.n - at));
     put_end(&b);
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b.data, b.n, "future", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "future", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_unknown_records, 1);
     cr_assert_eq(p.n_samples, 1);
     cr_assert_eq(p.samples[0].weight, 3);
@@ -457,8 +457,8 @@ Test(read, merges_the_map_set_written_twice)
     put_map(&b, 99, 0x9000, 0xa000, 0x0, "/lib/late.so"); /* dlopen'ed during the run */
     put_end(&b);
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b.data, b.n, "maps", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "maps", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_maps, 3);
     cr_assert_eq(p.maps[0].start, 0x1000);
     cr_assert_eq(p.maps[0].time_ns, 10); /* the first sighting */
@@ -478,8 +478,8 @@ Test(read, keeps_the_latest_thread_name)
     put_thread(&b, 30, 5, "same-time-later");
     put_end(&b);
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b.data, b.n, "threads", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "threads", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_threads, 2);
     cr_assert_str_eq(rep_profile_thread_name(&p, 3), "main");
     cr_assert_str_eq(rep_profile_thread_name(&p, 5), "same-time-later");
@@ -493,8 +493,8 @@ Test(read, end_record_counts_only_when_last)
     put_end(&b);
     put_sample(&b, 1, 1, frames3, 1, PROF_STOP_END);
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b.data, b.n, "after", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "after", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_not(p.has_end);
     cr_assert_eq(p.n_samples, 1);
     rep_profile_fini(&p);
@@ -510,8 +510,8 @@ Test(read, handles_an_unaligned_buffer_and_header_size)
     put_sample(&b, 1, 1, frames3, 3, PROF_STOP_END);
     put_end(&b);
     struct rep_profile p;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(b.data, b.n, "odd", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "odd", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_samples, 1);
     cr_assert_eq(rep_sample_frame(&p.samples[0], 1), 0x2020);
     cr_assert(p.has_end);
@@ -529,7 +529,7 @@ struct stream_seen {
     size_t max_batch;       /* the largest batch */
     uint32_t next_tid;      /* the tid the next sample must have: file order */
     int is_out_of_order;
-    int stop_after;         /* > 0: return REP_E_NOMEM from that batch on */
+    int stop_after;         /* > 0: return CMN_E_NOMEM from that batch on */
 };
 
 static int on_ready(struct rep_profile *p, void *ctx)
@@ -539,7 +539,7 @@ static int on_ready(struct rep_profile *p, void *ctx)
     s->samples_at_ready = p->n_samples;
     s->read_at_ready = p->n_samples_read;
     s->n_maps_at_ready = p->n_maps;
-    return REP_OK;
+    return CMN_OK;
 }
 
 static int on_batch(struct rep_profile *p, void *ctx)
@@ -554,7 +554,7 @@ static int on_batch(struct rep_profile *p, void *ctx)
             s->is_out_of_order = 1;
         s->next_tid++;
     }
-    return s->stop_after > 0 && (int)s->n_batches >= s->stop_after ? REP_E_NOMEM : REP_OK;
+    return s->stop_after > 0 && (int)s->n_batches >= s->stop_after ? CMN_E_NOMEM : CMN_OK;
 }
 
 /* Writes a profile of n samples (tids 0, 1, 2, ...) to a new temporary file; its path in
@@ -586,11 +586,11 @@ Test(read, streams_samples_in_bounded_batches_after_the_rest)
     const size_t n = 2 * REP_READ_BATCH + 123;
     write_many(path, n, 0);
     struct rep_profile p;
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     struct stream_seen s = {0};
     int rc = rep_read_file_stream(path, &p, on_ready, on_batch, &s, &err);
     unlink(path);
-    cr_assert_eq(rc, REP_OK, "%s", err.msg);
+    cr_assert_eq(rc, CMN_OK, "%s", err.msg);
     cr_assert_eq(s.n_ready, 1);
     cr_assert_eq(s.samples_at_ready, 0, "samples were kept before ready");
     cr_assert_eq(s.read_at_ready, n);
@@ -609,9 +609,9 @@ Test(read, stream_keeps_what_came_before_a_cut_and_stops_on_a_callback_error)
     char path[] = "/tmp/prof-test-stream-XXXXXX";
     write_many(path, 1000, 1);
     struct rep_profile p;
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     struct stream_seen s = {0};
-    cr_assert_eq(rep_read_file_stream(path, &p, on_ready, on_batch, &s, &err), REP_OK);
+    cr_assert_eq(rep_read_file_stream(path, &p, on_ready, on_batch, &s, &err), CMN_OK);
     cr_assert(p.is_torn, "a file cut short is not marked torn");
     cr_assert_eq(s.n_samples, 1000);
     rep_profile_fini(&p);
@@ -620,7 +620,7 @@ Test(read, stream_keeps_what_came_before_a_cut_and_stops_on_a_callback_error)
     char path2[] = "/tmp/prof-test-stream-XXXXXX";
     write_many(path2, REP_READ_BATCH * 3, 0);
     struct stream_seen stop = {.stop_after = 1};
-    cr_assert_eq(rep_read_file_stream(path2, &p, on_ready, on_batch, &stop, &err), REP_E_NOMEM);
+    cr_assert_eq(rep_read_file_stream(path2, &p, on_ready, on_batch, &stop, &err), CMN_E_NOMEM);
     cr_assert_eq(stop.n_batches, 1);
     rep_profile_fini(&p);
     unlink(path2);
@@ -629,10 +629,10 @@ Test(read, stream_keeps_what_came_before_a_cut_and_stops_on_a_callback_error)
 Test(read, stream_reports_a_missing_file_like_a_whole_read)
 {
     struct rep_profile p;
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     struct stream_seen s = {0};
     cr_assert_eq(rep_read_file_stream("/nonexistent/x.prof", &p, on_ready, on_batch, &s, &err),
-                 REP_E_INPUT);
+                 CMN_E_INPUT);
     cr_assert(strstr(err.msg, "No such file") != NULL, "%s", err.msg);
     cr_assert_eq(s.n_ready, 0);
     rep_profile_fini(&p);

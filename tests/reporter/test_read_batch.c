@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "common/record.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/profile.h"
 #include "reporter/read.h"
 
@@ -49,8 +49,8 @@ Test(read_batch, round_trip_of_stacks_and_batches)
     put_batch(1000000000, e, 3);
 
     struct rep_profile p;
-    struct rep_err err = { 0 };
-    cr_assert_eq(rep_read_buffer(file, len, "t", &p, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = { 0 };
+    cr_assert_eq(rep_read_buffer(file, len, "t", &p, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(p.n_samples, 3);
     cr_assert_eq(p.samples[0].time_ns, 1000000000);
     cr_assert_eq(p.samples[1].time_ns, 1004000000);
@@ -67,8 +67,8 @@ Test(read_batch, round_trip_of_stacks_and_batches)
 static void expect_corrupt(const char *why)
 {
     struct rep_profile p;
-    struct rep_err err = { 0 };
-    cr_assert_eq(rep_read_buffer(file, len, "t", &p, &err), REP_E_INPUT, "%s", why);
+    struct cmn_err err = { 0 };
+    cr_assert_eq(rep_read_buffer(file, len, "t", &p, &err), CMN_E_INPUT, "%s", why);
     cr_assert(strstr(err.msg, "corrupt"), "%s: %s", why, err.msg);
 }
 

@@ -10,13 +10,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/record_cmd.h"
 
 #define HARMLESS_LIB "/lib/x86_64-linux-gnu/libz.so.1"
 
 static int run(char *const *argv, const char *output, const char *freq, int *status,
-               struct rep_err *err)
+               struct cmn_err *err)
 {
     struct rep_record_opts o = {.output = output, .freq = freq, .argv = argv};
     return rep_record_run(&o, status, err);
@@ -27,8 +27,8 @@ Test(record, passes_the_exit_status_through)
     setenv("PROF_LIBRARY", HARMLESS_LIB, 1);
     char *const argv[] = {"sh", "-c", "exit 3", NULL};
     int status = -1;
-    struct rep_err err = {0};
-    cr_assert_eq(run(argv, NULL, NULL, &status, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(run(argv, NULL, NULL, &status, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(status, 3);
 }
 
@@ -37,8 +37,8 @@ Test(record, reports_a_killed_command_as_128_plus_the_signal)
     setenv("PROF_LIBRARY", HARMLESS_LIB, 1);
     char *const argv[] = {"sh", "-c", "kill -TERM $$", NULL};
     int status = -1;
-    struct rep_err err = {0};
-    cr_assert_eq(run(argv, NULL, NULL, &status, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(run(argv, NULL, NULL, &status, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(status, 128 + 15);
 }
 
@@ -57,8 +57,8 @@ Test(record, sets_the_environment_of_the_command)
              lib);
     char *const argv[] = {"sh", "-c", script, NULL};
     int status = -1;
-    struct rep_err err = {0};
-    cr_assert_eq(run(argv, "/tmp/x.%p.prof", "997", &status, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(run(argv, "/tmp/x.%p.prof", "997", &status, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(status, 0);
     free(lib);
 }
@@ -73,8 +73,8 @@ Test(record, leaves_unset_options_to_the_environment)
                           "case \"$LD_PRELOAD\" in *:*) exit 21;; esac",
                           NULL};
     int status = -1;
-    struct rep_err err = {0};
-    cr_assert_eq(run(argv, NULL, NULL, &status, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(run(argv, NULL, NULL, &status, &err), CMN_OK, "%s", err.msg);
     cr_assert_eq(status, 0);
 }
 
@@ -83,8 +83,8 @@ Test(record, says_when_the_command_does_not_exist)
     setenv("PROF_LIBRARY", HARMLESS_LIB, 1);
     char *const argv[] = {"no-such-command-for-prof", NULL};
     int status = -1;
-    struct rep_err err = {0};
-    cr_assert_eq(run(argv, NULL, NULL, &status, &err), REP_E_NOCMD);
+    struct cmn_err err = {0};
+    cr_assert_eq(run(argv, NULL, NULL, &status, &err), CMN_E_NOCMD);
     cr_assert_str_eq(err.msg, "no-such-command-for-prof: command not found");
 }
 
@@ -93,8 +93,8 @@ Test(record, says_when_the_command_cannot_run)
     setenv("PROF_LIBRARY", HARMLESS_LIB, 1);
     char *const argv[] = {"/etc/passwd", NULL};
     int status = -1;
-    struct rep_err err = {0};
-    cr_assert_eq(run(argv, NULL, NULL, &status, &err), REP_E_NOEXEC);
+    struct cmn_err err = {0};
+    cr_assert_eq(run(argv, NULL, NULL, &status, &err), CMN_E_NOEXEC);
     cr_assert_str_eq(err.msg, "/etc/passwd: Permission denied");
 }
 
@@ -103,7 +103,7 @@ Test(record, fails_without_the_library)
     setenv("PROF_LIBRARY", "/nonexistent/libprof.so", 1);
     char *const argv[] = {"true", NULL};
     int status = -1;
-    struct rep_err err = {0};
-    cr_assert_eq(run(argv, NULL, NULL, &status, &err), REP_E_INPUT);
+    struct cmn_err err = {0};
+    cr_assert_eq(run(argv, NULL, NULL, &status, &err), CMN_E_INPUT);
     cr_assert(strstr(err.msg, "PROF_LIBRARY=/nonexistent/libprof.so") != NULL, "%s", err.msg);
 }

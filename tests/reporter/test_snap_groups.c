@@ -14,7 +14,7 @@
 
 #include "include/libprof/prof_format.h"
 #include "common/record.h"
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/names.h"
 #include "reporter/out_stacks.h"
 #include "reporter/profile.h"
@@ -73,13 +73,13 @@ static void stack(struct snap *s, uint32_t tid, uint8_t stop_reason, ...)
 static void group(struct snap *s)
 {
     s->n += cmn_record_end(s->data + s->n, sizeof(s->data) - s->n);
-    struct rep_err err = {0};
-    cr_assert_eq(rep_read_buffer(s->data, s->n, "snap", &s->prof, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(s->data, s->n, "snap", &s->prof, &err), CMN_OK, "%s", err.msg);
     rep_names_init(&s->names);
     rep_sym_init(&s->sym, &s->names);
     s->sym.is_offline = true;
-    cr_assert_eq(rep_sym_use_profile(&s->sym, &s->prof), REP_OK);
-    cr_assert_eq(rep_snap_groups_build(&s->groups, &s->sym, &s->prof), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&s->sym, &s->prof), CMN_OK);
+    cr_assert_eq(rep_snap_groups_build(&s->groups, &s->sym, &s->prof), CMN_OK);
 }
 
 static void finish(struct snap *s)
@@ -113,7 +113,7 @@ static char *text_of(struct snap *s, const char *how)
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
     cr_assert_not_null(out);
-    cr_assert_eq(rep_out_stacks(out, &s->prof, &s->groups, &s->names, how), REP_OK);
+    cr_assert_eq(rep_out_stacks(out, &s->prof, &s->groups, &s->names, how), CMN_OK);
     fclose(out);
     return text;
 }

@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 #include "reporter/module.h"
 #include "reporter/names.h"
 #include "reporter/profile.h"
@@ -75,7 +75,7 @@ static void add_self_maps(struct rep_profile *p)
             continue;
         struct rep_map m = {
             .start = start, .end = end, .file_offset = off, .path = keep_path(path)};
-        cr_assert_eq(rep_profile_add_map(p, &m), REP_OK);
+        cr_assert_eq(rep_profile_add_map(p, &m), CMN_OK);
     }
     fclose(f);
     rep_profile_finish(p);
@@ -93,7 +93,7 @@ static void setup_self(struct fixture *fx)
     rep_sym_init(&fx->sym, &fx->names);
     rep_profile_init(&fx->prof, "self");
     add_self_maps(&fx->prof);
-    cr_assert_eq(rep_sym_use_profile(&fx->sym, &fx->prof), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&fx->sym, &fx->prof), CMN_OK);
 }
 
 /* A profile with the given mappings only. */
@@ -103,9 +103,9 @@ static void setup_maps(struct fixture *fx, const struct rep_map *maps, size_t n)
     rep_sym_init(&fx->sym, &fx->names);
     rep_profile_init(&fx->prof, "hand-made");
     for (size_t i = 0; i < n; i++)
-        cr_assert_eq(rep_profile_add_map(&fx->prof, &maps[i]), REP_OK);
+        cr_assert_eq(rep_profile_add_map(&fx->prof, &maps[i]), CMN_OK);
     rep_profile_finish(&fx->prof);
-    cr_assert_eq(rep_sym_use_profile(&fx->sym, &fx->prof), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&fx->sym, &fx->prof), CMN_OK);
 }
 
 static void teardown(struct fixture *fx)
@@ -118,7 +118,7 @@ static void teardown(struct fixture *fx)
 static const char *name_of(struct fixture *fx, uint64_t addr, bool is_caller, uint64_t t)
 {
     uint32_t id;
-    cr_assert_eq(rep_sym_frame(&fx->sym, addr, is_caller, t, &id), REP_OK);
+    cr_assert_eq(rep_sym_frame(&fx->sym, addr, is_caller, t, &id), CMN_OK);
     return rep_names_get(&fx->names, id);
 }
 
@@ -183,11 +183,11 @@ Test(symbols, uses_the_debug_file_installed_for_a_stripped_library)
     const char *libc = libc_path(&fx.prof);
     cr_assert_not_null(libc);
     struct rep_module *m;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_module_open(libc, &m, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_module_open(libc, &m, &err), CMN_OK, "%s", err.msg);
     const uint8_t *id;
     size_t n;
-    cr_assert_eq(rep_module_build_id(m, &id, &n), REP_OK);
+    cr_assert_eq(rep_module_build_id(m, &id, &n), CMN_OK);
     char debug[256];
     int len = snprintf(debug, sizeof(debug), "/usr/lib/debug/.build-id/%02x/", id[0]);
     for (size_t i = 1; i < n; i++)
@@ -287,7 +287,7 @@ Test(symbols, warns_once_when_the_build_id_differs)
         fx.prof.maps[i].build_id_len = 20;
         memset(fx.prof.maps[i].build_id, 0x11, 20);
     }
-    cr_assert_eq(rep_sym_use_profile(&fx.sym, &fx.prof), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&fx.sym, &fx.prof), CMN_OK);
     uint64_t a = (uint64_t)(uintptr_t)&sym_test_known_function;
     /* Still named, but with a warning. */
     cr_assert_str_eq(name_of(&fx, a + 1, false, 0), "sym_test_known_function");
@@ -322,7 +322,7 @@ Test(symbols, offline_names_everything_by_module_and_offset)
     fx.sym.is_offline = true;
     rep_profile_init(&fx.prof, "self");
     add_self_maps(&fx.prof);
-    cr_assert_eq(rep_sym_use_profile(&fx.sym, &fx.prof), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&fx.sym, &fx.prof), CMN_OK);
     uint64_t a = (uint64_t)(uintptr_t)&sym_test_known_function;
     const char *name = name_of(&fx, a, false, 0);
     char want[PATH_MAX];
@@ -338,13 +338,13 @@ Test(symbols, resolves_each_address_once)
     setup_self(&fx);
     uint64_t a = (uint64_t)(uintptr_t)&sym_test_known_function;
     uint32_t id1, id2, id3;
-    cr_assert_eq(rep_sym_frame(&fx.sym, a + 1, false, 0, &id1), REP_OK);
+    cr_assert_eq(rep_sym_frame(&fx.sym, a + 1, false, 0, &id1), CMN_OK);
     size_t cached = fx.sym.n_cached;
-    cr_assert_eq(rep_sym_frame(&fx.sym, a + 1, false, 0, &id2), REP_OK);
+    cr_assert_eq(rep_sym_frame(&fx.sym, a + 1, false, 0, &id2), CMN_OK);
     cr_assert_eq(fx.sym.n_cached, cached);
     cr_assert_eq(id1, id2);
     /* Another address of the same function: another cache entry, the same name id. */
-    cr_assert_eq(rep_sym_frame(&fx.sym, a + 2, false, 0, &id3), REP_OK);
+    cr_assert_eq(rep_sym_frame(&fx.sym, a + 2, false, 0, &id3), CMN_OK);
     cr_assert_eq(id3, id1);
     teardown(&fx);
 }
@@ -358,13 +358,13 @@ Test(symbols, knows_where_a_return_address_is_at_the_stack_pointer)
     bool yes;
     /* At a function's first instruction nothing has been pushed yet. */
     uint64_t a = (uint64_t)(uintptr_t)&sym_test_known_function;
-    cr_assert_eq(rep_sym_ra_at_sp(&fx.sym, a, 0, &yes), REP_OK);
+    cr_assert_eq(rep_sym_ra_at_sp(&fx.sym, a, 0, &yes), CMN_OK);
     cr_assert(yes);
     /* Inside sym_test_calls_last, at its call: the stack pointer was moved to align it. */
-    cr_assert_eq(rep_sym_ra_at_sp(&fx.sym, seen_return_address - 1, 0, &yes), REP_OK);
+    cr_assert_eq(rep_sym_ra_at_sp(&fx.sym, seen_return_address - 1, 0, &yes), CMN_OK);
     cr_assert_not(yes);
     /* Unknown: outside any mapping. */
-    cr_assert_eq(rep_sym_ra_at_sp(&fx.sym, 0x10, 0, &yes), REP_OK);
+    cr_assert_eq(rep_sym_ra_at_sp(&fx.sym, 0x10, 0, &yes), CMN_OK);
     cr_assert_not(yes);
     teardown(&fx);
 }
@@ -372,11 +372,11 @@ Test(symbols, knows_where_a_return_address_is_at_the_stack_pointer)
 Test(module, reads_the_build_id_and_functions_of_this_binary)
 {
     struct rep_module *m;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_module_open("/proc/self/exe", &m, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_module_open("/proc/self/exe", &m, &err), CMN_OK, "%s", err.msg);
     const uint8_t *id;
     size_t n;
-    cr_assert_eq(rep_module_build_id(m, &id, &n), REP_OK);
+    cr_assert_eq(rep_module_build_id(m, &id, &n), CMN_OK);
     cr_assert_eq(n, 20); /* ld's default build-id is a SHA-1 */
     cr_assert_gt(rep_module_n_functions(m), 10);
     rep_module_close(m);
@@ -385,8 +385,8 @@ Test(module, reads_the_build_id_and_functions_of_this_binary)
 Test(module, rejects_a_file_that_is_not_an_object)
 {
     struct rep_module *m;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_module_open("/etc/passwd", &m, &err), REP_E_INPUT);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_module_open("/etc/passwd", &m, &err), CMN_E_INPUT);
     cr_assert(strstr(err.msg, "/etc/passwd: not an object file") != NULL, "%s", err.msg);
     cr_assert_null(m);
 }
@@ -399,11 +399,11 @@ Test(module, refuses_what_is_not_a_regular_file)
     snprintf(fifo, sizeof(fifo), "%s/fifo", path);
     cr_assert_eq(mkfifo(fifo, 0600), 0);
     struct rep_module *m;
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     int rc = rep_module_open(fifo, &m, &err); /* must not block */
     unlink(fifo);
     rmdir(path);
-    cr_assert_eq(rc, REP_E_INPUT);
+    cr_assert_eq(rc, CMN_E_INPUT);
     cr_assert(strstr(err.msg, "not a regular file") != NULL, "%s", err.msg);
 }
 
@@ -428,18 +428,18 @@ static void setup_self_deleted(struct fixture *fx, const uint8_t *id, size_t n)
         fx->prof.maps[i].build_id_len = (uint8_t)n;
         memcpy(fx->prof.maps[i].build_id, id, n);
     }
-    cr_assert_eq(rep_sym_use_profile(&fx->sym, &fx->prof), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&fx->sym, &fx->prof), CMN_OK);
 }
 
 /* This binary's own build-id. */
 static size_t self_build_id(uint8_t *id)
 {
     struct rep_module *m;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_module_open("/proc/self/exe", &m, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_module_open("/proc/self/exe", &m, &err), CMN_OK, "%s", err.msg);
     const uint8_t *p;
     size_t n;
-    cr_assert_eq(rep_module_build_id(m, &p, &n), REP_OK);
+    cr_assert_eq(rep_module_build_id(m, &p, &n), CMN_OK);
     memcpy(id, p, n);
     rep_module_close(m);
     return n;
@@ -478,20 +478,20 @@ Test(symbols, lines_name_a_function_with_its_file_and_line)
     fx.sym.is_lines = true;
     rep_profile_init(&fx.prof, "self");
     add_self_maps(&fx.prof);
-    cr_assert_eq(rep_sym_use_profile(&fx.sym, &fx.prof), REP_OK);
+    cr_assert_eq(rep_sym_use_profile(&fx.sym, &fx.prof), CMN_OK);
     uint64_t a = (uint64_t)(uintptr_t)&sym_test_known_function;
     const uint32_t *ids;
     size_t n;
-    cr_assert_eq(rep_sym_frames(&fx.sym, a + 1, false, 0, &ids, &n), REP_OK);
+    cr_assert_eq(rep_sym_frames(&fx.sym, a + 1, false, 0, &ids, &n), CMN_OK);
     cr_assert_eq(n, 1);
     const char *name = rep_names_get(&fx.names, ids[0]);
     cr_assert(strncmp(name, "sym_test_known_function (test_symbols.c:", 40) == 0, "%s", name);
     /* Resolved once: the same address gives the same chain back. */
     size_t n_chains = fx.sym.n_chains;
-    cr_assert_eq(rep_sym_frames(&fx.sym, a + 1, false, 0, &ids, &n), REP_OK);
+    cr_assert_eq(rep_sym_frames(&fx.sym, a + 1, false, 0, &ids, &n), CMN_OK);
     cr_assert_eq(fx.sym.n_chains, n_chains);
     /* An address outside every mapping keeps its plain name. */
-    cr_assert_eq(rep_sym_frames(&fx.sym, 0x10, false, 0, &ids, &n), REP_OK);
+    cr_assert_eq(rep_sym_frames(&fx.sym, 0x10, false, 0, &ids, &n), CMN_OK);
     cr_assert_str_eq(rep_names_get(&fx.names, ids[0]), "0x10");
     teardown(&fx);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Tests of how `prof stacks` finds libprof's snapshot signal (reporter/snap_signal.c):
+ * Tests of how `prof stacks` finds libprof's snapshot signal (attach/snap_signal.c):
  * the spelling of a signal, as libprof/config.c reads it; the choice libprof makes from
  * its environment, read back from a child started with that environment; and whether a
  * process catches the signal.
@@ -13,23 +13,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "reporter/err.h"
-#include "reporter/procstat.h"
-#include "reporter/snap_signal.h"
+#include "common/err.h"
+#include "attach/procstat.h"
+#include "attach/snap_signal.h"
 
 static int parsed(const char *s)
 {
     int sig = -1;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_snap_signal_parse(s, &sig, &err), REP_OK, "'%s': %s", s, err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(att_snap_signal_parse(s, &sig, &err), CMN_OK, "'%s': %s", s, err.msg);
     return sig;
 }
 
 static void refused(const char *s)
 {
     int sig = -1;
-    struct rep_err err = {0};
-    cr_expect_eq(rep_snap_signal_parse(s, &sig, &err), REP_E_INPUT, "'%s' was taken", s);
+    struct cmn_err err = {0};
+    cr_expect_eq(att_snap_signal_parse(s, &sig, &err), CMN_E_INPUT, "'%s' was taken", s);
     cr_expect(strstr(err.msg, s) != NULL, "the message does not name '%s': %s", s, err.msg);
 }
 
@@ -58,7 +58,7 @@ Test(snap_signal, refuses_what_is_no_usable_signal)
     refused("");
 }
 
-/* The signal rep_snap_signal_of() finds in a child started with the environment env
+/* The signal att_snap_signal_of() finds in a child started with the environment env
  * (NULL-terminated), whose last entry is "READY=1". */
 static int signal_in_child(char *const *env)
 {
@@ -70,12 +70,12 @@ static int signal_in_child(char *const *env)
     char path[64], buf[4096];
     snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
     for (int i = 0; i < 2000; i++) {
-        long n = rep_proc_read(path, buf, sizeof(buf));
+        long n = att_proc_read(path, buf, sizeof(buf));
         if (n >= 8 && memcmp(buf + n - 8, "READY=1", 8) == 0)
             break;
         usleep(1000);
     }
-    int sig = rep_snap_signal_of(pid);
+    int sig = att_snap_signal_of(pid);
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     return sig;
@@ -105,7 +105,7 @@ Test(snap_signal, tells_a_caught_signal_from_one_that_is_not)
 {
     signal(SIGUSR1, on_usr1);
     signal(SIGUSR2, SIG_DFL);
-    cr_expect(rep_snap_signal_is_caught(getpid(), SIGUSR1));
-    cr_expect(!rep_snap_signal_is_caught(getpid(), SIGUSR2));
-    cr_expect(!rep_snap_signal_has_libprof(getpid()));
+    cr_expect(att_snap_signal_is_caught(getpid(), SIGUSR1));
+    cr_expect(!att_snap_signal_is_caught(getpid(), SIGUSR2));
+    cr_expect(!att_snap_signal_has_libprof(getpid()));
 }

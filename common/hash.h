@@ -4,15 +4,15 @@
  * cache). Header-only: pure functions, no state. Not for anything adversarial: a crafted
  * profile can make a table slow, never wrong.
  */
-#ifndef PROF_REPORTER_HASH_H
-#define PROF_REPORTER_HASH_H
+#ifndef PROF_COMMON_HASH_H
+#define PROF_COMMON_HASH_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 /* Mixes one 64-bit word (the splitmix64 finalizer): every input bit reaches every output
  * bit, so the low bits can index a power-of-two table. */
-static inline uint64_t rep_hash_word(uint64_t x)
+static inline uint64_t cmn_hash_word(uint64_t x)
 {
     x ^= x >> 30;
     x *= 0xbf58476d1ce4e5b9ull;
@@ -23,7 +23,7 @@ static inline uint64_t rep_hash_word(uint64_t x)
 }
 
 /* Hashes n bytes (FNV-1a, then mixed). */
-static inline uint64_t rep_hash_bytes(const void *p, size_t n)
+static inline uint64_t cmn_hash_bytes(const void *p, size_t n)
 {
     const unsigned char *b = p;
     uint64_t h = 0xcbf29ce484222325ull;
@@ -31,7 +31,7 @@ static inline uint64_t rep_hash_bytes(const void *p, size_t n)
         h ^= b[i];
         h *= 0x100000001b3ull;
     }
-    return rep_hash_word(h);
+    return cmn_hash_word(h);
 }
 
 #endif

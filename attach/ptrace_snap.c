@@ -20,7 +20,7 @@
  * handed back to PTRACE_DETACH, which delivers it, so that it is neither lost nor doubled.
  * The interrupt still pending on such a thread dies with the detach.
  */
-#include "reporter/ptrace_snap.h"
+#include "attach/ptrace_snap.h"
 
 #include <dirent.h>
 #include <elf.h>
@@ -40,11 +40,11 @@
 
 #include "include/libprof/prof_format.h"
 #include "common/record.h"
-#include "reporter/err.h"
-#include "reporter/procmaps.h"
-#include "reporter/procstat.h"
-#include "reporter/ptrace_unwind.h"
-#include "reporter/remote_walk.h"
+#include "common/err.h"
+#include "attach/procmaps.h"
+#include "attach/procstat.h"
+#include "attach/ptrace_unwind.h"
+#include "attach/remote_walk.h"
 
 #define MAX_ROUNDS 64   /* task listings at most: a process that keeps starting threads */
 #define POLL_NS 1000000 /* between two looks at the threads not stopped yet */
@@ -70,12 +70,12 @@ struct snap {
     uint64_t time_ns;              /* CLOCK_MONOTONIC at the start */
     double deadline_s;             /* CLOCK_MONOTONIC by which threads must have stopped */
     bool is_refused;               /* a live thread refused to be seized (permission) */
-    enum rep_ptrace_unwind unwind; /* how stacks are walked; AUTO becomes FP when libunwind
+    enum att_ptrace_unwind unwind; /* how stacks are walked; AUTO becomes FP when libunwind
                                     * cannot be used */
-    struct rep_punw punw;          /* libunwind's state, initialized unless unwind is FP */
+    struct att_punw punw;          /* libunwind's state, initialized unless unwind is FP */
     bool is_any_libunwind;         /* some thread's kept stack came from libunwind */
-    uint64_t *scratch;             /* REP_PTRACE_SNAP_DEPTH frames: the fp walk's, before kept */
-    uint64_t *unw_scratch;         /* REP_PTRACE_SNAP_DEPTH frames: libunwind's, before kept */
+    uint64_t *scratch;             /* ATT_PTRACE_SNAP_DEPTH frames: the fp walk's, before kept */
+    uint64_t *unw_scratch;         /* ATT_PTRACE_SNAP_DEPTH frames: libunwind's, before kept */
 };
 
 /* One walk's result, before it is kept. */
@@ -114,7 +114,7 @@ static void seize(struct snap *s, struct task *t)
 {
     if (ptrace(PTRACE_SEIZE, t->tid, NULL, NULL) != 0) {
         int e = errno;
-        char now = rep_proc_task_state(s->pid, t->tid);
+        char now = att_proc_task_state(s->pid, t->tid);
         if (e == ESRCH || now == 0 || now == 'Z' || now == 'X') {
             t->status = PROF_SNAP_GONE;
         } else {
@@ -129,7 +129,7 @@ static void seize(struct snap *s, struct task *t)
 }
 
 /* Adds and seizes the threads of the process not seen yet; *n_new says how many. */
-static int scan_tasks(struct snap *s, size_t *n_new, struct rep_err *err)
+static int scan_tasks(struct snap *s, size_t *n_new, struct cmn_err *err)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/task", (int)s->pid);
@@ -137,11 +137,11 @@ static int scan_tasks(struct snap *s, size_t *n_new, struct rep_err *err)
     *n_new = 0;
     if (d == NULL) {
         if (errno == ENOENT && s->n_tasks == 0)
-            return rep_err_set(err, REP_E_INPUT, "no process %d", (int)s->pid);
-        return REP_OK; /* the process exited meanwhile: its threads are gone */
+            return cmn_err_set(err, CMN_E_INPUT, "no process %d", (int)s->pid);
+        return CMN_OK; /* the process exited meanwhile: its threads are gone */
     }
     struct dirent *e;
-    int rc = REP_OK;
+    int rc = CMN_OK;
     while ((e = readdir(d)) != NULL) {
         char *end;
         long tid = strtol(e->d_name, &end, 10);
@@ -151,7 +151,7 @@ static int scan_tasks(struct snap *s, size_t *n_new, struct rep_err *err)
             size_t cap = s->cap_tasks ? s->cap_tasks * 2 : 16;
             struct task *t = realloc(s->tasks, cap * sizeof(*t));
             if (t == NULL) {
-                rc = rep_err_nomem(err);
+                rc = cmn_err_nomem(err);
                 break;
             }
             s->tasks = t;
@@ -161,8 +161,8 @@ static int scan_tasks(struct snap *s, size_t *n_new, struct rep_err *err)
         memset(t, 0, sizeof(*t));
         t->tid = (pid_t)tid;
         t->status = PROF_SNAP_NO_ANSWER;
-        t->state = rep_proc_task_state(s->pid, t->tid);
-        rep_proc_task_name(s->pid, t->tid, t->name);
+        t->state = att_proc_task_state(s->pid, t->tid);
+        att_proc_task_name(s->pid, t->tid, t->name);
         seize(s, t);
         (*n_new)++;
     }
@@ -218,18 +218,18 @@ static void wait_stops(struct snap *s, size_t first)
 }
 
 /* Phase 1. */
-static int attach_all(struct snap *s, struct rep_err *err)
+static int attach_all(struct snap *s, struct cmn_err *err)
 {
     for (int round = 0; round < MAX_ROUNDS; round++) {
         size_t first = s->n_tasks, n_new;
         int rc = scan_tasks(s, &n_new, err);
-        if (rc != REP_OK)
+        if (rc != CMN_OK)
             return rc;
         if (n_new == 0)
-            return REP_OK;
+            return CMN_OK;
         wait_stops(s, first);
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* The registers a walk starts from, of a stopped thread; false when they cannot be read
@@ -255,30 +255,30 @@ static bool read_regs(pid_t tid, struct cmn_fp_regs *r)
 }
 
 /* The frame-pointer walk of a thread with registers regs, over a copy of its stack; the
- * walk's n_frames stays 0 when the stack cannot be read. REP_OK or REP_E_NOMEM. */
-static int walk_fp(struct snap *s, const struct cmn_fp_regs *regs, const struct rep_pmaps *maps,
+ * walk's n_frames stays 0 when the stack cannot be read. CMN_OK or CMN_E_NOMEM. */
+static int walk_fp(struct snap *s, const struct cmn_fp_regs *regs, const struct att_maps *maps,
                    struct walk *w)
 {
     unsigned char *copy;
     size_t len;
-    int r = rep_rwalk_read_stack(s->pid, maps, regs->sp, REP_PTRACE_SNAP_STACK_MAX, &copy, &len);
+    int r = att_rwalk_read_stack(s->pid, maps, regs->sp, ATT_PTRACE_SNAP_STACK_MAX, &copy, &len);
     if (r != 0)
-        return r == -ENOMEM ? REP_E_NOMEM : REP_OK;
-    struct rep_rwalk rw;
-    rep_rwalk_init(&rw, s->pid, maps, copy, regs->sp, len);
+        return r == -ENOMEM ? CMN_E_NOMEM : CMN_OK;
+    struct att_rwalk rw;
+    att_rwalk_init(&rw, s->pid, maps, copy, regs->sp, len);
     w->frames = s->scratch;
     w->n_frames =
-        rep_rwalk(&rw, regs, s->scratch, REP_PTRACE_SNAP_DEPTH, &w->stop_reason, &w->flags);
+        att_rwalk(&rw, regs, s->scratch, ATT_PTRACE_SNAP_DEPTH, &w->stop_reason, &w->flags);
     free(copy);
-    return REP_OK;
+    return CMN_OK;
 }
 
-static void walk_libunwind(struct snap *s, pid_t tid, const struct rep_pmaps *maps, struct walk *w)
+static void walk_libunwind(struct snap *s, pid_t tid, const struct att_maps *maps, struct walk *w)
 {
     w->frames = s->unw_scratch;
     w->flags = 0;
     w->n_frames =
-        rep_punw_walk(&s->punw, tid, maps, s->unw_scratch, REP_PTRACE_SNAP_DEPTH, &w->stop_reason);
+        att_punw_walk(&s->punw, tid, maps, s->unw_scratch, ATT_PTRACE_SNAP_DEPTH, &w->stop_reason);
 }
 
 /* Whether auto mode may keep the frame-pointer walk when libunwind's is not complete: it
@@ -300,11 +300,11 @@ static bool unw_is_better(const struct walk *fp, const struct walk *unw)
     return unw->n_frames > 0 && (unw->stop_reason == PROF_STOP_END || unw->n_frames > fp->n_frames);
 }
 
-/* Keeps walk w as thread t's stack. REP_OK or REP_E_NOMEM. */
+/* Keeps walk w as thread t's stack. CMN_OK or CMN_E_NOMEM. */
 static int keep(const struct snap *s, struct task *t, const struct walk *w)
 {
     if ((t->frames = malloc(w->n_frames * sizeof(*t->frames))) == NULL)
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     memcpy(t->frames, w->frames, w->n_frames * sizeof(*t->frames));
     uint8_t flags = w->flags;
     if (w->stop_reason != PROF_STOP_END)
@@ -316,28 +316,28 @@ static int keep(const struct snap *s, struct task *t, const struct walk *w)
                                       .stop_reason = w->stop_reason,
                                       .flags = flags};
     t->status = PROF_SNAP_OK;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Phase 2 for one stopped thread: its stack into t->frames and t->rec, walked as s->unwind
- * says (see enum rep_ptrace_unwind). A thread whose registers or stack cannot be read, or
+ * says (see enum att_ptrace_unwind). A thread whose registers or stack cannot be read, or
  * that libunwind cannot start on when it is the only walk, keeps PROF_SNAP_FAILED. */
-static int read_stack(struct snap *s, struct task *t, const struct rep_pmaps *maps)
+static int read_stack(struct snap *s, struct task *t, const struct att_maps *maps)
 {
     struct cmn_fp_regs regs;
     struct walk fp = {0}, unw = {0};
     t->status = PROF_SNAP_FAILED;
     if (!read_regs(t->tid, &regs))
-        return REP_OK;
-    if (s->unwind == REP_PTRACE_UNWIND_LIBUNWIND) {
+        return CMN_OK;
+    if (s->unwind == ATT_PTRACE_UNWIND_LIBUNWIND) {
         walk_libunwind(s, t->tid, maps, &unw);
         s->is_any_libunwind = s->is_any_libunwind || unw.n_frames > 0;
-        return unw.n_frames > 0 ? keep(s, t, &unw) : REP_OK;
+        return unw.n_frames > 0 ? keep(s, t, &unw) : CMN_OK;
     }
     int rc = walk_fp(s, &regs, maps, &fp);
-    if (rc != REP_OK || fp.n_frames == 0)
+    if (rc != CMN_OK || fp.n_frames == 0)
         return rc;
-    if (s->unwind == REP_PTRACE_UNWIND_FP)
+    if (s->unwind == ATT_PTRACE_UNWIND_FP)
         return keep(s, t, &fp);
     /* Auto: a frame-pointer walk that looks whole can still have skipped a frame: a leaf
      * without a frame pointer (libc's pause(), say) leaves its caller's return address
@@ -367,178 +367,178 @@ static void detach_all(struct snap *s)
     }
 }
 
-int rep_ptrace_refusal(const struct rep_ptrace_facts *f, struct rep_err *err)
+int att_ptrace_refusal(const struct att_ptrace_facts *f, struct cmn_err *err)
 {
     int pid = (int)f->pid;
     if (f->is_kthread)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "process %d is a kernel thread: it has no user-space stack", pid);
     if (f->tracer > 0)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot attach to process %d: it is already traced by process %ld (a "
                            "debugger?)",
                            pid, f->tracer);
     if (!f->is_admin && f->is_other_user)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot attach to process %d: it belongs to another user (uid %u) and "
                            "prof runs as uid %u; run prof as that user or as root",
                            pid, f->target_euid, f->my_euid);
     if (f->yama_scope == 3)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot attach to process %d: kernel.yama.ptrace_scope is 3, which "
                            "forbids ptrace on this system until it restarts",
                            pid);
     if (f->yama_scope == 2 && !f->is_admin)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot attach to process %d: kernel.yama.ptrace_scope is 2: only root "
                            "(CAP_SYS_PTRACE) may attach; run prof as root",
                            pid);
     if (f->yama_scope == 1 && !f->is_admin)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot attach to process %d: kernel.yama.ptrace_scope is 1: a process "
                            "may attach only to its descendants; run prof as root "
                            "(CAP_SYS_PTRACE) or set kernel.yama.ptrace_scope to 0",
                            pid);
-    return rep_err_set(err, REP_E_INPUT,
+    return cmn_err_set(err, CMN_E_INPUT,
                        "cannot attach to process %d: permission denied (a setuid or "
                        "non-dumpable process?)",
                        pid);
 }
 
 /* The one line that says why the process could not be attached, from what /proc says. */
-static int permission_error(pid_t pid, struct rep_err *err)
+static int permission_error(pid_t pid, struct cmn_err *err)
 {
     char v[128];
-    struct rep_ptrace_facts f = {.pid = pid, .my_euid = (unsigned)geteuid(), .yama_scope = -1};
-    f.is_kthread = rep_proc_status_field(pid, "Kthread", v, sizeof(v)) && atoi(v) == 1;
-    if (rep_proc_status_field(pid, "TracerPid", v, sizeof(v)))
+    struct att_ptrace_facts f = {.pid = pid, .my_euid = (unsigned)geteuid(), .yama_scope = -1};
+    f.is_kthread = att_proc_status_field(pid, "Kthread", v, sizeof(v)) && atoi(v) == 1;
+    if (att_proc_status_field(pid, "TracerPid", v, sizeof(v)))
         f.tracer = atol(v);
-    f.is_admin = rep_proc_has_cap(CAP_SYS_PTRACE);
-    f.is_other_user = rep_proc_is_other_user(pid, &f.target_euid);
-    if (rep_proc_read("/proc/sys/kernel/yama/ptrace_scope", v, sizeof(v)) > 0)
+    f.is_admin = att_proc_has_cap(CAP_SYS_PTRACE);
+    f.is_other_user = att_proc_is_other_user(pid, &f.target_euid);
+    if (att_proc_read("/proc/sys/kernel/yama/ptrace_scope", v, sizeof(v)) > 0)
         f.yama_scope = atoi(v);
-    return rep_ptrace_refusal(&f, err);
+    return att_ptrace_refusal(&f, err);
 }
 
-static int put(FILE *out, const void *rec, size_t n, struct rep_err *err)
+static int put(FILE *out, const void *rec, size_t n, struct cmn_err *err)
 {
     if (n == 0 || fwrite(rec, 1, n, out) != n)
-        return rep_err_set(err, REP_E_IO, "write error: %s", n ? strerror(errno) : "record");
-    return REP_OK;
+        return cmn_err_set(err, CMN_E_IO, "write error: %s", n ? strerror(errno) : "record");
+    return CMN_OK;
 }
 
 /* The header, the PROCESS record and the MAP records. */
-static int write_head(const struct snap *s, const struct rep_pmaps *maps, FILE *out,
-                      struct rep_err *err)
+static int write_head(const struct snap *s, const struct att_maps *maps, FILE *out,
+                      struct cmn_err *err)
 {
     unsigned char buf[sizeof(struct prof_rec_process) + 4200];
     char exe[4096];
-    rep_proc_exe(s->pid, exe, sizeof(exe));
+    att_proc_exe(s->pid, exe, sizeof(exe));
     struct prof_rec_process p = {
         .pid = (uint32_t)s->pid,
-        .ppid = (uint32_t)rep_proc_ppid(s->pid),
+        .ppid = (uint32_t)att_proc_ppid(s->pid),
         .start_mono_ns = s->time_ns,
         .start_real_ns = clock_ns(CLOCK_REALTIME),
         .timer_source = PROF_TIMER_NONE,
         .unwinder = s->is_any_libunwind ? PROF_UNWIND_LIBUNWIND : PROF_UNWIND_FP,
-        .max_depth = REP_PTRACE_SNAP_DEPTH,
+        .max_depth = ATT_PTRACE_SNAP_DEPTH,
     };
     int rc = put(out, buf, cmn_record_file_header(buf, sizeof(buf)), err);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = put(out, buf, cmn_record_process(buf, sizeof(buf), &p, exe), err);
-    if (rc == REP_OK)
-        rc = rep_pmaps_write(maps, s->time_ns, out, err);
+    if (rc == CMN_OK)
+        rc = att_maps_write(maps, s->time_ns, out, err);
     return rc;
 }
 
 /* Phase 4: the whole file. */
-static int write_profile(const struct snap *s, const struct rep_pmaps *maps, FILE *out,
-                         struct rep_err *err)
+static int write_profile(const struct snap *s, const struct att_maps *maps, FILE *out,
+                         struct cmn_err *err)
 {
-    size_t cap = sizeof(struct prof_rec_sample) + REP_PTRACE_SNAP_DEPTH * sizeof(uint64_t);
+    size_t cap = sizeof(struct prof_rec_sample) + ATT_PTRACE_SNAP_DEPTH * sizeof(uint64_t);
     unsigned char *buf = malloc(cap);
     if (buf == NULL)
-        return rep_err_nomem(err);
+        return cmn_err_nomem(err);
     int rc = write_head(s, maps, out, err);
-    for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
+    for (size_t i = 0; i < s->n_tasks && rc == CMN_OK; i++) {
         const struct task *t = &s->tasks[i];
         if (t->name[0] != '\0')
             rc = put(out, buf, cmn_record_thread(buf, cap, s->time_ns, (uint32_t)t->tid, t->name),
                      err);
     }
-    for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
+    for (size_t i = 0; i < s->n_tasks && rc == CMN_OK; i++) {
         const struct task *t = &s->tasks[i];
         rc = put(out, buf,
                  cmn_record_snapshot(buf, cap, s->time_ns, (uint32_t)t->tid, t->status, t->state, 0),
                  err);
-        if (rc == REP_OK && t->status == PROF_SNAP_OK)
+        if (rc == CMN_OK && t->status == PROF_SNAP_OK)
             rc = put(out, buf, cmn_record_sample(buf, cap, &t->rec, t->frames), err);
     }
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = put(out, buf, cmn_record_end(buf, cap), err);
-    if (rc == REP_OK && fflush(out) != 0)
-        rc = rep_err_set(err, REP_E_IO, "write error: %s", strerror(errno));
+    if (rc == CMN_OK && fflush(out) != 0)
+        rc = cmn_err_set(err, CMN_E_IO, "write error: %s", strerror(errno));
     free(buf);
     return rc;
 }
 
 /* Phases 2 to 4, once every thread that could be is stopped. */
-static int read_and_write(struct snap *s, FILE *out, struct rep_err *err)
+static int read_and_write(struct snap *s, FILE *out, struct cmn_err *err)
 {
-    struct rep_pmaps maps;
-    int rc = rep_pmaps_read(s->pid, &maps, err);
-    if (rc == REP_OK &&
-        ((s->scratch = malloc(REP_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL ||
-         (s->unw_scratch = malloc(REP_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL))
-        rc = rep_err_nomem(err);
-    for (size_t i = 0; i < s->n_tasks && rc == REP_OK; i++) {
-        if (s->tasks[i].is_stopped && read_stack(s, &s->tasks[i], &maps) != REP_OK)
-            rc = rep_err_nomem(err);
+    struct att_maps maps;
+    int rc = att_maps_read(s->pid, &maps, err);
+    if (rc == CMN_OK &&
+        ((s->scratch = malloc(ATT_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL ||
+         (s->unw_scratch = malloc(ATT_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL))
+        rc = cmn_err_nomem(err);
+    for (size_t i = 0; i < s->n_tasks && rc == CMN_OK; i++) {
+        if (s->tasks[i].is_stopped && read_stack(s, &s->tasks[i], &maps) != CMN_OK)
+            rc = cmn_err_nomem(err);
     }
     detach_all(s);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = write_profile(s, &maps, out, err);
-    rep_pmaps_free(&maps);
+    att_maps_free(&maps);
     return rc;
 }
 
 /* Prepares libunwind for the walks unwind asks for: an explicit libunwind that prof cannot
  * give is an error; auto quietly walks frame pointers only. */
-static int prepare_unwind(struct snap *s, struct rep_err *err)
+static int prepare_unwind(struct snap *s, struct cmn_err *err)
 {
-    if (s->unwind == REP_PTRACE_UNWIND_FP)
-        return REP_OK;
-    struct rep_err why = {0};
-    int rc = rep_punw_init(&s->punw, &why);
-    if (rc == REP_E_NOMEM)
-        return rep_err_nomem(err);
-    if (rc == REP_OK)
-        return REP_OK;
-    if (s->unwind == REP_PTRACE_UNWIND_LIBUNWIND)
-        return rep_err_set(err, rc, "--unwind libunwind: %s", why.msg);
-    s->unwind = REP_PTRACE_UNWIND_FP;
-    return REP_OK;
+    if (s->unwind == ATT_PTRACE_UNWIND_FP)
+        return CMN_OK;
+    struct cmn_err why = {0};
+    int rc = att_punw_init(&s->punw, &why);
+    if (rc == CMN_E_NOMEM)
+        return cmn_err_nomem(err);
+    if (rc == CMN_OK)
+        return CMN_OK;
+    if (s->unwind == ATT_PTRACE_UNWIND_LIBUNWIND)
+        return cmn_err_set(err, rc, "--unwind libunwind: %s", why.msg);
+    s->unwind = ATT_PTRACE_UNWIND_FP;
+    return CMN_OK;
 }
 
-int rep_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum rep_ptrace_unwind unwind,
-                           FILE *out, struct rep_err *err)
+int att_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum att_ptrace_unwind unwind,
+                           FILE *out, struct cmn_err *err)
 {
     struct snap s = {.pid = pid, .time_ns = clock_ns(CLOCK_MONOTONIC), .unwind = unwind};
     s.deadline_s = now_s() + stop_timeout_s;
     int rc = prepare_unwind(&s, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     rc = attach_all(&s, err);
     bool is_any_seized = false;
     for (size_t i = 0; i < s.n_tasks; i++)
         is_any_seized = is_any_seized || s.tasks[i].is_stopped || s.tasks[i].is_seized;
-    if (rc == REP_OK && !is_any_seized) {
+    if (rc == CMN_OK && !is_any_seized) {
         if (s.is_refused)
             rc = permission_error(pid, err);
         else
-            rc = rep_err_set(err, REP_E_INPUT, "no process %d (it exited)", (int)pid);
+            rc = cmn_err_set(err, CMN_E_INPUT, "no process %d (it exited)", (int)pid);
     }
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = read_and_write(&s, out, err);
     detach_all(&s);
     for (size_t i = 0; i < s.n_tasks; i++)
@@ -546,11 +546,11 @@ int rep_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum rep_ptrace_unw
     free(s.tasks);
     free(s.scratch);
     free(s.unw_scratch);
-    rep_punw_fini(&s.punw);
+    att_punw_fini(&s.punw);
     return rc;
 }
 
-int rep_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct rep_err *err)
+int att_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct cmn_err *err)
 {
-    return rep_ptrace_snap_unwind(pid, stop_timeout_s, REP_PTRACE_UNWIND_AUTO, out, err);
+    return att_ptrace_snap_unwind(pid, stop_timeout_s, ATT_PTRACE_UNWIND_AUTO, out, err);
 }

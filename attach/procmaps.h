@@ -6,8 +6,8 @@
  * (with build-ids, read from the mapped files, or from the target's memory for its vDSO)
  * that let the profile be symbolized later, as libprof's own are. Reporter thread only.
  */
-#ifndef PROF_REPORTER_PROCMAPS_H
-#define PROF_REPORTER_PROCMAPS_H
+#ifndef PROF_ATTACH_PROCMAPS_H
+#define PROF_ATTACH_PROCMAPS_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -17,9 +17,9 @@
 
 #include "include/libprof/prof_format.h"
 
-struct rep_err;
+struct cmn_err;
 
-struct rep_pmap {
+struct att_map {
     uint64_t start, end;  /* [start, end) */
     uint64_t offset;      /* file offset of start */
     uint32_t prot;        /* PROF_MAP_* */
@@ -29,31 +29,31 @@ struct rep_pmap {
     uint8_t build_id[PROF_BUILD_ID_MAX];
 };
 
-struct rep_pmaps {
-    struct rep_pmap *v; /* sorted by start, not overlapping */
+struct att_maps {
+    struct att_map *v; /* sorted by start, not overlapping */
     size_t n;
 };
 
 /* Not async-signal-safe. Reads all of pid's mappings, with the build-ids of the executable
- * ones. REP_OK; REP_E_INPUT with a one-line message when the process does not exist or
- * its maps cannot be read (permission); REP_E_NOMEM. */
-int rep_pmaps_read(pid_t pid, struct rep_pmaps *out, struct rep_err *err);
-void rep_pmaps_free(struct rep_pmaps *m);
+ * ones. CMN_OK; CMN_E_INPUT with a one-line message when the process does not exist or
+ * its maps cannot be read (permission); CMN_E_NOMEM. */
+int att_maps_read(pid_t pid, struct att_maps *out, struct cmn_err *err);
+void att_maps_free(struct att_maps *m);
 /* The mapping that holds addr, or NULL. */
-const struct rep_pmap *rep_pmaps_find(const struct rep_pmaps *m, uint64_t addr);
+const struct att_map *att_maps_find(const struct att_maps *m, uint64_t addr);
 /* 1 when addr lies in an executable mapping. */
-bool rep_pmaps_is_code(const struct rep_pmaps *m, uint64_t addr);
-/* Writes one PROF_REC_MAP record per executable mapping, seen at time_ns. REP_OK or
- * REP_E_IO. */
-int rep_pmaps_write(const struct rep_pmaps *m, uint64_t time_ns, FILE *out, struct rep_err *err);
+bool att_maps_is_code(const struct att_maps *m, uint64_t addr);
+/* Writes one PROF_REC_MAP record per executable mapping, seen at time_ns. CMN_OK or
+ * CMN_E_IO. */
+int att_maps_write(const struct att_maps *m, uint64_t time_ns, FILE *out, struct cmn_err *err);
 /* Writes the PROF_REC_MAP record of one mapping, whatever its protection, seen at time_ns.
- * REP_OK or REP_E_IO. */
-int rep_pmaps_write_one(const struct rep_pmap *p, uint64_t time_ns, FILE *out, struct rep_err *err);
+ * CMN_OK or CMN_E_IO. */
+int att_maps_write_one(const struct att_map *p, uint64_t time_ns, FILE *out, struct cmn_err *err);
 /* Adds a mapping that pid made after m was read (`prof record -p` learns of them from the
- * kernel): a copy of *p, its path copied, with the build-id read as rep_pmaps_read() does
+ * kernel): a copy of *p, its path copied, with the build-id read as att_maps_read() does
  * when p is executable and carries none. Like the kernel, it takes the place of whatever
  * part of older mappings it overlaps; m stays sorted and free of overlaps. Entries of m
- * move: pointers into m->v are dead afterwards. REP_OK or REP_E_NOMEM. */
-int rep_pmaps_add(struct rep_pmaps *m, pid_t pid, const struct rep_pmap *p);
+ * move: pointers into m->v are dead afterwards. CMN_OK or CMN_E_NOMEM. */
+int att_maps_add(struct att_maps *m, pid_t pid, const struct att_map *p);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Tests of the ptrace snapshot (reporter/ptrace_snap.c) on a child of the test: a process
+ * Tests of the ptrace snapshot (attach/ptrace_snap.c) on a child of the test: a process
  * with named threads idle in pause(). The snapshot must list every thread with its name
  * and a stack, be a profile the reader takes, and leave the child as it was: running, or
  * stopped with a pending signal that it receives exactly once when it continues.
@@ -19,10 +19,10 @@
 #include <unistd.h>
 
 #include "include/libprof/prof_format.h"
-#include "reporter/err.h"
-#include "reporter/procstat.h"
+#include "common/err.h"
+#include "attach/procstat.h"
 #include "reporter/profile.h"
-#include "reporter/ptrace_snap.h"
+#include "attach/ptrace_snap.h"
 #include "reporter/read.h"
 
 static int signal_fd = -1; /* the child writes a byte here for each SIGUSR1 */
@@ -55,8 +55,8 @@ static int count_idle(pid_t pid)
         pid_t tid = (pid_t)atoi(e->d_name);
         if (tid <= 0)
             continue;
-        rep_proc_task_name(pid, tid, name);
-        n += strncmp(name, "idle-", 5) == 0 && rep_proc_task_state(pid, tid) == 'S';
+        att_proc_task_name(pid, tid, name);
+        n += strncmp(name, "idle-", 5) == 0 && att_proc_task_state(pid, tid) == 'S';
     }
     if (d != NULL)
         closedir(d);
@@ -111,10 +111,10 @@ static void snapshot(pid_t pid, struct rep_profile *p)
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     cr_assert_not_null(mem);
-    struct rep_err err = {0};
-    cr_assert_eq(rep_ptrace_snap(pid, 5.0, mem, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(att_ptrace_snap(pid, 5.0, mem, &err), CMN_OK, "%s", err.msg);
     fclose(mem);
-    cr_assert_eq(rep_read_buffer(buf, len, "snap", p, &err), REP_OK, "%s", err.msg);
+    cr_assert_eq(rep_read_buffer(buf, len, "snap", p, &err), CMN_OK, "%s", err.msg);
     free(buf);
 }
 
@@ -139,9 +139,9 @@ static int signals_within(int fd, int ms)
 
 static void wait_state(pid_t pid, char want)
 {
-    for (int i = 0; i < 2000 && rep_proc_task_state(pid, pid) != want; i++)
+    for (int i = 0; i < 2000 && att_proc_task_state(pid, pid) != want; i++)
         usleep(1000);
-    cr_assert_eq(rep_proc_task_state(pid, pid), want);
+    cr_assert_eq(att_proc_task_state(pid, pid), want);
 }
 
 Test(ptrace_snap, refuses_a_process_that_does_not_exist)
@@ -153,8 +153,8 @@ Test(ptrace_snap, refuses_a_process_that_does_not_exist)
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
-    struct rep_err err = {0};
-    cr_expect_eq(rep_ptrace_snap(pid, 1.0, mem, &err), REP_E_INPUT);
+    struct cmn_err err = {0};
+    cr_expect_eq(att_ptrace_snap(pid, 1.0, mem, &err), CMN_E_INPUT);
     cr_expect(strstr(err.msg, "no process") != NULL, "%s", err.msg);
     fclose(mem);
     free(buf);
@@ -186,7 +186,7 @@ Test(ptrace_snap, lists_every_thread_with_its_name_and_stack)
     rep_profile_fini(&p);
     /* Detached and running as before: it still handles a signal. */
     usleep(20000);
-    cr_expect_eq(rep_proc_task_state(pid, pid), 'S');
+    cr_expect_eq(att_proc_task_state(pid, pid), 'S');
     kill(pid, SIGUSR1);
     cr_expect_eq(signals_within(signals, 300), 1);
     stop_child(pid, signals);
@@ -206,7 +206,7 @@ Test(ptrace_snap, a_stopped_process_stays_stopped_and_gets_its_pending_signal_on
         cr_expect_eq(p.snap_threads[i].run_state, 'T');
     rep_profile_fini(&p);
     usleep(20000);
-    cr_expect_eq(rep_proc_task_state(pid, pid), 'T', "the process no longer stopped");
+    cr_expect_eq(att_proc_task_state(pid, pid), 'T', "the process no longer stopped");
     cr_expect_eq(signals_within(signals, 50), 0, "the signal came while stopped");
     kill(pid, SIGCONT);
     cr_expect_eq(signals_within(signals, 300), 1, "the pending signal was lost or doubled");
@@ -252,7 +252,7 @@ Test(ptrace_snap, signals_sent_during_snapshots_arrive_once_each)
     s.is_done = 1;
     pthread_join(t, NULL);
     cr_expect_eq(signals_within(signals, 300), s.n_sent, "signals lost or doubled");
-    cr_expect_eq(rep_proc_task_state(pid, pid), 'S');
+    cr_expect_eq(att_proc_task_state(pid, pid), 'S');
     stop_child(pid, signals);
 }
 
@@ -260,8 +260,8 @@ Test(ptrace_snap, signals_sent_during_snapshots_arrive_once_each)
  * test machine (nor is Yama always there), so the choice of words is tested here. */
 Test(ptrace_snap, a_refusal_says_why_in_one_line)
 {
-    struct rep_err err;
-    struct rep_ptrace_facts f = {.pid = 42, .my_euid = 1000, .target_euid = 1000, .yama_scope = -1};
+    struct cmn_err err;
+    struct att_ptrace_facts f = {.pid = 42, .my_euid = 1000, .target_euid = 1000, .yama_scope = -1};
     static const struct {
         int scope;
         bool is_admin, is_other_user, is_kthread;
@@ -286,7 +286,7 @@ Test(ptrace_snap, a_refusal_says_why_in_one_line)
         f.is_kthread = cases[i].is_kthread;
         f.tracer = cases[i].tracer;
         memset(&err, 0, sizeof(err));
-        cr_assert_eq(rep_ptrace_refusal(&f, &err), REP_E_INPUT);
+        cr_assert_eq(att_ptrace_refusal(&f, &err), CMN_E_INPUT);
         cr_expect(strstr(err.msg, cases[i].says) != NULL, "case %zu: %s", i, err.msg);
         cr_expect(strchr(err.msg, '\n') == NULL, "case %zu: more than one line", i);
         cr_expect(strstr(err.msg, "process 42") != NULL, "case %zu: %s", i, err.msg);

@@ -4,7 +4,7 @@
  * "PID (COMM) STATE PPID ...", where COMM may itself hold spaces and parentheses, so the
  * fields after it are found from the last ')'.
  */
-#include "reporter/procstat.h"
+#include "attach/procstat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-long rep_proc_read(const char *path, char *buf, size_t cap)
+long att_proc_read(const char *path, char *buf, size_t cap)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
@@ -40,13 +40,13 @@ long rep_proc_read(const char *path, char *buf, size_t cap)
 /* The text after "(COMM) " of a stat file: the state letter first. */
 static const char *stat_after_comm(const char *path, char *buf, size_t cap)
 {
-    if (rep_proc_read(path, buf, cap) <= 0)
+    if (att_proc_read(path, buf, cap) <= 0)
         return NULL;
     const char *paren = strrchr(buf, ')');
     return paren != NULL && paren[1] == ' ' ? paren + 2 : NULL;
 }
 
-char rep_proc_task_state(pid_t pid, pid_t tid)
+char att_proc_task_state(pid_t pid, pid_t tid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
@@ -54,23 +54,23 @@ char rep_proc_task_state(pid_t pid, pid_t tid)
     return rest != NULL ? rest[0] : 0;
 }
 
-void rep_proc_task_name(pid_t pid, pid_t tid, char name[PROF_THREAD_NAME_MAX])
+void att_proc_task_name(pid_t pid, pid_t tid, char name[PROF_THREAD_NAME_MAX])
 {
     char path[64], buf[64];
     snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", (int)pid, (int)tid);
     name[0] = '\0';
-    if (rep_proc_read(path, buf, sizeof(buf)) <= 0)
+    if (att_proc_read(path, buf, sizeof(buf)) <= 0)
         return;
     buf[strcspn(buf, "\n")] = '\0';
     /* The kernel keeps at most 15 bytes; a longer line is cut as it would be. */
     snprintf(name, PROF_THREAD_NAME_MAX, "%.15s", buf);
 }
 
-bool rep_proc_status_field(pid_t pid, const char *key, char *out, size_t cap)
+bool att_proc_status_field(pid_t pid, const char *key, char *out, size_t cap)
 {
     char path[64], buf[8192];
     snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
-    if (rep_proc_read(path, buf, sizeof(buf)) <= 0)
+    if (att_proc_read(path, buf, sizeof(buf)) <= 0)
         return false;
     size_t key_len = strlen(key);
     for (const char *line = buf; *line != '\0';) {
@@ -87,7 +87,7 @@ bool rep_proc_status_field(pid_t pid, const char *key, char *out, size_t cap)
     return false;
 }
 
-pid_t rep_proc_ppid(pid_t pid)
+pid_t att_proc_ppid(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -96,7 +96,7 @@ pid_t rep_proc_ppid(pid_t pid)
     return rest != NULL && sscanf(rest, "%*c %d", &ppid) == 1 ? (pid_t)ppid : 0;
 }
 
-void rep_proc_exe(pid_t pid, char *out, size_t cap)
+void att_proc_exe(pid_t pid, char *out, size_t cap)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
@@ -106,22 +106,22 @@ void rep_proc_exe(pid_t pid, char *out, size_t cap)
         return;
     }
     char name[PROF_THREAD_NAME_MAX];
-    rep_proc_task_name(pid, pid, name);
+    att_proc_task_name(pid, pid, name);
     snprintf(out, cap, "%s", name);
 }
 
-bool rep_proc_has_cap(int cap)
+bool att_proc_has_cap(int cap)
 {
     char v[32];
-    return rep_proc_status_field(getpid(), "CapEff", v, sizeof(v)) &&
+    return att_proc_status_field(getpid(), "CapEff", v, sizeof(v)) &&
            (strtoull(v, NULL, 16) >> cap & 1) != 0;
 }
 
-bool rep_proc_is_other_user(pid_t pid, unsigned *euid)
+bool att_proc_is_other_user(pid_t pid, unsigned *euid)
 {
     char v[128];
     unsigned ruid, suid, me = (unsigned)geteuid();
-    if (!rep_proc_status_field(pid, "Uid", v, sizeof(v)) ||
+    if (!att_proc_status_field(pid, "Uid", v, sizeof(v)) ||
         sscanf(v, "%u %u %u", &ruid, euid, &suid) != 3)
         return false;
     return ruid != me || *euid != me || suid != me;

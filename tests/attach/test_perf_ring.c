@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Tests of the perf_event rings of `prof record -p` (reporter/perf_ring.c) without the
+ * Tests of the perf_event rings of `prof record -p` (attach/perf_ring.c) without the
  * kernel: records built by hand in the kernel's layouts are decoded into their structs
  * (whole, cut short, or without what makes them usable), and a ring laid out in plain
  * memory, with a record that wraps around its end, is read record by record.
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/perf_ring.h"
+#include "attach/perf_ring.h"
 
 #define TIME_NS 123456789ull
 #define ID 77u
@@ -104,8 +104,8 @@ Test(perf_ring, decodes_a_sample_with_registers_and_a_stack_copy)
     put_u64(&r, 24); /* dyn_size: what the kernel could copy */
     struct perf_event_header h = end(&r, 0);
 
-    struct rep_pring_sample d;
-    cr_assert(rep_pring_decode_sample(r.b, h.size, false, &d));
+    struct att_pring_sample d;
+    cr_assert(att_pring_decode_sample(r.b, h.size, false, &d));
     cr_expect_eq(d.id, ID);
     cr_expect_eq(d.pid, PID);
     cr_expect_eq(d.tid, TID);
@@ -132,8 +132,8 @@ Test(perf_ring, keeps_a_stack_copy_within_its_size)
     put_u64(&r, 4096); /* more than the copy holds */
     struct perf_event_header h = end(&r, 0);
 
-    struct rep_pring_sample d;
-    cr_assert(rep_pring_decode_sample(r.b, h.size, false, &d));
+    struct att_pring_sample d;
+    cr_assert(att_pring_decode_sample(r.b, h.size, false, &d));
     cr_assert(d.is_whole);
     cr_expect_eq(d.stack_len, 8);
 }
@@ -141,11 +141,11 @@ Test(perf_ring, keeps_a_stack_copy_within_its_size)
 Test(perf_ring, marks_a_sample_without_user_registers_or_cut_short)
 {
     struct rec r;
-    struct rep_pring_sample d;
+    struct att_pring_sample d;
     begin_sample(&r);
     put_u64(&r, PERF_SAMPLE_REGS_ABI_NONE);
     struct perf_event_header h = end(&r, 0);
-    cr_assert(rep_pring_decode_sample(r.b, h.size, false, &d));
+    cr_assert(att_pring_decode_sample(r.b, h.size, false, &d));
     cr_expect_not(d.is_whole, "no user registers");
 
     begin_sample(&r);
@@ -154,14 +154,14 @@ Test(perf_ring, marks_a_sample_without_user_registers_or_cut_short)
     put_u64(&r, 64); /* a copy of 64 bytes, of which 8 are there */
     put_u64(&r, 0xa0);
     h = end(&r, 0);
-    cr_assert(rep_pring_decode_sample(r.b, h.size, false, &d));
+    cr_assert(att_pring_decode_sample(r.b, h.size, false, &d));
     cr_expect_not(d.is_whole, "the stack copy is cut");
     cr_expect_eq(d.tid, TID);
 
     begin(&r, PERF_RECORD_SAMPLE);
     put_u64(&r, ID);
     h = end(&r, 0);
-    cr_expect_not(rep_pring_decode_sample(r.b, h.size, false, &d), "the fixed part is cut");
+    cr_expect_not(att_pring_decode_sample(r.b, h.size, false, &d), "the fixed part is cut");
 }
 
 Test(perf_ring, decodes_a_kernel_callchain)
@@ -174,8 +174,8 @@ Test(perf_ring, decodes_a_kernel_callchain)
     put_u64(&r, 0x402000);
     struct perf_event_header h = end(&r, 0);
 
-    struct rep_pring_sample d;
-    cr_assert(rep_pring_decode_sample(r.b, h.size, true, &d));
+    struct att_pring_sample d;
+    cr_assert(att_pring_decode_sample(r.b, h.size, true, &d));
     cr_assert(d.is_whole);
     cr_assert_eq(d.n_ips, 3);
     uint64_t ip;
@@ -186,7 +186,7 @@ Test(perf_ring, decodes_a_kernel_callchain)
     put_u64(&r, 5); /* five addresses, one there */
     put_u64(&r, 0x401000);
     h = end(&r, 0);
-    cr_assert(rep_pring_decode_sample(r.b, h.size, true, &d));
+    cr_assert(att_pring_decode_sample(r.b, h.size, true, &d));
     cr_expect_not(d.is_whole);
 }
 
@@ -198,8 +198,8 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put(&r, "worker\0\0", 8);
     put_trailer(&r);
     struct perf_event_header h = end(&r, 0);
-    struct rep_pring_comm c;
-    cr_assert(rep_pring_decode_comm(r.b, &h, &c));
+    struct att_pring_comm c;
+    cr_assert(att_pring_decode_comm(r.b, &h, &c));
     cr_expect(c.pid == PID && c.tid == TID && !c.is_exec && c.time_ns == TIME_NS);
     cr_assert_not_null(c.comm);
     cr_expect_str_eq(c.comm, "worker");
@@ -209,7 +209,7 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put(&r, "workerXX", 8); /* not terminated before the trailer */
     put_trailer(&r);
     h = end(&r, PERF_RECORD_MISC_COMM_EXEC);
-    cr_assert(rep_pring_decode_comm(r.b, &h, &c));
+    cr_assert(att_pring_decode_comm(r.b, &h, &c));
     cr_expect(c.is_exec);
     cr_expect_null(c.comm);
 
@@ -219,8 +219,8 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put_u64(&r, TIME_NS + 1);
     put_trailer(&r);
     h = end(&r, 0);
-    struct rep_pring_task t;
-    cr_assert(rep_pring_decode_task(r.b, &h, &t));
+    struct att_pring_task t;
+    cr_assert(att_pring_decode_task(r.b, &h, &t));
     cr_expect(t.pid == PID && t.ppid == PID && t.tid == TID && t.ptid == PID);
     cr_expect_eq(t.time_ns, TIME_NS + 1);
 
@@ -236,8 +236,8 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put(&r, "/lib/x.so\0\0\0\0\0\0\0", 16);
     put_trailer(&r);
     h = end(&r, 0);
-    struct rep_pring_mmap m;
-    cr_assert(rep_pring_decode_mmap(r.b, &h, &m));
+    struct att_pring_mmap m;
+    cr_assert(att_pring_decode_mmap(r.b, &h, &m));
     cr_expect(m.pid == PID && m.addr == 0x10000 && m.len == 0x2000 && m.pgoff == 0x1000);
     cr_expect_eq(m.prot, 5);
     cr_expect_eq(m.time_ns, TIME_NS);
@@ -249,19 +249,19 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put_u64(&r, 17);
     put_trailer(&r);
     h = end(&r, 0);
-    cr_expect_eq(rep_pring_decode_lost(r.b, &h), 17);
+    cr_expect_eq(att_pring_decode_lost(r.b, &h), 17);
     h.size = sizeof(h) + 8;
-    cr_expect_eq(rep_pring_decode_lost(r.b, &h), 0, "cut");
-    cr_expect_not(rep_pring_decode_task(r.b, &h, &t), "cut");
+    cr_expect_eq(att_pring_decode_lost(r.b, &h), 0, "cut");
+    cr_expect_not(att_pring_decode_task(r.b, &h, &t), "cut");
 }
 
-/* A ring of data_bytes in plain memory, as the kernel lays it out, in a rep_pring of one
+/* A ring of data_bytes in plain memory, as the kernel lays it out, in a att_pring of one
  * CPU. The descriptor is never used by the reader; it only says the ring is mapped. */
 struct fake {
     struct perf_event_mmap_page meta;
     unsigned char data[256];
-    struct rep_pring_buf buf;
-    struct rep_pring p;
+    struct att_pring_buf buf;
+    struct att_pring p;
 };
 
 static void fake_init(struct fake *f, uint64_t tail)
@@ -269,11 +269,11 @@ static void fake_init(struct fake *f, uint64_t tail)
     memset(f, 0, sizeof(*f));
     f->meta.data_tail = tail;
     f->meta.data_head = tail;
-    f->buf = (struct rep_pring_buf){
+    f->buf = (struct att_pring_buf){
         .fd = 1000, .meta = &f->meta, .data = f->data, .data_bytes = sizeof(f->data)};
     f->p.n_cpus = 1;
     f->p.rings = &f->buf;
-    f->p.wrap = malloc(REP_PRING_RECORD_MAX);
+    f->p.wrap = malloc(ATT_PRING_RECORD_MAX);
     cr_assert_not_null(f->p.wrap);
 }
 
@@ -309,25 +309,25 @@ Test(perf_ring, reads_a_record_that_wraps_around_the_ring)
     fake_write(&f, &a);
     fake_write(&f, &b);
 
-    struct rep_pring_reader rd;
-    cr_assert(rep_pring_read_begin(&f.p, 0, &rd));
+    struct att_pring_reader rd;
+    cr_assert(att_pring_read_begin(&f.p, 0, &rd));
     struct perf_event_header h;
-    const unsigned char *p = rep_pring_read_next(&rd, &h);
+    const unsigned char *p = att_pring_read_next(&rd, &h);
     cr_assert_not_null(p);
     cr_expect_eq(p, f.p.wrap, "a record that wraps is made whole in the wrap buffer");
     cr_expect_eq(h.type, PERF_RECORD_COMM);
     cr_expect_eq(h.size, 96);
     cr_expect_eq(memcmp(p, a.b, a.n), 0);
-    struct rep_pring_comm c;
-    cr_assert(rep_pring_decode_comm(p, &h, &c));
+    struct att_pring_comm c;
+    cr_assert(att_pring_decode_comm(p, &h, &c));
     cr_expect_eq(strlen(c.comm), 96 - 16 - 24 - 1);
 
-    p = rep_pring_read_next(&rd, &h);
+    p = att_pring_read_next(&rd, &h);
     cr_assert_not_null(p);
     cr_expect_eq(p, f.data + 40, "the next one is read in place");
     cr_expect_eq(memcmp(p, b.b, b.n), 0);
-    cr_expect_null(rep_pring_read_next(&rd, &h));
-    rep_pring_read_end(&rd);
+    cr_expect_null(att_pring_read_next(&rd, &h));
+    att_pring_read_end(&rd);
     cr_expect_eq(f.meta.data_tail, f.meta.data_head, "all of it is given back");
     free(f.p.wrap);
 }
@@ -341,15 +341,15 @@ Test(perf_ring, skips_what_is_not_a_record)
     fake_write(&f, &a);
     f.meta.data_head += 64; /* zeroes: a header of size 0 */
 
-    struct rep_pring_reader rd;
-    cr_assert(rep_pring_read_begin(&f.p, 0, &rd));
+    struct att_pring_reader rd;
+    cr_assert(att_pring_read_begin(&f.p, 0, &rd));
     struct perf_event_header h;
-    cr_assert_not_null(rep_pring_read_next(&rd, &h));
-    cr_expect_null(rep_pring_read_next(&rd, &h));
-    rep_pring_read_end(&rd);
+    cr_assert_not_null(att_pring_read_next(&rd, &h));
+    cr_expect_null(att_pring_read_next(&rd, &h));
+    att_pring_read_end(&rd);
     cr_expect_eq(f.meta.data_tail, 48 + 64, "the rest is skipped");
 
     f.buf.fd = -1;
-    cr_expect_not(rep_pring_read_begin(&f.p, 0, &rd), "a ring not mapped is not read");
+    cr_expect_not(att_pring_read_begin(&f.p, 0, &rd), "a ring not mapped is not read");
     free(f.p.wrap);
 }

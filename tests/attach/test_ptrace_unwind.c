@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Tests of the remote libunwind walk (reporter/ptrace_unwind.c) and of the ptrace
- * snapshot's unwind modes (reporter/ptrace_snap.c) on a child of the test, parked in
+ * Tests of the remote libunwind walk (attach/ptrace_unwind.c) and of the ptrace
+ * snapshot's unwind modes (attach/ptrace_snap.c) on a child of the test, parked in
  * pause() under three calls of this file. The unit tests are built without
  * -fno-omit-frame-pointer, so at -O2 these functions keep no frame pointer, as distribution
  * code does. Each of them tells the test its own return address, which the walk must give
@@ -19,12 +19,12 @@
 #include <unistd.h>
 
 #include "include/libprof/prof_format.h"
-#include "reporter/err.h"
-#include "reporter/procmaps.h"
-#include "reporter/procstat.h"
+#include "common/err.h"
+#include "attach/procmaps.h"
+#include "attach/procstat.h"
 #include "reporter/profile.h"
-#include "reporter/ptrace_snap.h"
-#include "reporter/ptrace_unwind.h"
+#include "attach/ptrace_snap.h"
+#include "attach/ptrace_unwind.h"
 #include "reporter/read.h"
 
 #define N_CHAIN 3 /* chain_a -> chain_b -> chain_c */
@@ -76,7 +76,7 @@ static pid_t start_child(uint64_t ras[N_CHAIN])
         ras[i] = ra;
     }
     close(fds[0]);
-    for (int i = 0; i < 2000 && rep_proc_task_state(pid, pid) != 'S'; i++)
+    for (int i = 0; i < 2000 && att_proc_task_state(pid, pid) != 'S'; i++)
         usleep(1000);
     return pid;
 }
@@ -88,16 +88,16 @@ static void end_child(pid_t pid)
 }
 
 /* Takes a ptrace snapshot of pid walked as unwind and reads it into p. */
-static void snapshot(pid_t pid, enum rep_ptrace_unwind unwind, struct rep_profile *p)
+static void snapshot(pid_t pid, enum att_ptrace_unwind unwind, struct rep_profile *p)
 {
     char *buf = NULL;
     size_t len = 0;
     FILE *mem = open_memstream(&buf, &len);
     cr_assert_not_null(mem);
-    struct rep_err err = {0};
-    cr_assert_eq(rep_ptrace_snap_unwind(pid, 5.0, unwind, mem, &err), REP_OK, "%s", err.msg);
+    struct cmn_err err = {0};
+    cr_assert_eq(att_ptrace_snap_unwind(pid, 5.0, unwind, mem, &err), CMN_OK, "%s", err.msg);
     fclose(mem);
-    cr_assert_eq(rep_read_buffer(buf, len, "snap", p, &err), REP_OK, "%s", err.msg);
+    cr_assert_eq(rep_read_buffer(buf, len, "snap", p, &err), CMN_OK, "%s", err.msg);
     free(buf);
 }
 
@@ -116,15 +116,15 @@ static void stop_child(pid_t pid)
 /* Walks the stopped child with at most max_frames frames; *n_frames gets the count. */
 static uint8_t walk(pid_t pid, uint64_t *frames, unsigned max_frames, unsigned *n_frames)
 {
-    struct rep_pmaps maps;
-    struct rep_punw u = {0};
-    struct rep_err err = {0};
+    struct att_maps maps;
+    struct att_punw u = {0};
+    struct cmn_err err = {0};
     uint8_t stop = 0xff;
-    cr_assert_eq(rep_pmaps_read(pid, &maps, &err), REP_OK, "%s", err.msg);
-    cr_assert_eq(rep_punw_init(&u, &err), REP_OK, "%s", err.msg);
-    *n_frames = rep_punw_walk(&u, pid, &maps, frames, max_frames, &stop);
-    rep_punw_fini(&u);
-    rep_pmaps_free(&maps);
+    cr_assert_eq(att_maps_read(pid, &maps, &err), CMN_OK, "%s", err.msg);
+    cr_assert_eq(att_punw_init(&u, &err), CMN_OK, "%s", err.msg);
+    *n_frames = att_punw_walk(&u, pid, &maps, frames, max_frames, &stop);
+    att_punw_fini(&u);
+    att_maps_free(&maps);
     return stop;
 }
 
@@ -166,13 +166,13 @@ Test(ptrace_unwind, stops_at_the_depth_limit)
 
 Test(ptrace_unwind, does_not_walk_before_init)
 {
-    struct rep_punw u = {0};
-    struct rep_pmaps maps = {0};
+    struct att_punw u = {0};
+    struct att_maps maps = {0};
     uint64_t frames[4];
     uint8_t stop = 0xff;
-    cr_expect_eq(rep_punw_walk(&u, getpid(), &maps, frames, 4, &stop), 0);
+    cr_expect_eq(att_punw_walk(&u, getpid(), &maps, frames, 4, &stop), 0);
     cr_expect_eq(stop, 0xff);
-    rep_punw_fini(&u); /* a zeroed state is fine */
+    att_punw_fini(&u); /* a zeroed state is fine */
 }
 
 Test(ptrace_unwind, the_snapshot_names_its_unwinder)
@@ -180,9 +180,9 @@ Test(ptrace_unwind, the_snapshot_names_its_unwinder)
     uint64_t ras[N_CHAIN];
     pid_t pid = start_child(ras);
     struct rep_profile fp, unw, any;
-    snapshot(pid, REP_PTRACE_UNWIND_FP, &fp);
-    snapshot(pid, REP_PTRACE_UNWIND_LIBUNWIND, &unw);
-    snapshot(pid, REP_PTRACE_UNWIND_AUTO, &any);
+    snapshot(pid, ATT_PTRACE_UNWIND_FP, &fp);
+    snapshot(pid, ATT_PTRACE_UNWIND_LIBUNWIND, &unw);
+    snapshot(pid, ATT_PTRACE_UNWIND_AUTO, &any);
     cr_expect_eq(fp.process.unwinder, PROF_UNWIND_FP);
     cr_expect_eq(unw.process.unwinder, PROF_UNWIND_LIBUNWIND);
     /* Auto asks libunwind where the frame pointers fall short, as they do here. */
@@ -203,7 +203,7 @@ Test(ptrace_unwind, the_snapshot_names_its_unwinder)
     rep_profile_fini(&any);
     /* Detached: it still runs, and still sleeps in pause(). */
     usleep(20000);
-    cr_expect_eq(rep_proc_task_state(pid, pid), 'S');
+    cr_expect_eq(att_proc_task_state(pid, pid), 'S');
     end_child(pid);
 }
 
@@ -211,26 +211,26 @@ Test(ptrace_unwind, the_snapshot_names_its_unwinder)
 
 Test(ptrace_unwind, says_it_was_built_without_libunwind)
 {
-    struct rep_punw u = {0};
-    struct rep_err err = {0};
-    cr_expect_not(rep_punw_is_built());
-    cr_expect_eq(rep_punw_init(&u, &err), REP_E_INPUT);
+    struct att_punw u = {0};
+    struct cmn_err err = {0};
+    cr_expect_not(att_punw_is_built());
+    cr_expect_eq(att_punw_init(&u, &err), CMN_E_INPUT);
     cr_expect(strstr(err.msg, "without libunwind") != NULL, "%s", err.msg);
-    rep_punw_fini(&u);
+    att_punw_fini(&u);
 }
 
 Test(ptrace_unwind, an_explicit_libunwind_snapshot_is_refused_and_auto_walks_frame_pointers)
 {
     uint64_t ras[N_CHAIN];
     pid_t pid = start_child(ras);
-    struct rep_err err = {0};
+    struct cmn_err err = {0};
     FILE *mem = fopen("/dev/null", "w");
     cr_assert_not_null(mem);
-    cr_expect_eq(rep_ptrace_snap_unwind(pid, 5.0, REP_PTRACE_UNWIND_LIBUNWIND, mem, &err),
-                 REP_E_INPUT);
+    cr_expect_eq(att_ptrace_snap_unwind(pid, 5.0, ATT_PTRACE_UNWIND_LIBUNWIND, mem, &err),
+                 CMN_E_INPUT);
     fclose(mem);
     struct rep_profile p;
-    snapshot(pid, REP_PTRACE_UNWIND_AUTO, &p);
+    snapshot(pid, ATT_PTRACE_UNWIND_AUTO, &p);
     cr_expect_eq(p.process.unwinder, PROF_UNWIND_FP);
     rep_profile_fini(&p);
     end_child(pid);

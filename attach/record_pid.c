@@ -18,7 +18,7 @@
  *   finish   Drain once more, read the CPU time the counters saw, write STATS and END,
  *            close the counters: the process runs on without them.
  *
- * The counters, one per thread and CPU, and the ring of each CPU are reporter/perf_ring.h's.
+ * The counters, one per thread and CPU, and the ring of each CPU are attach/perf_ring.h's.
  * Every record carries the id of the counter that was opened, also a record of a thread
  * that inherited it, so each record says through whose counters it came. A thread can be
  * counted by two sets: its own, opened by a rescan, and inherited ones, when its FORK
@@ -33,7 +33,7 @@
  *
  * Single-threaded; the session owns all memory and descriptors until session_fini().
  */
-#include "reporter/record_pid.h"
+#include "attach/record_pid.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -52,13 +52,12 @@
 #include "include/libprof/prof_format.h"
 #include "common/intern.h"
 #include "common/record.h"
-#include "reporter/err.h"
-#include "reporter/hash.h"
-#include "reporter/perf_ring.h"
-#include "reporter/procmaps.h"
-#include "reporter/procstat.h"
-#include "reporter/record_cmd.h"
-#include "reporter/remote_walk.h"
+#include "common/err.h"
+#include "common/hash.h"
+#include "attach/perf_ring.h"
+#include "attach/procmaps.h"
+#include "attach/procstat.h"
+#include "attach/remote_walk.h"
 
 #define POLL_MS 100u               /* longest wait between drains: what a killed prof loses */
 #define BATCH_BYTES (64u * 1024u)  /* entries of one PROF_REC_SAMPLES at most */
@@ -86,16 +85,16 @@ struct session {
     unsigned max_depth;       /* frames per sample at most */
     bool is_kernel_callchain; /* --callchain kernel */
     FILE *out;                /* the profile; NULL until created */
-    struct rep_pring perf;    /* the counters and the rings they write into */
+    struct att_pring perf;    /* the counters and the rings they write into */
 
     struct tid_info *tids; /* a power of two of slots, at most half full */
     size_t n_tids, cap_tids, n_sampled;
-    struct rep_rwalk_code_cache *code; /* code bytes the walks read; emptied when code is
+    struct att_rwalk_code_cache *code; /* code bytes the walks read; emptied when code is
                                         * mapped anew */
     uint64_t n_ignored; /* samples not counted: another process's, through a counter set the
                          * thread is not bound to, or after exec */
 
-    struct rep_pmaps maps;     /* the process's mappings, with those added since */
+    struct att_maps maps;     /* the process's mappings, with those added since */
     struct cmn_intern intern; /* the stacks written so far */
     unsigned char *batch;      /* the PROF_REC_SAMPLES entries being gathered */
     size_t batch_len;
@@ -111,8 +110,8 @@ struct session {
     uint64_t start_ns, start_real_ns;
     uint64_t start_stack; /* where the main thread's stack starts (stat's startstack), 0 unknown */
     uint64_t exec_ns;     /* when a COMM record said the process called exec; 0: it did not */
-    int rc;               /* the first failure while sampling (REP_E_NOMEM, REP_E_IO), or REP_OK */
-    int io_errno;         /* with REP_E_IO */
+    int rc;               /* the first failure while sampling (CMN_E_NOMEM, CMN_E_IO), or CMN_OK */
+    int io_errno;         /* with CMN_E_IO */
 };
 
 static volatile sig_atomic_t got_signal; /* SIGINT or SIGTERM came; set by on_signal */
@@ -140,7 +139,7 @@ static bool grow_tids(struct session *s)
     for (size_t i = 0; i < s->cap_tids; i++) {
         if (s->tids[i].tid == 0)
             continue;
-        size_t at = rep_hash_word((uint64_t)s->tids[i].tid) & (cap - 1);
+        size_t at = cmn_hash_word((uint64_t)s->tids[i].tid) & (cap - 1);
         while (t[at].tid != 0)
             at = (at + 1) & (cap - 1);
         t[at] = s->tids[i];
@@ -152,17 +151,17 @@ static bool grow_tids(struct session *s)
 }
 
 /* The entry of tid, added when missing if add is set; NULL when it is missing (or cannot be
- * added: s->rc is then REP_E_NOMEM). */
+ * added: s->rc is then CMN_E_NOMEM). */
 static struct tid_info *tid_get(struct session *s, pid_t tid, bool add)
 {
     if (add && (s->n_tids + 1) * 2 > s->cap_tids && !grow_tids(s)) {
-        s->rc = REP_E_NOMEM;
+        s->rc = CMN_E_NOMEM;
         return NULL;
     }
     if (s->cap_tids == 0)
         return NULL;
     size_t mask = s->cap_tids - 1;
-    for (size_t at = rep_hash_word((uint64_t)tid) & mask;; at = (at + 1) & mask) {
+    for (size_t at = cmn_hash_word((uint64_t)tid) & mask;; at = (at + 1) & mask) {
         if (s->tids[at].tid == tid)
             return &s->tids[at];
         if (s->tids[at].tid == 0) {
@@ -179,16 +178,16 @@ static struct tid_info *tid_get(struct session *s, pid_t tid, bool add)
 
 static void put(struct session *s, const void *rec, size_t n)
 {
-    if (s->rc == REP_OK && n > 0 && fwrite(rec, 1, n, s->out) != n) {
-        s->rc = REP_E_IO;
+    if (s->rc == CMN_OK && n > 0 && fwrite(rec, 1, n, s->out) != n) {
+        s->rc = CMN_E_IO;
         s->io_errno = errno;
     }
 }
 
-static void put_map(struct session *s, const struct rep_pmap *m, uint64_t time_ns)
+static void put_map(struct session *s, const struct att_map *m, uint64_t time_ns)
 {
-    if (s->rc == REP_OK && m != NULL && rep_pmaps_write_one(m, time_ns, s->out, NULL) != REP_OK) {
-        s->rc = REP_E_IO;
+    if (s->rc == CMN_OK && m != NULL && att_maps_write_one(m, time_ns, s->out, NULL) != CMN_OK) {
+        s->rc = CMN_E_IO;
         s->io_errno = errno;
     }
 }
@@ -202,7 +201,7 @@ static void name_thread(struct session *s, pid_t tid, uint64_t time_ns)
         return;
     t->is_named = true;
     char name[PROF_THREAD_NAME_MAX];
-    rep_proc_task_name(s->pid, tid, name);
+    att_proc_task_name(s->pid, tid, name);
     if (name[0] != '\0')
         put(s, s->rec, cmn_record_thread(s->rec, s->rec_cap, time_ns, (uint32_t)tid, name));
 }
@@ -295,7 +294,7 @@ static bool reached_start(const struct session *s, const unsigned char *stack, u
 
 /* The registers and the stack copy of a sample of thread tid, walked with libprof's
  * stepper. Returns the number of frames. */
-static unsigned walk_copy(struct session *s, pid_t tid, const struct rep_pring_sample *d,
+static unsigned walk_copy(struct session *s, pid_t tid, const struct att_pring_sample *d,
                           uint8_t *stop_reason, uint8_t *flags, uint64_t *sp_word)
 {
     const unsigned char *stack = d->stack;
@@ -307,10 +306,10 @@ static unsigned walk_copy(struct session *s, pid_t tid, const struct rep_pring_s
         *stop_reason = PROF_STOP_NO_STACK;
         return 1;
     }
-    struct rep_rwalk w;
-    rep_rwalk_init(&w, s->pid, &s->maps, stack, r.sp, len);
-    rep_rwalk_use_cache(&w, s->code);
-    unsigned n = rep_rwalk(&w, &r, s->frames, s->max_depth, stop_reason, flags);
+    struct att_rwalk w;
+    att_rwalk_init(&w, s->pid, &s->maps, stack, r.sp, len);
+    att_rwalk_use_cache(&w, s->code);
+    unsigned n = att_rwalk(&w, &r, s->frames, s->max_depth, stop_reason, flags);
     if (tid == s->pid && n > 1 && *stop_reason != PROF_STOP_END &&
         *stop_reason != PROF_STOP_DEPTH && reached_start(s, stack, r.sp, len, s->frames[n - 1]))
         *stop_reason = PROF_STOP_END;
@@ -319,7 +318,7 @@ static unsigned walk_copy(struct session *s, pid_t tid, const struct rep_pring_s
     *sp_word = 0;
     if (!(*flags & PROF_SAMPLE_LEAF_CALLER) && len >= sizeof(uint64_t) && !(r.sp & 7u)) {
         memcpy(sp_word, stack, sizeof(*sp_word));
-        if (!rep_pmaps_is_code(&s->maps, *sp_word))
+        if (!att_maps_is_code(&s->maps, *sp_word))
             *sp_word = 0;
     }
     return n;
@@ -328,7 +327,7 @@ static unsigned walk_copy(struct session *s, pid_t tid, const struct rep_pring_s
 /* The kernel's callchain of a sample. It walks the frame pointers without our checks, so
  * its chain is cut, like the stepper's, at the first return address outside code (the walk
  * went through a frame without a frame pointer, or below the root). */
-static unsigned kernel_chain(struct session *s, const struct rep_pring_sample *d,
+static unsigned kernel_chain(struct session *s, const struct att_pring_sample *d,
                              uint8_t *stop_reason)
 {
     unsigned n = 0;
@@ -340,7 +339,7 @@ static unsigned kernel_chain(struct session *s, const struct rep_pring_sample *d
             continue; /* PERF_CONTEXT_USER and the like: where a part of the chain starts */
         if (n > 0 && ip == 0)
             break;
-        if (n > 0 && !rep_pmaps_is_code(&s->maps, ip))
+        if (n > 0 && !att_maps_is_code(&s->maps, ip))
             *stop_reason = PROF_STOP_BOUNDS;
         else if (n == s->max_depth)
             *stop_reason = PROF_STOP_DEPTH;
@@ -372,10 +371,10 @@ static bool is_counted_by(struct session *s, pid_t tid, pid_t by)
 
 static void on_sample(struct session *s, const unsigned char *p, size_t size)
 {
-    struct rep_pring_sample d;
-    if (!rep_pring_decode_sample(p, size, s->is_kernel_callchain, &d))
+    struct att_pring_sample d;
+    if (!att_pring_decode_sample(p, size, s->is_kernel_callchain, &d))
         return;
-    const struct rep_pring_counter *by = rep_pring_counter_of(&s->perf, d.id);
+    const struct att_pring_counter *by = att_pring_counter_of(&s->perf, d.id);
     if (d.pid != (uint32_t)s->pid || by == NULL || (s->exec_ns && d.time_ns >= s->exec_ns) ||
         !is_counted_by(s, (pid_t)d.tid, by->tid)) {
         s->n_ignored++; /* said in the summary: a count that explains a thin profile */
@@ -399,8 +398,8 @@ static void on_sample(struct session *s, const unsigned char *p, size_t size)
 
 static void on_comm(struct session *s, const unsigned char *p, const struct perf_event_header *h)
 {
-    struct rep_pring_comm d;
-    if (!rep_pring_decode_comm(p, h, &d) || d.pid != (uint32_t)s->pid)
+    struct att_pring_comm d;
+    if (!att_pring_decode_comm(p, h, &d) || d.pid != (uint32_t)s->pid)
         return;
     if (d.is_exec) {
         /* Only kernels without remove_on_exec (before 5.13) get here: the process is
@@ -426,8 +425,8 @@ static void on_comm(struct session *s, const unsigned char *p, const struct perf
  */
 static void on_task(struct session *s, const unsigned char *p, const struct perf_event_header *h)
 {
-    struct rep_pring_task body;
-    if (!rep_pring_decode_task(p, h, &body))
+    struct att_pring_task body;
+    if (!att_pring_decode_task(p, h, &body))
         return;
     if (body.pid != (uint32_t)s->pid)
         return; /* a child process: not ours to sample */
@@ -453,13 +452,13 @@ static void on_task(struct session *s, const unsigned char *p, const struct perf
 
 static void on_mmap(struct session *s, const unsigned char *p, const struct perf_event_header *h)
 {
-    struct rep_pring_mmap body;
-    if (!rep_pring_decode_mmap(p, h, &body))
+    struct att_pring_mmap body;
+    if (!att_pring_decode_mmap(p, h, &body))
         return;
     const char *path = body.path;
     if (body.pid != (uint32_t)s->pid || path == NULL || body.len == 0)
         return;
-    struct rep_pmap m = {
+    struct att_map m = {
         .start = body.addr,
         .end = body.addr + body.len,
         .offset = body.pgoff,
@@ -471,11 +470,11 @@ static void on_mmap(struct session *s, const unsigned char *p, const struct perf
     };
     if (s->code != NULL && (m.prot & PROF_MAP_EXEC))
         memset(s->code, 0, sizeof(*s->code)); /* new code where old code may have been */
-    if (rep_pmaps_add(&s->maps, s->pid, &m) != REP_OK) {
-        s->rc = REP_E_NOMEM;
+    if (att_maps_add(&s->maps, s->pid, &m) != CMN_OK) {
+        s->rc = CMN_E_NOMEM;
         return;
     }
-    put_map(s, rep_pmaps_find(&s->maps, m.start), body.time_ns);
+    put_map(s, att_maps_find(&s->maps, m.start), body.time_ns);
 }
 
 static void on_record(struct session *s, const unsigned char *p, const struct perf_event_header *h)
@@ -488,7 +487,7 @@ static void on_record(struct session *s, const unsigned char *p, const struct pe
     case PERF_RECORD_LOST:
         /* The ring was full: the kernel counts what it could not write (samples, but for
          * the rare side-band record). */
-        n_lost = rep_pring_decode_lost(p, h);
+        n_lost = att_pring_decode_lost(p, h);
         s->counters_stat[PROF_STAT_SIGNALS] += n_lost;
         s->counters_stat[PROF_STAT_DROPPED] += n_lost;
         break;
@@ -510,14 +509,14 @@ static void on_record(struct session *s, const unsigned char *p, const struct pe
 /* Consumes every whole record in the ring of CPU k. */
 static void drain_ring(struct session *s, size_t k)
 {
-    struct rep_pring_reader rd;
-    if (!rep_pring_read_begin(&s->perf, k, &rd))
+    struct att_pring_reader rd;
+    if (!att_pring_read_begin(&s->perf, k, &rd))
         return;
     const unsigned char *p;
     struct perf_event_header h;
-    while (s->rc == REP_OK && (p = rep_pring_read_next(&rd, &h)) != NULL)
+    while (s->rc == CMN_OK && (p = att_pring_read_next(&rd, &h)) != NULL)
         on_record(s, p, &h);
-    rep_pring_read_end(&rd);
+    att_pring_read_end(&rd);
 }
 
 static void drain_all(struct session *s)
@@ -528,25 +527,25 @@ static void drain_all(struct session *s)
 
 /* ---- attaching ---- */
 
-/* Opens thread tid's counters, one per CPU. REP_OK; REP_E_NOTFOUND when the thread is
- * gone; REP_E_INPUT with the reason; REP_E_NOMEM. */
-static int add_thread(struct session *s, pid_t tid, struct rep_err *err)
+/* Opens thread tid's counters, one per CPU. CMN_OK; CMN_E_NOTFOUND when the thread is
+ * gone; CMN_E_INPUT with the reason; CMN_E_NOMEM. */
+static int add_thread(struct session *s, pid_t tid, struct cmn_err *err)
 {
     for (size_t k = 0; k < s->perf.n_cpus; k++) {
-        int rc = rep_pring_open(&s->perf, tid, k, err);
-        if (rc == REP_E_NOTFOUND) /* it ended: the counters opened so far hang up */
-            return k == 0 ? REP_E_NOTFOUND : REP_OK;
-        if (rc != REP_OK)
+        int rc = att_pring_open(&s->perf, tid, k, err);
+        if (rc == CMN_E_NOTFOUND) /* it ended: the counters opened so far hang up */
+            return k == 0 ? CMN_E_NOTFOUND : CMN_OK;
+        if (rc != CMN_OK)
             return rc;
     }
     /* Its own counters are complete: it counts through them, and so do the threads it
      * starts from now on. */
     struct tid_info *t = tid_get(s, tid, true);
     if (t == NULL)
-        return rep_err_nomem(err);
+        return cmn_err_nomem(err);
     t->counted_by = tid;
     t->full_since = clock_ns(CLOCK_MONOTONIC);
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* The thread ids in /proc/PID/task. */
@@ -565,7 +564,7 @@ static int list_tids(pid_t pid, int **tids, size_t *n)
     while (rc == 0 && (e = readdir(d)) != NULL) {
         long tid = strtol(e->d_name, NULL, 10);
         if (tid > 0)
-            rc = rep_pring_push_int(tids, n, &cap, (int)tid);
+            rc = att_pring_push_int(tids, n, &cap, (int)tid);
     }
     closedir(d);
     return rc;
@@ -576,7 +575,7 @@ static uint64_t read_start_stack(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (rep_proc_read(path, buf, sizeof(buf)) <= 0)
+    if (att_proc_read(path, buf, sizeof(buf)) <= 0)
         return 0;
     /* The fields after "(COMM) ", which may hold spaces, start with the third. */
     const char *at = strrchr(buf, ')');
@@ -587,108 +586,108 @@ static uint64_t read_start_stack(pid_t pid)
 
 /* That pid names a process prof may try: it exists, it is not a thread of another, and it
  * is not prof. */
-static int check_process(pid_t pid, struct rep_err *err)
+static int check_process(pid_t pid, struct cmn_err *err)
 {
     char v[64];
     if (pid == getpid())
-        return rep_err_set(err, REP_E_INPUT, "cannot sample process %d: it is prof itself",
+        return cmn_err_set(err, CMN_E_INPUT, "cannot sample process %d: it is prof itself",
                            (int)pid);
-    if (!rep_proc_status_field(pid, "Tgid", v, sizeof(v)))
-        return rep_err_set(err, REP_E_INPUT, "no process %d", (int)pid);
+    if (!att_proc_status_field(pid, "Tgid", v, sizeof(v)))
+        return cmn_err_set(err, CMN_E_INPUT, "no process %d", (int)pid);
     if (atol(v) != (long)pid)
-        return rep_err_set(err, REP_E_INPUT, "%d is a thread of process %ld: give -p %ld", (int)pid,
+        return cmn_err_set(err, CMN_E_INPUT, "%d is a thread of process %ld: give -p %ld", (int)pid,
                            atol(v), atol(v));
-    char state = rep_proc_task_state(pid, pid);
+    char state = att_proc_task_state(pid, pid);
     if (state == 'Z' || state == 'X')
-        return rep_err_set(err, REP_E_INPUT, "process %d has exited (a zombie)", (int)pid);
-    return REP_OK;
+        return cmn_err_set(err, CMN_E_INPUT, "process %d has exited (a zombie)", (int)pid);
+    return CMN_OK;
 }
 
 /* Opens the counters of the first thread still there: where the kernel says whether prof
  * may sample the process at all. */
-static int attach_first(struct session *s, struct rep_err *err)
+static int attach_first(struct session *s, struct cmn_err *err)
 {
     int *tids;
     size_t n;
     int e = list_tids(s->pid, &tids, &n);
     if (e == -ENOENT)
-        return rep_err_set(err, REP_E_INPUT, "no process %d", (int)s->pid);
+        return cmn_err_set(err, CMN_E_INPUT, "no process %d", (int)s->pid);
     if (e == -ENOMEM)
-        return rep_err_nomem(err);
+        return cmn_err_nomem(err);
     if (e != 0)
-        return rep_err_set(err, REP_E_INPUT, "cannot sample process %d: /proc/%d/task: %s",
+        return cmn_err_set(err, CMN_E_INPUT, "cannot sample process %d: /proc/%d/task: %s",
                            (int)s->pid, (int)s->pid, strerror(-e));
-    int rc = REP_E_NOTFOUND;
-    for (size_t i = 0; i < n && rc == REP_E_NOTFOUND; i++)
+    int rc = CMN_E_NOTFOUND;
+    for (size_t i = 0; i < n && rc == CMN_E_NOTFOUND; i++)
         rc = add_thread(s, tids[i], err);
     free(tids);
-    if (rc == REP_E_NOTFOUND)
-        return rep_err_set(err, REP_E_INPUT, "process %d has exited", (int)s->pid);
+    if (rc == CMN_E_NOTFOUND)
+        return cmn_err_set(err, CMN_E_INPUT, "process %d has exited", (int)s->pid);
     return rc;
 }
 
 /* Opens counters on the threads that have none, until a scan finds none such (see the
  * file comment); each gets its THREAD record. */
-static int attach_rest(struct session *s, struct rep_err *err)
+static int attach_rest(struct session *s, struct cmn_err *err)
 {
     for (unsigned round = 0; round < ATTACH_ROUNDS; round++) {
         int *tids;
         size_t n;
         if (list_tids(s->pid, &tids, &n) != 0)
-            return REP_OK; /* gone: the sampling loop sees the counters hang up */
+            return CMN_OK; /* gone: the sampling loop sees the counters hang up */
         drain_all(s);
         size_t n_added = 0;
         int rc = s->rc;
-        for (size_t i = 0; i < n && rc == REP_OK; i++) {
+        for (size_t i = 0; i < n && rc == CMN_OK; i++) {
             const struct tid_info *t = tid_get(s, tids[i], false);
             if (t != NULL && t->full_since != 0)
                 continue;
             rc = add_thread(s, tids[i], err);
-            if (rc == REP_OK) {
+            if (rc == CMN_OK) {
                 name_thread(s, tids[i], clock_ns(CLOCK_MONOTONIC));
                 n_added++;
-            } else if (rc == REP_E_NOTFOUND) {
-                rc = REP_OK;
+            } else if (rc == CMN_E_NOTFOUND) {
+                rc = CMN_OK;
             }
         }
         free(tids);
-        if (rc != REP_OK || n_added == 0)
+        if (rc != CMN_OK || n_added == 0)
             return rc;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* Mappings made while prof attached, by threads whose counters were not open yet, have no
  * MMAP2 record: the maps are read again and what is new is added. */
 static void refresh_maps(struct session *s)
 {
-    struct rep_pmaps now;
-    if (rep_pmaps_read(s->pid, &now, NULL) != REP_OK)
+    struct att_maps now;
+    if (att_maps_read(s->pid, &now, NULL) != CMN_OK)
         return;
     uint64_t time_ns = clock_ns(CLOCK_MONOTONIC);
-    for (size_t i = 0; i < now.n && s->rc == REP_OK; i++) {
-        const struct rep_pmap *m = &now.v[i];
-        const struct rep_pmap *old = rep_pmaps_find(&s->maps, m->start);
+    for (size_t i = 0; i < now.n && s->rc == CMN_OK; i++) {
+        const struct att_map *m = &now.v[i];
+        const struct att_map *old = att_maps_find(&s->maps, m->start);
         if (!(m->prot & PROF_MAP_EXEC) ||
             (old != NULL && old->start == m->start && old->end == m->end &&
              old->offset == m->offset && old->prot == m->prot && strcmp(old->path, m->path) == 0))
             continue;
-        if (rep_pmaps_add(&s->maps, s->pid, m) != REP_OK)
-            s->rc = REP_E_NOMEM;
+        if (att_maps_add(&s->maps, s->pid, m) != CMN_OK)
+            s->rc = CMN_E_NOMEM;
         else
-            put_map(s, rep_pmaps_find(&s->maps, m->start), time_ns);
+            put_map(s, att_maps_find(&s->maps, m->start), time_ns);
     }
-    rep_pmaps_free(&now);
+    att_maps_free(&now);
 }
 
 /* The file header, the PROCESS record, the MAP records and the first thread's name. */
 static void write_head(struct session *s)
 {
     char exe[EXE_MAX];
-    rep_proc_exe(s->pid, exe, sizeof(exe));
+    att_proc_exe(s->pid, exe, sizeof(exe));
     struct prof_rec_process p = {
         .pid = (uint32_t)s->pid,
-        .ppid = (uint32_t)rep_proc_ppid(s->pid),
+        .ppid = (uint32_t)att_proc_ppid(s->pid),
         .start_mono_ns = s->start_ns,
         .start_real_ns = s->start_real_ns,
         .requested_hz = s->hz,
@@ -700,8 +699,8 @@ static void write_head(struct session *s)
     unsigned char buf[sizeof(p) + EXE_MAX + PROF_REC_ALIGN];
     put(s, buf, cmn_record_file_header(buf, sizeof(buf)));
     put(s, buf, cmn_record_process(buf, sizeof(buf), &p, exe));
-    if (s->rc == REP_OK && rep_pmaps_write(&s->maps, s->start_ns, s->out, NULL) != REP_OK) {
-        s->rc = REP_E_IO;
+    if (s->rc == CMN_OK && att_maps_write(&s->maps, s->start_ns, s->out, NULL) != CMN_OK) {
+        s->rc = CMN_E_IO;
         s->io_errno = errno;
     }
     name_thread(s, s->perf.counters[0].tid, s->start_ns);
@@ -721,7 +720,7 @@ static enum stop_why should_stop(const struct session *s, uint64_t deadline)
          * exiting process hangs its counters up before it is a zombie: it gets a moment
          * to become one before a live process is taken to have called exec. */
         for (int tries = 0; tries < 20; tries++) {
-            char state = rep_proc_task_state(s->pid, s->pid);
+            char state = att_proc_task_state(s->pid, s->pid);
             if (state == 0 || state == 'Z' || state == 'X')
                 return STOP_EXITED;
             struct timespec pause = {0, 10000000};
@@ -742,16 +741,16 @@ static enum stop_why sample(struct session *s, double duration_s, const sigset_t
     size_t *which = malloc((s->perf.n_counters + 1) * sizeof(*which));
     enum stop_why why = STOP_NONE;
     if (fds == NULL || which == NULL)
-        s->rc = REP_E_NOMEM;
-    while (why == STOP_NONE && s->rc == REP_OK) {
+        s->rc = CMN_E_NOMEM;
+    while (why == STOP_NONE && s->rc == CMN_OK) {
         uint64_t wait_ns = (uint64_t)POLL_MS * 1000000u, now = clock_ns(CLOCK_MONOTONIC);
         if (deadline != 0 && deadline - now < wait_ns)
             wait_ns = deadline > now ? deadline - now : 0;
-        rep_pring_wait(&s->perf, fds, which, wait_ns, wait_mask);
+        att_pring_wait(&s->perf, fds, which, wait_ns, wait_mask);
         drain_all(s);
         flush_batch(s);
-        if (s->rc == REP_OK && fflush(s->out) != 0) {
-            s->rc = REP_E_IO;
+        if (s->rc == CMN_OK && fflush(s->out) != 0) {
+            s->rc = CMN_E_IO;
             s->io_errno = errno;
         }
         why = should_stop(s, deadline);
@@ -767,7 +766,7 @@ static void finish(struct session *s)
 {
     drain_all(s);
     flush_batch(s);
-    s->cpu_ns += rep_pring_close(&s->perf);
+    s->cpu_ns += att_pring_close(&s->perf);
     uint64_t *c = s->counters_stat;
     c[PROF_STAT_DURATION_NS] = clock_ns(CLOCK_MONOTONIC) - s->start_ns;
     c[PROF_STAT_CPU_NS] = s->cpu_ns;
@@ -793,16 +792,16 @@ static const char *why_text(enum stop_why why)
 
 /* ---- the session ---- */
 
-static int session_init(struct session *s, const struct rep_record_opts *o, struct rep_err *err)
+static int session_init(struct session *s, const struct att_record_pid_opts *o, struct cmn_err *err)
 {
     memset(s, 0, sizeof(*s));
     s->pid = o->pid;
-    s->hz = o->freq != NULL ? (unsigned)strtoul(o->freq, NULL, 10) : REP_RECORD_PID_HZ;
-    s->max_depth = o->depth != NULL ? (unsigned)strtoul(o->depth, NULL, 10) : REP_RECORD_PID_DEPTH;
+    s->hz = o->hz != 0 ? o->hz : ATT_RECORD_PID_HZ;
+    s->max_depth = o->max_depth != 0 ? o->max_depth : ATT_RECORD_PID_DEPTH;
     s->is_kernel_callchain = o->is_kernel_callchain;
     cmn_intern_init(&s->intern, INTERN_FRAMES);
-    int rc = rep_pring_init(&s->perf, s->pid, s->hz, &s->max_depth, s->is_kernel_callchain, err);
-    if (rc != REP_OK)
+    int rc = att_pring_init(&s->perf, s->pid, s->hz, &s->max_depth, s->is_kernel_callchain, err);
+    if (rc != CMN_OK)
         return rc;
     s->rec_cap = sizeof(struct prof_rec_samples) + BATCH_BYTES + sizeof(struct prof_rec_sample) +
                  (size_t)s->max_depth * sizeof(uint64_t);
@@ -811,15 +810,15 @@ static int session_init(struct session *s, const struct rep_record_opts *o, stru
     s->frames = malloc((size_t)s->max_depth * sizeof(uint64_t));
     s->code = calloc(1, sizeof(*s->code)); /* without it, walks read the target each time */
     if (s->rec == NULL || s->batch == NULL || s->frames == NULL)
-        return rep_err_nomem(err);
-    return REP_OK;
+        return cmn_err_nomem(err);
+    return CMN_OK;
 }
 
 static void session_fini(struct session *s)
 {
-    rep_pring_fini(&s->perf);
+    att_pring_fini(&s->perf);
     free(s->tids);
-    rep_pmaps_free(&s->maps);
+    att_maps_free(&s->maps);
     cmn_intern_fini(&s->intern);
     free(s->rec);
     free(s->batch);
@@ -828,34 +827,34 @@ static void session_fini(struct session *s)
 }
 
 /* The session's failure while sampling as the command's. */
-static int sampling_error(const struct session *s, const char *output, struct rep_err *err)
+static int sampling_error(const struct session *s, const char *output, struct cmn_err *err)
 {
-    if (s->rc == REP_E_IO)
-        return rep_err_set(err, REP_E_IO, "%s: write error: %s", output, strerror(s->io_errno));
-    return rep_err_nomem(err);
+    if (s->rc == CMN_E_IO)
+        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s", output, strerror(s->io_errno));
+    return cmn_err_nomem(err);
 }
 
 /* Attaches and creates the output; the output is removed again when attaching fails. */
-static int attach(struct session *s, const char *output, struct rep_err *err)
+static int attach(struct session *s, const char *output, struct cmn_err *err)
 {
     s->start_ns = clock_ns(CLOCK_MONOTONIC);
     s->start_real_ns = clock_ns(CLOCK_REALTIME);
     int rc = attach_first(s, err);
-    if (rc == REP_OK)
-        rc = rep_pmaps_read(s->pid, &s->maps, err);
-    if (rc != REP_OK)
+    if (rc == CMN_OK)
+        rc = att_maps_read(s->pid, &s->maps, err);
+    if (rc != CMN_OK)
         return rc;
     s->start_stack = read_start_stack(s->pid);
     s->out = fopen(output, "we");
     if (s->out == NULL)
-        return rep_err_set(err, REP_E_INPUT, "%s: %s", output, strerror(errno));
+        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", output, strerror(errno));
     write_head(s);
     rc = attach_rest(s, err);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         refresh_maps(s);
-    if (rc == REP_OK && s->rc != REP_OK)
+    if (rc == CMN_OK && s->rc != CMN_OK)
         rc = sampling_error(s, output, err);
-    if (rc != REP_OK) {
+    if (rc != CMN_OK) {
         fclose(s->out);
         s->out = NULL;
         unlink(output);
@@ -864,23 +863,23 @@ static int attach(struct session *s, const char *output, struct rep_err *err)
 }
 
 /* Attaches, samples and finishes, then says how it went on log. */
-static int record(struct session *s, const struct rep_record_opts *o, const sigset_t *wait_mask,
-                  FILE *log, struct rep_err *err)
+static int record(struct session *s, const struct att_record_pid_opts *o, const sigset_t *wait_mask,
+                  FILE *log, struct cmn_err *err)
 {
     int rc = attach(s, o->output, err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     if (o->duration_s <= 0)
         fprintf(log, "prof: sampling process %d; stop with Ctrl-C\n", (int)s->pid);
     enum stop_why why = sample(s, o->duration_s, wait_mask);
-    if (s->rc == REP_OK)
+    if (s->rc == CMN_OK)
         finish(s);
-    if (fclose(s->out) != 0 && s->rc == REP_OK) {
-        s->rc = REP_E_IO;
+    if (fclose(s->out) != 0 && s->rc == CMN_OK) {
+        s->rc = CMN_E_IO;
         s->io_errno = errno;
     }
     s->out = NULL;
-    if (s->rc != REP_OK)
+    if (s->rc != CMN_OK)
         return sampling_error(s, o->output, err);
     const uint64_t *c = s->counters_stat;
     char ignored[96] = "";
@@ -893,16 +892,16 @@ static int record(struct session *s, const struct rep_record_opts *o, const sigs
             (int)s->pid, why_text(why), c[PROF_STAT_SAMPLES], s->n_sampled,
             s->n_sampled == 1 ? "" : "s", (double)c[PROF_STAT_DURATION_NS] / 1e9,
             c[PROF_STAT_DROPPED], ignored, o->output);
-    return REP_OK;
+    return CMN_OK;
 }
 
-int rep_record_pid_run(const struct rep_record_opts *o, FILE *log, struct rep_err *err)
+int att_record_pid_run(const struct att_record_pid_opts *o, FILE *log, struct cmn_err *err)
 {
     struct session s;
     int rc = session_init(&s, o, err);
-    if (rc == REP_OK)
+    if (rc == CMN_OK)
         rc = check_process(o->pid, err);
-    if (rc != REP_OK) {
+    if (rc != CMN_OK) {
         session_fini(&s);
         return rc;
     }

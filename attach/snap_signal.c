@@ -8,7 +8,7 @@
  * A file being written is read as it is: the reader keeps what it could read and says
  * whether the END record was there, so "complete" is exactly "has_end and not cut short".
  */
-#include "reporter/snap_signal.h"
+#include "attach/snap_signal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -24,10 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "reporter/err.h"
-#include "reporter/procstat.h"
-#include "reporter/profile.h"
-#include "reporter/read.h"
+#include "common/err.h"
+#include "attach/procstat.h"
 
 #define ENVIRON_MAX (1u << 20) /* bytes of /proc/PID/environ looked at */
 
@@ -82,23 +80,23 @@ static bool is_refused(int sig)
            sig == SIGFPE || sig == SIGABRT || sig == SIGCHLD || sig == SIGPIPE;
 }
 
-int rep_snap_signal_parse(const char *s, int *sig /* out */, struct rep_err *err)
+int att_snap_signal_parse(const char *s, int *sig /* out */, struct cmn_err *err)
 {
     if (strcmp(s, "0") == 0 || strcmp(s, "off") == 0) {
         *sig = 0;
-        return REP_OK;
+        return CMN_OK;
     }
     int v = signal_of_name(s);
     if (v == 0 || is_refused(v))
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "--signal: '%s' is not a usable signal (a number, PROF, USR1, USR2, "
                            "RTMIN+N, RTMAX-N, or off)",
                            s);
     *sig = v;
-    return REP_OK;
+    return CMN_OK;
 }
 
-bool rep_snap_signal_has_libprof(pid_t pid)
+bool att_snap_signal_has_libprof(pid_t pid)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -141,12 +139,12 @@ static int env_signal(const char *v)
     return is_refused(sig) ? 0 : sig;
 }
 
-int rep_snap_signal_of(pid_t pid)
+int att_snap_signal_of(pid_t pid)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/environ", (int)pid);
     char *env = malloc(ENVIRON_MAX);
-    long n = env != NULL ? rep_proc_read(path, env, ENVIRON_MAX) : -ENOMEM;
+    long n = env != NULL ? att_proc_read(path, env, ENVIRON_MAX) : -ENOMEM;
     int snap = 0, prof = 0;
     if (n > 0) {
         snap = env_signal(env_value(env, (size_t)n, "PROF_SNAPSHOT_SIGNAL"));
@@ -157,23 +155,23 @@ int rep_snap_signal_of(pid_t pid)
         return 0;
     if (snap == 0) {
         /* The default, or one below it when PROF_SIGNAL took it. */
-        snap = SIGRTMAX - REP_SNAP_SIGNAL_RT_OFFSET;
+        snap = SIGRTMAX - ATT_SNAP_SIGNAL_RT_OFFSET;
         if (snap == prof)
             snap--;
     }
     return snap == prof ? 0 : snap;
 }
 
-bool rep_snap_signal_is_caught(pid_t pid, int sig)
+bool att_snap_signal_is_caught(pid_t pid, int sig)
 {
     char mask[32];
-    if (sig <= 0 || sig > 64 || !rep_proc_status_field(pid, "SigCgt", mask, sizeof(mask)))
+    if (sig <= 0 || sig > 64 || !att_proc_status_field(pid, "SigCgt", mask, sizeof(mask)))
         return false;
     return (strtoull(mask, NULL, 16) >> (sig - 1) & 1) != 0;
 }
 
 /* Creates the answer file; *nonce and path get its name. */
-static int create_answer(pid_t pid, uint32_t *nonce, char *path, size_t cap, struct rep_err *err)
+static int create_answer(pid_t pid, uint32_t *nonce, char *path, size_t cap, struct cmn_err *err)
 {
     for (int tries = 0; tries < 8; tries++) {
         if (getrandom(nonce, sizeof(*nonce), 0) != (ssize_t)sizeof(*nonce))
@@ -183,21 +181,21 @@ static int create_answer(pid_t pid, uint32_t *nonce, char *path, size_t cap, str
         if (fd < 0 && errno == EEXIST)
             continue;
         if (fd < 0)
-            return rep_err_set(err, REP_E_INPUT, "%s: %s", path, strerror(errno));
+            return cmn_err_set(err, CMN_E_INPUT, "%s: %s", path, strerror(errno));
         /* The library runs as the process's effective uid: the file must be its own. */
         char uids[128];
         unsigned ruid, euid;
-        if (geteuid() == 0 && rep_proc_status_field(pid, "Uid", uids, sizeof(uids)) &&
+        if (geteuid() == 0 && att_proc_status_field(pid, "Uid", uids, sizeof(uids)) &&
             sscanf(uids, "%u %u", &ruid, &euid) == 2 && euid != 0 && fchown(fd, euid, -1) != 0) {
             int e = errno;
             close(fd);
             unlink(path);
-            return rep_err_set(err, REP_E_INPUT, "%s: chown: %s", path, strerror(e));
+            return cmn_err_set(err, CMN_E_INPUT, "%s: chown: %s", path, strerror(e));
         }
         close(fd);
-        return REP_OK;
+        return CMN_OK;
     }
-    return rep_err_set(err, REP_E_INPUT, "cannot create an answer file in /tmp");
+    return cmn_err_set(err, CMN_E_INPUT, "cannot create an answer file in /tmp");
 }
 
 /* The thread of libprof's writer in process pid (its name says it), 0 when there is none. */
@@ -215,8 +213,8 @@ static pid_t writer_tid(pid_t pid)
         char name[PROF_THREAD_NAME_MAX];
         if (tid <= 0)
             continue;
-        rep_proc_task_name(pid, (pid_t)tid, name);
-        if (strcmp(name, REP_SNAP_SIGNAL_WRITER) == 0)
+        att_proc_task_name(pid, (pid_t)tid, name);
+        if (strcmp(name, ATT_SNAP_SIGNAL_WRITER) == 0)
             found = (pid_t)tid;
     }
     closedir(d);
@@ -250,46 +248,39 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* Reads the answer file into p when it has grown since *seen bytes and is complete. */
-static bool read_answer(const char *path, off_t *seen, struct rep_profile *p)
+/* Hands the answer file to is_whole when it has grown since *seen bytes. */
+static bool read_answer(const char *path, off_t *seen, att_snap_answer_fn *is_whole, void *ctx)
 {
     struct stat st;
     if (stat(path, &st) != 0 || st.st_size == 0 || st.st_size == *seen)
         return false;
     *seen = st.st_size;
-    struct rep_err ignored = {0};
-    if (rep_read_file(path, p, &ignored) != REP_OK)
-        return false; /* the header is not whole yet */
-    if (p->has_end && !p->is_torn)
-        return true;
-    rep_profile_fini(p);
-    return false;
+    return is_whole(path, ctx);
 }
 
-int rep_snap_signal_ask(pid_t pid, int sig, double timeout_s, const char *name,
-                        struct rep_profile *p /* out */, struct rep_err *err)
+int att_snap_signal_ask(pid_t pid, int sig, double timeout_s, att_snap_answer_fn *is_whole,
+                        void *ctx, struct cmn_err *err)
 {
     char path[64];
     uint32_t nonce;
-    rep_profile_init(p, name);
     int rc = create_answer(pid, &nonce, path, sizeof(path), err);
-    if (rc != REP_OK)
+    if (rc != CMN_OK)
         return rc;
     union sigval value = {.sival_ptr =
-                              (void *)(uintptr_t)((uint64_t)REP_SNAP_SIGNAL_MAGIC << 32 | nonce)};
+                              (void *)(uintptr_t)((uint64_t)ATT_SNAP_SIGNAL_MAGIC << 32 | nonce)};
     if (send_request(pid, sig, value) != 0) {
-        rc = rep_err_set(err, REP_E_INPUT, "cannot signal process %d: %s", (int)pid,
+        rc = cmn_err_set(err, CMN_E_INPUT, "cannot signal process %d: %s", (int)pid,
                          strerror(errno));
         unlink(path);
         return rc;
     }
     double deadline = now_s() + timeout_s;
-    struct timespec tick = {0, REP_SNAP_SIGNAL_POLL_NS};
+    struct timespec tick = {0, ATT_SNAP_SIGNAL_POLL_NS};
     off_t seen = 0;
-    rc = REP_E_NOTFOUND;
+    rc = CMN_E_NOTFOUND;
     for (;;) {
-        if (read_answer(path, &seen, p)) {
-            rc = REP_OK;
+        if (read_answer(path, &seen, is_whole, ctx)) {
+            rc = CMN_OK;
             break;
         }
         if (now_s() > deadline)
@@ -297,6 +288,5 @@ int rep_snap_signal_ask(pid_t pid, int sig, double timeout_s, const char *name,
         nanosleep(&tick, NULL);
     }
     unlink(path);
-    p->name = name;
     return rc;
 }

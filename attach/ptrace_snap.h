@@ -4,7 +4,7 @@
  * `prof stacks` when the process does not run under libprof (or will not answer). Every
  * thread is seized (PTRACE_SEIZE) and stopped (PTRACE_INTERRUPT) without a signal, its
  * registers and stack are read, its frame-pointer chain is walked with the library's own
- * stepper (reporter/remote_walk.h), and every thread is detached again. Read-only: nothing
+ * stepper (attach/remote_walk.h), and every thread is detached again. Read-only: nothing
  * is written into the process, and it runs on as before: a signal that arrived while a
  * thread was stopped is delivered when it is detached, a process stopped by SIGSTOP stays
  * stopped, and a system call that the stop interrupted restarts (an interrupt stop is not
@@ -17,53 +17,53 @@
  * asked for a snapshot, so one printer serves both. Reporter thread only; prof must not
  * have other children being waited for meanwhile.
  *
- * How each stack is walked (enum rep_ptrace_unwind, `prof stacks --unwind`): over the
+ * How each stack is walked (enum att_ptrace_unwind, `prof stacks --unwind`): over the
  * frame-pointer chain, or with libunwind's remote unwinder from the .eh_frame unwind tables
- * (reporter/ptrace_unwind.h), which also follows code built without frame pointers, or the
+ * (attach/ptrace_unwind.h), which also follows code built without frame pointers, or the
  * first and then, for a thread it left short, the second. The PROCESS record's unwinder is
  * PROF_UNWIND_LIBUNWIND when at least one thread's stack came from libunwind, else
  * PROF_UNWIND_FP.
  */
-#ifndef PROF_REPORTER_PTRACE_SNAP_H
-#define PROF_REPORTER_PTRACE_SNAP_H
+#ifndef PROF_ATTACH_PTRACE_SNAP_H
+#define PROF_ATTACH_PTRACE_SNAP_H
 
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 
-struct rep_err;
+struct cmn_err;
 
-#define REP_PTRACE_SNAP_STACK_MAX (8u << 20) /* stack bytes copied per thread at most */
-#define REP_PTRACE_SNAP_DEPTH 1024u          /* frames per thread at most */
+#define ATT_PTRACE_SNAP_STACK_MAX (8u << 20) /* stack bytes copied per thread at most */
+#define ATT_PTRACE_SNAP_DEPTH 1024u          /* frames per thread at most */
 
 /* How the threads' stacks are walked. */
-enum rep_ptrace_unwind {
+enum att_ptrace_unwind {
     /* Both walks: libunwind's when it is complete (the unwind tables know every frame,
      * also a leaf without a frame pointer whose caller the chain skips); else the frame
      * pointers' when it ended complete through at least one frame (a walk of code built
      * without frame pointers can stop at once looking complete, when the register holds
      * 0); else the longer. Without libunwind in prof, frame pointers only. */
-    REP_PTRACE_UNWIND_AUTO,
-    REP_PTRACE_UNWIND_FP,        /* frame pointers only */
-    REP_PTRACE_UNWIND_LIBUNWIND, /* libunwind for every thread */
+    ATT_PTRACE_UNWIND_AUTO,
+    ATT_PTRACE_UNWIND_FP,        /* frame pointers only */
+    ATT_PTRACE_UNWIND_LIBUNWIND, /* libunwind for every thread */
 };
 
 /* Not async-signal-safe. */
 /* Takes the snapshot of process pid and writes it to out. Threads have stop_timeout_s
  * seconds (from the first attach) to stop; one that has not stopped by then is listed as
- * not answering. REP_OK; REP_E_INPUT with a one-line message when the process does not
+ * not answering. CMN_OK; CMN_E_INPUT with a one-line message when the process does not
  * exist or cannot be attached (the message says why: another user's process, the Yama
- * ptrace scope, a debugger already attached); REP_E_NOMEM; REP_E_IO when writing to out
+ * ptrace scope, a debugger already attached); CMN_E_NOMEM; CMN_E_IO when writing to out
  * failed. The process is detached whatever the outcome. */
-int rep_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct rep_err *err);
-/* As rep_ptrace_snap() (which walks as REP_PTRACE_UNWIND_AUTO), walking as unwind says.
- * REP_PTRACE_UNWIND_LIBUNWIND in a prof built without libunwind is REP_E_INPUT, before
+int att_ptrace_snap(pid_t pid, double stop_timeout_s, FILE *out, struct cmn_err *err);
+/* As att_ptrace_snap() (which walks as ATT_PTRACE_UNWIND_AUTO), walking as unwind says.
+ * ATT_PTRACE_UNWIND_LIBUNWIND in a prof built without libunwind is CMN_E_INPUT, before
  * anything is attached. */
-int rep_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum rep_ptrace_unwind unwind,
-                           FILE *out, struct rep_err *err);
+int att_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum att_ptrace_unwind unwind,
+                           FILE *out, struct cmn_err *err);
 
 /* What decides why a process may not be attached (read from /proc by the snapshot). */
-struct rep_ptrace_facts {
+struct att_ptrace_facts {
     pid_t pid;
     bool is_kthread;      /* a kernel thread (Kthread: 1) */
     long tracer;          /* TracerPid: already traced by this process, 0 when not */
@@ -74,7 +74,7 @@ struct rep_ptrace_facts {
     int yama_scope;       /* kernel.yama.ptrace_scope, -1 without Yama */
 };
 
-/* Not async-signal-safe. The one-line reason (REP_E_INPUT in err) for a refused attach. */
-int rep_ptrace_refusal(const struct rep_ptrace_facts *f, struct rep_err *err);
+/* Not async-signal-safe. The one-line reason (CMN_E_INPUT in err) for a refused attach. */
+int att_ptrace_refusal(const struct att_ptrace_facts *f, struct cmn_err *err);
 
 #endif

@@ -4,18 +4,18 @@
  * whole truth for stack words: the walk never reads the live stack, which keeps changing
  * under a thread that runs (perf_event samples) and costs a system call per word.
  */
-#include "reporter/remote_walk.h"
+#include "attach/remote_walk.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
 
-#include "reporter/procmaps.h"
+#include "attach/procmaps.h"
 
 static int copy_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
 {
-    const struct rep_rwalk *w = (const struct rep_rwalk *)m;
+    const struct att_rwalk *w = (const struct att_rwalk *)m;
     if (addr < w->stack_base || addr - w->stack_base > w->stack_len ||
         w->stack_len - (addr - w->stack_base) < sizeof(*out))
         return 0;
@@ -25,9 +25,9 @@ static int copy_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
 
 static int target_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
 {
-    const struct rep_rwalk *w = (const struct rep_rwalk *)m;
-    struct rep_rwalk_code_cache *c = w->code_cache;
-    unsigned k = (unsigned)((addr ^ addr >> 12) % REP_RWALK_CODE_SLOTS);
+    const struct att_rwalk *w = (const struct att_rwalk *)m;
+    struct att_rwalk_code_cache *c = w->code_cache;
+    unsigned k = (unsigned)((addr ^ addr >> 12) % ATT_RWALK_CODE_SLOTS);
     if (c != NULL && c->slot[k].addr == addr && c->slot[k].len >= n) {
         memcpy(out, c->slot[k].bytes, n);
         return 0;
@@ -45,11 +45,11 @@ static int target_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out,
 }
 static int target_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 {
-    const struct rep_rwalk *w = (const struct rep_rwalk *)m;
-    return rep_pmaps_is_code(w->maps, addr);
+    const struct att_rwalk *w = (const struct att_rwalk *)m;
+    return att_maps_is_code(w->maps, addr);
 }
 
-void rep_rwalk_init(struct rep_rwalk *w, pid_t pid, const struct rep_pmaps *maps,
+void att_rwalk_init(struct att_rwalk *w, pid_t pid, const struct att_maps *maps,
                     const unsigned char *stack, uint64_t stack_base, size_t stack_len)
 {
     memset(w, 0, sizeof(*w));
@@ -63,7 +63,7 @@ void rep_rwalk_init(struct rep_rwalk *w, pid_t pid, const struct rep_pmaps *maps
     w->stack_len = stack_len;
 }
 
-unsigned rep_rwalk(struct rep_rwalk *w, const struct cmn_fp_regs *regs, uint64_t *frames,
+unsigned att_rwalk(struct att_rwalk *w, const struct cmn_fp_regs *regs, uint64_t *frames,
                    unsigned max_frames, uint8_t *stop_reason, uint8_t *flags)
 {
     return cmn_fp_walk(&w->mem, regs, (uintptr_t)w->stack_base,
@@ -71,12 +71,12 @@ unsigned rep_rwalk(struct rep_rwalk *w, const struct cmn_fp_regs *regs, uint64_t
                        stop_reason, flags);
 }
 
-int rep_rwalk_read_stack(pid_t pid, const struct rep_pmaps *maps, uint64_t sp, size_t max,
+int att_rwalk_read_stack(pid_t pid, const struct att_maps *maps, uint64_t sp, size_t max,
                          unsigned char **out, size_t *len)
 {
     *out = NULL;
     *len = 0;
-    const struct rep_pmap *m = rep_pmaps_find(maps, sp);
+    const struct att_map *m = att_maps_find(maps, sp);
     if (!m)
         return -ENOENT;
     size_t want = m->end - sp;

@@ -6,9 +6,9 @@
  * /proc/PID/map_files (exactly the mapped file, even deleted or in another mount
  * namespace; needs privilege), else through /proc/PID/root, else by its path. The vDSO
  * has no file: its notes are read from the target's memory. A mapping the target makes
- * later (rep_pmaps_add()) cuts or replaces the older ones it overlaps, as in the kernel.
+ * later (att_maps_add()) cuts or replaces the older ones it overlaps, as in the kernel.
  */
-#include "reporter/procmaps.h"
+#include "attach/procmaps.h"
 
 #include <assert.h>
 #include <elf.h>
@@ -23,7 +23,7 @@
 #include "common/record.h"
 #include "common/maps_line.h"
 #include "common/build_id.h"
-#include "reporter/err.h"
+#include "common/err.h"
 
 #define NOTES_MAX 65536u /* note segment bytes looked at */
 
@@ -79,7 +79,7 @@ static ssize_t mem_read_at(void *ctx, void *buf, size_t n, uint64_t off)
     return process_vm_readv(c->pid, &local, 1, &remote, 1, 0);
 }
 
-static void find_build_id(pid_t pid, struct rep_pmap *m)
+static void find_build_id(pid_t pid, struct att_map *m)
 {
     if (strcmp(m->path, "[vdso]") == 0) {
         struct mem_ctx c = {.pid = pid, .base = m->start, .size = m->end - m->start};
@@ -105,7 +105,7 @@ static void find_build_id(pid_t pid, struct rep_pmap *m)
 
 /* Parses one maps line into m (path strdup'ed); 0, -1 for a line it does not know,
  * -ENOMEM. */
-static int parse_line(const char *line, struct rep_pmap *m)
+static int parse_line(const char *line, struct att_map *m)
 {
     struct cmn_maps_line l;
     if (cmn_maps_parse_line(line, &l) != 0)
@@ -119,7 +119,7 @@ static int parse_line(const char *line, struct rep_pmap *m)
     return m->path ? 0 : -ENOMEM;
 }
 
-int rep_pmaps_read(pid_t pid, struct rep_pmaps *out, struct rep_err *err)
+int att_maps_read(pid_t pid, struct att_maps *out, struct cmn_err *err)
 {
     memset(out, 0, sizeof(*out));
     char path[64];
@@ -127,21 +127,21 @@ int rep_pmaps_read(pid_t pid, struct rep_pmaps *out, struct rep_err *err)
     FILE *f = fopen(path, "re");
     if (!f) {
         if (errno == ENOENT)
-            return rep_err_set(err, REP_E_INPUT, "no process %d", (int)pid);
-        return rep_err_set(err, REP_E_INPUT, "cannot read %s: %s", path, strerror(errno));
+            return cmn_err_set(err, CMN_E_INPUT, "no process %d", (int)pid);
+        return cmn_err_set(err, CMN_E_INPUT, "cannot read %s: %s", path, strerror(errno));
     }
     char *line = NULL;
     size_t line_cap = 0, cap = 0;
     ssize_t got;
-    int rc = REP_OK;
+    int rc = CMN_OK;
     while ((got = getline(&line, &line_cap, f)) > 0) {
         if (line[got - 1] == '\n')
             line[got - 1] = '\0';
         if (out->n == cap) {
             size_t bigger = cap ? cap * 2 : 64;
-            struct rep_pmap *v = realloc(out->v, bigger * sizeof(*v));
+            struct att_map *v = realloc(out->v, bigger * sizeof(*v));
             if (!v) {
-                rc = rep_err_nomem(err);
+                rc = cmn_err_nomem(err);
                 break;
             }
             out->v = v;
@@ -149,7 +149,7 @@ int rep_pmaps_read(pid_t pid, struct rep_pmaps *out, struct rep_err *err)
         }
         int r = parse_line(line, &out->v[out->n]);
         if (r == -ENOMEM) {
-            rc = rep_err_nomem(err);
+            rc = cmn_err_nomem(err);
             break;
         }
         if (r == 0)
@@ -159,20 +159,20 @@ int rep_pmaps_read(pid_t pid, struct rep_pmaps *out, struct rep_err *err)
     int read_errno = ferror(f) ? errno : 0;
     free(line);
     fclose(f);
-    if (rc == REP_OK && out->n == 0)
-        rc = rep_err_set(err, REP_E_INPUT, "cannot read %s: %s", path,
+    if (rc == CMN_OK && out->n == 0)
+        rc = cmn_err_set(err, CMN_E_INPUT, "cannot read %s: %s", path,
                          read_errno ? strerror(read_errno) : "no mappings (a kernel thread?)");
-    if (rc != REP_OK) {
-        rep_pmaps_free(out);
+    if (rc != CMN_OK) {
+        att_maps_free(out);
         return rc;
     }
     for (size_t i = 0; i < out->n; i++)
         if (out->v[i].prot & PROF_MAP_EXEC)
             find_build_id(pid, &out->v[i]);
-    return REP_OK;
+    return CMN_OK;
 }
 
-void rep_pmaps_free(struct rep_pmaps *m)
+void att_maps_free(struct att_maps *m)
 {
     for (size_t i = 0; i < m->n; i++)
         free(m->v[i].path);
@@ -181,7 +181,7 @@ void rep_pmaps_free(struct rep_pmaps *m)
     m->n = 0;
 }
 
-const struct rep_pmap *rep_pmaps_find(const struct rep_pmaps *m, uint64_t addr)
+const struct att_map *att_maps_find(const struct att_maps *m, uint64_t addr)
 {
     size_t lo = 0, hi = m->n;
     while (lo < hi) {
@@ -196,13 +196,13 @@ const struct rep_pmap *rep_pmaps_find(const struct rep_pmaps *m, uint64_t addr)
     return NULL;
 }
 
-bool rep_pmaps_is_code(const struct rep_pmaps *m, uint64_t addr)
+bool att_maps_is_code(const struct att_maps *m, uint64_t addr)
 {
-    const struct rep_pmap *p = rep_pmaps_find(m, addr);
+    const struct att_map *p = att_maps_find(m, addr);
     return p && (p->prot & PROF_MAP_EXEC);
 }
 
-int rep_pmaps_write_one(const struct rep_pmap *p, uint64_t time_ns, FILE *out, struct rep_err *err)
+int att_maps_write_one(const struct att_map *p, uint64_t time_ns, FILE *out, struct cmn_err *err)
 {
     unsigned char buf[sizeof(struct prof_rec_map) + 4200];
     struct prof_rec_map r = {.time_ns = time_ns,
@@ -214,58 +214,58 @@ int rep_pmaps_write_one(const struct rep_pmap *p, uint64_t time_ns, FILE *out, s
     memcpy(r.build_id, p->build_id, sizeof(r.build_id));
     size_t n = cmn_record_map(buf, sizeof(buf), &r, p->path);
     if (n == 0)
-        return REP_OK; /* a path longer than PATH_MAX: not a file the reporter could open */
+        return CMN_OK; /* a path longer than PATH_MAX: not a file the reporter could open */
     if (fwrite(buf, 1, n, out) != n)
-        return rep_err_set(err, REP_E_IO, "write error: %s", strerror(errno));
-    return REP_OK;
+        return cmn_err_set(err, CMN_E_IO, "write error: %s", strerror(errno));
+    return CMN_OK;
 }
 
-int rep_pmaps_write(const struct rep_pmaps *m, uint64_t time_ns, FILE *out, struct rep_err *err)
+int att_maps_write(const struct att_maps *m, uint64_t time_ns, FILE *out, struct cmn_err *err)
 {
     for (size_t i = 0; i < m->n; i++) {
         if (!(m->v[i].prot & PROF_MAP_EXEC))
             continue;
-        int rc = rep_pmaps_write_one(&m->v[i], time_ns, out, err);
-        if (rc != REP_OK)
+        int rc = att_maps_write_one(&m->v[i], time_ns, out, err);
+        if (rc != CMN_OK)
             return rc;
     }
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* The part [start, end) of mapping e, which holds it. */
-static struct rep_pmap part_of(const struct rep_pmap *e, uint64_t start, uint64_t end)
+static struct att_map part_of(const struct att_map *e, uint64_t start, uint64_t end)
 {
-    struct rep_pmap r = *e;
+    struct att_map r = *e;
     r.offset = e->offset + (start - e->start);
     r.start = start;
     r.end = end;
     return r;
 }
 
-int rep_pmaps_add(struct rep_pmaps *m, pid_t pid, const struct rep_pmap *p)
+int att_maps_add(struct att_maps *m, pid_t pid, const struct att_map *p)
 {
     assert(p->start < p->end);
     /* An older mapping that holds p on both sides is cut in two: its second part needs a
      * path of its own. There is at most one such mapping, so n + 2 entries are enough. */
-    const struct rep_pmap *outer = NULL;
+    const struct att_map *outer = NULL;
     for (size_t i = 0; i < m->n && outer == NULL; i++)
         if (m->v[i].start < p->start && m->v[i].end > p->end)
             outer = &m->v[i];
-    struct rep_pmap added = *p;
+    struct att_map added = *p;
     added.path = strdup(p->path != NULL ? p->path : "");
     char *outer_path = outer != NULL ? strdup(outer->path) : NULL;
-    struct rep_pmap *v = malloc((m->n + 2) * sizeof(*v));
+    struct att_map *v = malloc((m->n + 2) * sizeof(*v));
     if (added.path == NULL || (outer != NULL && outer_path == NULL) || v == NULL) {
         free(added.path);
         free(outer_path);
         free(v);
-        return REP_E_NOMEM;
+        return CMN_E_NOMEM;
     }
     if ((added.prot & PROF_MAP_EXEC) && added.build_id_len == 0)
         find_build_id(pid, &added);
     size_t n = 0;
     for (size_t i = 0; i < m->n; i++) {
-        const struct rep_pmap *e = &m->v[i];
+        const struct att_map *e = &m->v[i];
         if (e->end <= p->start || e->start >= p->end) {
             v[n++] = *e;
             continue;
@@ -290,5 +290,5 @@ int rep_pmaps_add(struct rep_pmaps *m, pid_t pid, const struct rep_pmap *p)
     free(m->v);
     m->v = v;
     m->n = n + 1;
-    return REP_OK;
+    return CMN_OK;
 }

@@ -17,40 +17,42 @@
  *      complete or the time is up, then removes it.
  * Reporter thread only.
  */
-#ifndef PROF_REPORTER_SNAP_SIGNAL_H
-#define PROF_REPORTER_SNAP_SIGNAL_H
+#ifndef PROF_ATTACH_SNAP_SIGNAL_H
+#define PROF_ATTACH_SNAP_SIGNAL_H
 
 #include <stdbool.h>
 #include <sys/types.h>
 
-struct rep_err;
-struct rep_profile;
+struct cmn_err;
 
-#define REP_SNAP_SIGNAL_MAGIC 0x70726f66u /* "prof": the high half of the signal's value */
-#define REP_SNAP_SIGNAL_RT_OFFSET 3       /* the default signal is SIGRTMAX minus this */
-#define REP_SNAP_SIGNAL_POLL_NS 10000000  /* between two reads of the answer file */
-#define REP_SNAP_SIGNAL_WRITER "libprof-writer" /* the name of libprof's writer thread */
+#define ATT_SNAP_SIGNAL_MAGIC 0x70726f66u /* "prof": the high half of the signal's value */
+#define ATT_SNAP_SIGNAL_RT_OFFSET 3       /* the default signal is SIGRTMAX minus this */
+#define ATT_SNAP_SIGNAL_POLL_NS 10000000  /* between two reads of the answer file */
+#define ATT_SNAP_SIGNAL_WRITER "libprof-writer" /* the name of libprof's writer thread */
 
 /* Not async-signal-safe. */
-/* A signal spelled as libprof reads PROF_SIGNAL, into *sig: 0 for "0" and "off". REP_OK,
- * or REP_E_INPUT (message in err) when s is no signal or one libprof refuses (SIGKILL,
+/* A signal spelled as libprof reads PROF_SIGNAL, into *sig: 0 for "0" and "off". CMN_OK,
+ * or CMN_E_INPUT (message in err) when s is no signal or one libprof refuses (SIGKILL,
  * SIGSTOP, the fault signals, SIGABRT, SIGCHLD, SIGPIPE). */
-int rep_snap_signal_parse(const char *s, int *sig /* out */, struct rep_err *err);
+int att_snap_signal_parse(const char *s, int *sig /* out */, struct cmn_err *err);
 /* Whether process pid has libprof.so mapped. False also when its maps cannot be read. */
-bool rep_snap_signal_has_libprof(pid_t pid);
+bool att_snap_signal_has_libprof(pid_t pid);
 /* The signal libprof in process pid takes snapshots on, from its environment as libprof
  * read it at start (/proc/PID/environ); 0 when snapshots are off. The default when the
  * environment cannot be read. */
-int rep_snap_signal_of(pid_t pid);
+int att_snap_signal_of(pid_t pid);
 /* Whether process pid has a handler for sig (/proc/PID/status SigCgt): a process whose
  * libprof takes no snapshots would be killed by it. */
-bool rep_snap_signal_is_caught(pid_t pid, int sig);
+bool att_snap_signal_is_caught(pid_t pid, int sig);
+/* Reads the answer file at path when it is complete: true then (and the answer is the
+ * caller's), false when it is not whole yet. */
+typedef bool att_snap_answer_fn(const char *path, void *ctx);
 /* Asks process pid for a snapshot with sig and waits up to timeout_s seconds for the
- * answer, which is read into p (named name, kept). REP_OK; REP_E_NOTFOUND when no
- * complete answer came in time; REP_E_INPUT when the signal could not be sent (the process
- * is gone, or belongs to another user; message in err); REP_E_NOMEM. The answer file is
- * removed in every case. The caller frees p with rep_profile_fini() either way. */
-int rep_snap_signal_ask(pid_t pid, int sig, double timeout_s, const char *name,
-                        struct rep_profile *p /* out */, struct rep_err *err);
+ * answer, a snapshot profile file that is_whole(path, ctx) reads each time it grows, until
+ * it returns true. CMN_OK; CMN_E_NOTFOUND when no complete answer came in time;
+ * CMN_E_INPUT when the signal could not be sent (the process is gone, or belongs to
+ * another user; message in err). The answer file is removed in every case. */
+int att_snap_signal_ask(pid_t pid, int sig, double timeout_s, att_snap_answer_fn *is_whole,
+                        void *ctx, struct cmn_err *err);
 
 #endif

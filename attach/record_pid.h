@@ -8,7 +8,7 @@
  * CPU) that take a sample every 1/HZ of the thread's CPU time; the kernel writes the samples
  * into a ring buffer per CPU that prof maps and drains. By default a sample carries the
  * thread's registers and a copy of the top of its user stack, and prof walks the copy with
- * libprof's own frame-pointer stepper (reporter/remote_walk.h), so that the stacks get the
+ * libprof's own frame-pointer stepper (attach/remote_walk.h), so that the stacks get the
  * same checks and leaf fixes as in-process ones; `--callchain kernel` takes the kernel's own
  * frame-pointer walk instead (smaller samples, no leaf fixes; it is cut at the first address
  * outside code, like the stepper's). Threads started later inherit their creator's
@@ -18,25 +18,36 @@
  * the file is complete in every case. Closing the counters detaches: the process runs on
  * untouched. Reporter thread only; main() parses the options (struct rep_record_opts).
  */
-#ifndef PROF_REPORTER_RECORD_PID_H
-#define PROF_REPORTER_RECORD_PID_H
+#ifndef PROF_ATTACH_RECORD_PID_H
+#define PROF_ATTACH_RECORD_PID_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 
-struct rep_err;
-struct rep_record_opts;
+struct cmn_err;
 
-#define REP_RECORD_PID_HZ 250u    /* -F by default: PROF_FREQ's default */
-#define REP_RECORD_PID_DEPTH 256u /* -d by default: PROF_DEPTH's default */
+#define ATT_RECORD_PID_HZ 250u    /* -F by default: PROF_FREQ's default */
+#define ATT_RECORD_PID_DEPTH 256u /* -d by default: PROF_DEPTH's default */
+
+/* What to sample and how. */
+struct att_record_pid_opts {
+    pid_t pid;                /* the process */
+    const char *output;       /* the profile to write (required), taken literally */
+    unsigned hz;              /* samples per CPU-second; 0: ATT_RECORD_PID_HZ */
+    unsigned max_depth;       /* frames per sample at most; 0: ATT_RECORD_PID_DEPTH */
+    double duration_s;        /* seconds to sample; 0: until it exits or prof is interrupted */
+    bool is_kernel_callchain; /* the kernel's frame-pointer walk instead of prof's stepper
+                               * over a copy of the stack */
+};
 
 /* Not async-signal-safe. */
-/* Samples process o->pid into o->output (required) at o->freq Hz (NULL: the default) with
- * o->depth frames at most, for o->duration_s seconds (0: until the process exits or prof
+/* Samples process o->pid into o->output at o->hz with o->max_depth frames at most, for o->duration_s seconds (0: until the process exits or prof
  * is interrupted), then writes a one-line summary on log. Catches SIGINT and SIGTERM while
- * it runs. REP_OK (also when the process exited or exec'ed meanwhile); REP_E_INPUT with a
+ * it runs. CMN_OK (also when the process exited or exec'ed meanwhile); CMN_E_INPUT with a
  * one-line message when the process does not exist or cannot be sampled (the message says
  * why: permissions, perf_event_paranoid, limits) or the output cannot be created;
- * REP_E_NOMEM; REP_E_IO when writing the output failed. */
-int rep_record_pid_run(const struct rep_record_opts *o, FILE *log, struct rep_err *err);
+ * CMN_E_NOMEM; CMN_E_IO when writing the output failed. */
+int att_record_pid_run(const struct att_record_pid_opts *o, FILE *log, struct cmn_err *err);
 
 #endif

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * The perf_event side of `prof record -p` (reporter/record_pid.h): the task-clock counters
+ * The perf_event side of `prof record -p` (attach/record_pid.h): the task-clock counters
  * it opens on another process's threads (user space only, one per thread and CPU, set up
  * for one of the two sample layouts: registers and a copy of the top of the user stack by
  * default, the kernel's own callchain with --callchain kernel), the ring buffer per CPU
@@ -8,13 +8,13 @@
  * decoding the kernel's record layouts into the plain structs below. It knows nothing of
  * the profile format, of which thread counts through which counters or of what a record
  * means to the profile: record_pid.c decides that. Reporter thread only, single-threaded:
- * a struct rep_pring is used by one thread from rep_pring_init() to rep_pring_fini(), and
+ * a struct att_pring is used by one thread from att_pring_init() to att_pring_fini(), and
  * owns every descriptor, mapping and buffer it holds until then. Functions that can fail
- * return REP_OK or a REP_E_* code with a one-line message in a caller-owned struct rep_err
- * (reporter/err.h); the decoders only say whether a record is whole.
+ * return CMN_OK or a CMN_E_* code with a one-line message in a caller-owned struct cmn_err
+ * (common/err.h); the decoders only say whether a record is whole.
  */
-#ifndef PROF_REPORTER_PERF_RING_H
-#define PROF_REPORTER_PERF_RING_H
+#ifndef PROF_ATTACH_PERF_RING_H
+#define PROF_ATTACH_PERF_RING_H
 
 #include <linux/perf_event.h>
 #include <poll.h>
@@ -26,13 +26,13 @@
 
 #include "common/fp_step.h"
 
-struct rep_err;
+struct cmn_err;
 
-#define REP_PRING_RECORD_MAX 65536u /* a perf record's size is a u16 */
+#define ATT_PRING_RECORD_MAX 65536u /* a perf record's size is a u16 */
 
 /* One counter: a thread on one CPU. Written by the functions below (opened, HUP, closed),
  * read by the caller. */
-struct rep_pring_counter {
+struct att_pring_counter {
     int fd;      /* -1 once closed */
     pid_t tid;   /* the thread it was opened on; the threads that inherit it count as its */
     uint64_t id; /* the kernel's id for it, which those threads' records carry too */
@@ -40,7 +40,7 @@ struct rep_pring_counter {
 };
 
 /* The ring of one CPU: the buffer of its first counter, shared by the others on it. */
-struct rep_pring_buf {
+struct att_pring_buf {
     int fd;                            /* that counter (closed as a counter); -1: not mapped */
     struct perf_event_mmap_page *meta; /* the mapping: this page, then the data area */
     unsigned char *data;               /* the data area */
@@ -50,7 +50,7 @@ struct rep_pring_buf {
 
 /* The counters and rings of one process. Written only by the functions below; the caller
  * may read pid, max_stack, n_cpus, counters, n_counters and n_live. */
-struct rep_pring {
+struct att_pring {
     pid_t pid;                   /* the process, for messages */
     bool is_kernel_callchain;    /* --callchain kernel */
     unsigned max_stack;          /* --callchain kernel: kernel.perf_event_max_stack */
@@ -59,28 +59,28 @@ struct rep_pring {
     size_t ring_bytes; /* the data area of the next ring; halved under the locked-memory cap */
 
     int *cpus;                   /* the online CPUs' numbers */
-    struct rep_pring_buf *rings; /* one per entry of cpus */
+    struct att_pring_buf *rings; /* one per entry of cpus */
     size_t n_cpus;
 
-    struct rep_pring_counter *counters;      /* sorted by id (the kernel hands ids out in
+    struct att_pring_counter *counters;      /* sorted by id (the kernel hands ids out in
                                               * increasing order) */
     size_t n_counters, cap_counters, n_live; /* n_live: not HUP */
 
-    unsigned char *wrap; /* REP_PRING_RECORD_MAX bytes: a record that wraps around the
+    unsigned char *wrap; /* ATT_PRING_RECORD_MAX bytes: a record that wraps around the
                           * ring's end, made whole */
 };
 
-/* Reading the records of one ring: rep_pring_read_begin(), rep_pring_read_next() until it
- * returns NULL or the caller stops, then rep_pring_read_end(). On the caller's stack. */
-struct rep_pring_reader {
-    struct rep_pring_buf *ring; /* the ring read */
-    unsigned char *wrap;        /* where a record that wraps is copied (the rep_pring's) */
+/* Reading the records of one ring: att_pring_read_begin(), att_pring_read_next() until it
+ * returns NULL or the caller stops, then att_pring_read_end(). On the caller's stack. */
+struct att_pring_reader {
+    struct att_pring_buf *ring; /* the ring read */
+    unsigned char *wrap;        /* where a record that wraps is copied (the att_pring's) */
     uint64_t head;              /* the kernel's data_head when reading began */
-    uint64_t tail;              /* the end of what was read; data_tail at rep_pring_read_end */
+    uint64_t tail;              /* the end of what was read; data_tail at att_pring_read_end */
 };
 
 /* A PERF_RECORD_SAMPLE. The pointers point into the record that was decoded. */
-struct rep_pring_sample {
+struct att_pring_sample {
     uint64_t id;      /* the counter's it came through (also an inherited counter's) */
     uint32_t pid;     /* the process of the thread sampled */
     uint32_t tid;     /* the thread sampled */
@@ -98,7 +98,7 @@ struct rep_pring_sample {
 };
 
 /* A PERF_RECORD_COMM: a thread's new name, or the process called exec. */
-struct rep_pring_comm {
+struct att_pring_comm {
     uint32_t pid, tid;
     bool is_exec;     /* PERF_RECORD_MISC_COMM_EXEC: the process called exec */
     const char *comm; /* the name, NUL-terminated, in the record; NULL when it is cut */
@@ -106,14 +106,14 @@ struct rep_pring_comm {
 };
 
 /* A PERF_RECORD_FORK or PERF_RECORD_EXIT: a thread started or ended. */
-struct rep_pring_task {
+struct att_pring_task {
     uint32_t pid, ppid; /* its process, and its creator's */
     uint32_t tid, ptid; /* the thread, and its creator */
     uint64_t time_ns;   /* CLOCK_MONOTONIC */
 };
 
 /* A PERF_RECORD_MMAP2: a mapping made. */
-struct rep_pring_mmap {
+struct att_pring_mmap {
     uint32_t pid, tid;
     uint64_t addr, len, pgoff; /* [addr, addr + len) maps the file from pgoff */
     uint32_t prot;             /* PROT_* */
@@ -126,58 +126,58 @@ struct rep_pring_mmap {
 /* Prepares p to sample the threads of process pid at hz Hz: checks hz against
  * kernel.perf_event_max_sample_rate and, with is_kernel_callchain, lowers *max_depth (in,
  * out) to kernel.perf_event_max_stack; sets up the counters' attributes, finds the online
- * CPUs, and shares the rings' memory budget out over them. Opens nothing yet. REP_OK;
- * REP_E_INPUT when hz is over the kernel's limit; REP_E_NOMEM. Call rep_pring_fini() in
+ * CPUs, and shares the rings' memory budget out over them. Opens nothing yet. CMN_OK;
+ * CMN_E_INPUT when hz is over the kernel's limit; CMN_E_NOMEM. Call att_pring_fini() in
  * every case. */
-int rep_pring_init(struct rep_pring *p, pid_t pid, unsigned hz, unsigned *max_depth,
-                   bool is_kernel_callchain, struct rep_err *err);
-/* Closes whatever rep_pring_close() did not, and frees p's memory. p may be NULL, or
+int att_pring_init(struct att_pring *p, pid_t pid, unsigned hz, unsigned *max_depth,
+                   bool is_kernel_callchain, struct cmn_err *err);
+/* Closes whatever att_pring_close() did not, and frees p's memory. p may be NULL, or
  * zeroed and never initialized. */
-void rep_pring_fini(struct rep_pring *p);
+void att_pring_fini(struct att_pring *p);
 /* Opens thread tid's counter on CPU p->cpus[k] and makes it write into that CPU's ring,
- * mapping the ring if it is the first counter there. REP_OK; REP_E_NOTFOUND, err left
- * alone, when the thread is gone; REP_E_INPUT with the reason (permissions,
- * perf_event_paranoid, descriptor or locked-memory limits); REP_E_NOMEM. */
-int rep_pring_open(struct rep_pring *p, pid_t tid, size_t k, struct rep_err *err);
-/* The counter with this id, or NULL. The pointer is dead after the next rep_pring_open(). */
-const struct rep_pring_counter *rep_pring_counter_of(const struct rep_pring *p, uint64_t id);
+ * mapping the ring if it is the first counter there. CMN_OK; CMN_E_NOTFOUND, err left
+ * alone, when the thread is gone; CMN_E_INPUT with the reason (permissions,
+ * perf_event_paranoid, descriptor or locked-memory limits); CMN_E_NOMEM. */
+int att_pring_open(struct att_pring *p, pid_t tid, size_t k, struct cmn_err *err);
+/* The counter with this id, or NULL. The pointer is dead after the next att_pring_open(). */
+const struct att_pring_counter *att_pring_counter_of(const struct att_pring *p, uint64_t id);
 /* Waits up to wait_ns for a ring to fill, for a counter to hang up or for a signal, with
  * the signal mask wait_mask; marks the counters that hung up (is_hup, n_live). fds and
  * which are the caller's, with room for p->n_counters entries each. */
-void rep_pring_wait(struct rep_pring *p, struct pollfd *fds, size_t *which, uint64_t wait_ns,
+void att_pring_wait(struct att_pring *p, struct pollfd *fds, size_t *which, uint64_t wait_ns,
                     const sigset_t *wait_mask);
 /* Unmaps every ring and closes every counter: the process runs on without them. Returns
  * the CPU time the counters saw (with every thread that inherited them), in ns; 0 when
  * they are closed already. */
-uint64_t rep_pring_close(struct rep_pring *p);
+uint64_t att_pring_close(struct att_pring *p);
 
 /* Begins reading the ring of CPU p->cpus[k]; false when it is not mapped. */
-bool rep_pring_read_begin(struct rep_pring *p, size_t k, struct rep_pring_reader *rd);
+bool att_pring_read_begin(struct att_pring *p, size_t k, struct att_pring_reader *rd);
 /* The next whole record of the ring, its header in *h (out), or NULL when there is none
  * (or what is there is no record the kernel writes: it is skipped). The record stays valid
  * until the next call: one that wraps around the ring's end is copied into p->wrap. */
-const unsigned char *rep_pring_read_next(struct rep_pring_reader *rd, struct perf_event_header *h);
+const unsigned char *att_pring_read_next(struct att_pring_reader *rd, struct perf_event_header *h);
 /* Gives what was read back to the kernel. */
-void rep_pring_read_end(struct rep_pring_reader *rd);
+void att_pring_read_end(struct att_pring_reader *rd);
 
-/* The decoders: rec is a whole record of size h->size (as rep_pring_read_next() gives it);
+/* The decoders: rec is a whole record of size h->size (as att_pring_read_next() gives it);
  * the results point into it. */
 /* A sample, in the layout of p's counters (is_kernel_callchain). False when even its
  * fixed part (id, pid, tid, time) is cut; out->is_whole says whether the rest is there. */
-bool rep_pring_decode_sample(const unsigned char *rec, size_t size, bool is_kernel_callchain,
-                             struct rep_pring_sample *out);
+bool att_pring_decode_sample(const unsigned char *rec, size_t size, bool is_kernel_callchain,
+                             struct att_pring_sample *out);
 /* False when the record is too short for the struct's fixed fields. */
-bool rep_pring_decode_comm(const unsigned char *rec, const struct perf_event_header *h,
-                           struct rep_pring_comm *out);
-bool rep_pring_decode_task(const unsigned char *rec, const struct perf_event_header *h,
-                           struct rep_pring_task *out);
-bool rep_pring_decode_mmap(const unsigned char *rec, const struct perf_event_header *h,
-                           struct rep_pring_mmap *out);
+bool att_pring_decode_comm(const unsigned char *rec, const struct perf_event_header *h,
+                           struct att_pring_comm *out);
+bool att_pring_decode_task(const unsigned char *rec, const struct perf_event_header *h,
+                           struct att_pring_task *out);
+bool att_pring_decode_mmap(const unsigned char *rec, const struct perf_event_header *h,
+                           struct att_pring_mmap *out);
 /* The records a PERF_RECORD_LOST says the kernel could not write; 0 when it is cut. */
-uint64_t rep_pring_decode_lost(const unsigned char *rec, const struct perf_event_header *h);
+uint64_t att_pring_decode_lost(const unsigned char *rec, const struct perf_event_header *h);
 
 /* Appends v to the growing array *out (malloc'd; *n used, *cap allocated): the lists of
  * CPUs and of thread ids. 0 or -ENOMEM. */
-int rep_pring_push_int(int **out, size_t *n, size_t *cap, int v);
+int att_pring_push_int(int **out, size_t *n, size_t *cap, int v);
 
 #endif

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests of another process's mappings (reporter/procmaps.c): adding a mapping made
+/* Unit tests of another process's mappings (attach/procmaps.c): adding a mapping made
  * later takes the place of what it overlaps, as the kernel does, and keeps the set sorted;
  * reading this very process's maps finds its code. */
 #include <criterion/criterion.h>
@@ -7,22 +7,22 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "reporter/err.h"
-#include "reporter/procmaps.h"
+#include "common/err.h"
+#include "attach/procmaps.h"
 
-static void add(struct rep_pmaps *m, uint64_t start, uint64_t end, uint64_t offset,
+static void add(struct att_maps *m, uint64_t start, uint64_t end, uint64_t offset,
                 const char *path)
 {
-    struct rep_pmap p = {
+    struct att_map p = {
         .start = start, .end = end, .offset = offset, .prot = PROF_MAP_READ, .path = (char *)path};
-    cr_assert_eq(rep_pmaps_add(m, getpid(), &p), REP_OK);
+    cr_assert_eq(att_maps_add(m, getpid(), &p), CMN_OK);
 }
 
-static void expect(const struct rep_pmaps *m, size_t i, uint64_t start, uint64_t end,
+static void expect(const struct att_maps *m, size_t i, uint64_t start, uint64_t end,
                    uint64_t offset, const char *path)
 {
     cr_assert_lt(i, m->n, "%zu mappings, no entry %zu", m->n, i);
-    const struct rep_pmap *p = &m->v[i];
+    const struct att_map *p = &m->v[i];
     cr_expect(p->start == start && p->end == end && p->offset == offset &&
                   strcmp(p->path, path) == 0,
               "entry %zu is %#lx-%#lx +%#lx %s, not %#lx-%#lx +%#lx %s", i, (unsigned long)p->start,
@@ -32,7 +32,7 @@ static void expect(const struct rep_pmaps *m, size_t i, uint64_t start, uint64_t
 
 Test(procmaps, added_mappings_stay_sorted)
 {
-    struct rep_pmaps m = {0};
+    struct att_maps m = {0};
     add(&m, 0x5000, 0x6000, 0, "/c");
     add(&m, 0x1000, 0x2000, 0, "/a");
     add(&m, 0x3000, 0x4000, 0, "/b");
@@ -40,14 +40,14 @@ Test(procmaps, added_mappings_stay_sorted)
     expect(&m, 0, 0x1000, 0x2000, 0, "/a");
     expect(&m, 1, 0x3000, 0x4000, 0, "/b");
     expect(&m, 2, 0x5000, 0x6000, 0, "/c");
-    cr_expect_eq(rep_pmaps_find(&m, 0x3800), &m.v[1]);
-    cr_expect_null(rep_pmaps_find(&m, 0x2800));
-    rep_pmaps_free(&m);
+    cr_expect_eq(att_maps_find(&m, 0x3800), &m.v[1]);
+    cr_expect_null(att_maps_find(&m, 0x2800));
+    att_maps_free(&m);
 }
 
 Test(procmaps, a_mapping_inside_another_cuts_it_in_two)
 {
-    struct rep_pmaps m = {0};
+    struct att_maps m = {0};
     add(&m, 0x10000, 0x20000, 0x1000, "/big");
     add(&m, 0x14000, 0x15000, 0, "/small");
     cr_assert_eq(m.n, 3);
@@ -55,12 +55,12 @@ Test(procmaps, a_mapping_inside_another_cuts_it_in_two)
     expect(&m, 1, 0x14000, 0x15000, 0, "/small");
     expect(&m, 2, 0x15000, 0x20000, 0x6000, "/big");
     cr_expect_neq(m.v[0].path, m.v[2].path, "the two parts share one path string");
-    rep_pmaps_free(&m);
+    att_maps_free(&m);
 }
 
 Test(procmaps, a_mapping_replaces_what_it_covers_and_trims_the_edges)
 {
-    struct rep_pmaps m = {0};
+    struct att_maps m = {0};
     add(&m, 0x1000, 0x3000, 0, "/left");
     add(&m, 0x3000, 0x4000, 0, "/gone");
     add(&m, 0x4000, 0x6000, 0x10000, "/right");
@@ -69,15 +69,15 @@ Test(procmaps, a_mapping_replaces_what_it_covers_and_trims_the_edges)
     expect(&m, 0, 0x1000, 0x2000, 0, "/left");
     expect(&m, 1, 0x2000, 0x5000, 0, "/new");
     expect(&m, 2, 0x5000, 0x6000, 0x11000, "/right");
-    rep_pmaps_free(&m);
+    att_maps_free(&m);
 }
 
 Test(procmaps, reads_this_process_and_finds_its_code)
 {
-    struct rep_pmaps m;
-    struct rep_err err = {0};
-    cr_assert_eq(rep_pmaps_read(getpid(), &m, &err), REP_OK, "%s", err.msg);
-    cr_expect(rep_pmaps_is_code(&m, (uint64_t)(uintptr_t)&add), "this test's code is not code");
-    cr_expect(!rep_pmaps_is_code(&m, (uint64_t)(uintptr_t)&m), "the stack is code");
-    rep_pmaps_free(&m);
+    struct att_maps m;
+    struct cmn_err err = {0};
+    cr_assert_eq(att_maps_read(getpid(), &m, &err), CMN_OK, "%s", err.msg);
+    cr_expect(att_maps_is_code(&m, (uint64_t)(uintptr_t)&add), "this test's code is not code");
+    cr_expect(!att_maps_is_code(&m, (uint64_t)(uintptr_t)&m), "the stack is code");
+    att_maps_free(&m);
 }

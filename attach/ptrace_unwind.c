@@ -6,37 +6,37 @@
  * 1.6.2 on x86_64 guesses from the frame-pointer register, which in code built without
  * frame pointers holds anything.
  */
-#include "reporter/ptrace_unwind.h"
+#include "attach/ptrace_unwind.h"
 
 #include <stddef.h>
 
-#include "reporter/err.h"
+#include "common/err.h"
 
 #ifdef PROF_HAVE_LIBUNWIND
 
 #include <libunwind-ptrace.h>
 
 #include "include/libprof/prof_format.h"
-#include "reporter/procmaps.h"
+#include "attach/procmaps.h"
 
-bool rep_punw_is_built(void)
+bool att_punw_is_built(void)
 {
     return true;
 }
 
-int rep_punw_init(struct rep_punw *u, struct rep_err *err)
+int att_punw_init(struct att_punw *u, struct cmn_err *err)
 {
     unw_addr_space_t as = unw_create_addr_space(&_UPT_accessors, 0);
     if (as == NULL)
-        return rep_err_nomem(err);
+        return cmn_err_nomem(err);
     /* The process does not run while u lives: what was learnt for one pc holds for all
      * its threads. */
     unw_set_caching_policy(as, UNW_CACHE_GLOBAL);
     u->addr_space = as;
-    return REP_OK;
+    return CMN_OK;
 }
 
-void rep_punw_fini(struct rep_punw *u)
+void att_punw_fini(struct att_punw *u)
 {
     if (u->addr_space != NULL)
         unw_destroy_addr_space((unw_addr_space_t)u->addr_space);
@@ -45,7 +45,7 @@ void rep_punw_fini(struct rep_punw *u)
 
 /* Steps from the leaf (already in frames[0], its stack pointer sp0) until the walk must
  * end; returns the stop reason, *n the frames so far. The stack is [sp0, stack_end]. */
-static uint8_t step_all(unw_cursor_t *cursor, const struct rep_pmaps *maps, uint64_t sp0,
+static uint8_t step_all(unw_cursor_t *cursor, const struct att_maps *maps, uint64_t sp0,
                         uint64_t stack_end, uint64_t *frames, unsigned max_frames, unsigned *n)
 {
     uint64_t prev_sp = sp0;
@@ -60,7 +60,7 @@ static uint8_t step_all(unw_cursor_t *cursor, const struct rep_pmaps *maps, uint
             return PROF_STOP_BOUNDS;
         if (ip == 0)
             return PROF_STOP_END;
-        if (!rep_pmaps_is_code(maps, ip) || sp < sp0 || sp > stack_end)
+        if (!att_maps_is_code(maps, ip) || sp < sp0 || sp > stack_end)
             return PROF_STOP_BOUNDS;
         if (sp <= prev_sp)
             return PROF_STOP_ORDER;
@@ -71,7 +71,7 @@ static uint8_t step_all(unw_cursor_t *cursor, const struct rep_pmaps *maps, uint
     }
 }
 
-unsigned rep_punw_walk(struct rep_punw *u, pid_t tid, const struct rep_pmaps *maps,
+unsigned att_punw_walk(struct att_punw *u, pid_t tid, const struct att_maps *maps,
                        uint64_t *frames, unsigned max_frames, uint8_t *stop_reason)
 {
     if (u->addr_space == NULL || max_frames == 0)
@@ -86,7 +86,7 @@ unsigned rep_punw_walk(struct rep_punw *u, pid_t tid, const struct rep_pmaps *ma
         unw_get_reg(&cursor, UNW_REG_IP, &ip) == 0 && unw_get_reg(&cursor, UNW_REG_SP, &sp) == 0) {
         frames[n++] = ip;
         /* A stack pointer in no mapping: the leaf alone, as the frame-pointer walk has it. */
-        const struct rep_pmap *stack = rep_pmaps_find(maps, sp);
+        const struct att_map *stack = att_maps_find(maps, sp);
         *stop_reason = stack == NULL
                            ? PROF_STOP_BOUNDS
                            : step_all(&cursor, maps, sp, stack->end, frames, max_frames, &n);
@@ -97,23 +97,23 @@ unsigned rep_punw_walk(struct rep_punw *u, pid_t tid, const struct rep_pmaps *ma
 
 #else /* !PROF_HAVE_LIBUNWIND */
 
-bool rep_punw_is_built(void)
+bool att_punw_is_built(void)
 {
     return false;
 }
 
-int rep_punw_init(struct rep_punw *u, struct rep_err *err)
+int att_punw_init(struct att_punw *u, struct cmn_err *err)
 {
     u->addr_space = NULL;
-    return rep_err_set(err, REP_E_INPUT, "prof was built without libunwind");
+    return cmn_err_set(err, CMN_E_INPUT, "prof was built without libunwind");
 }
 
-void rep_punw_fini(struct rep_punw *u)
+void att_punw_fini(struct att_punw *u)
 {
     u->addr_space = NULL;
 }
 
-unsigned rep_punw_walk(struct rep_punw *u, pid_t tid, const struct rep_pmaps *maps,
+unsigned att_punw_walk(struct att_punw *u, pid_t tid, const struct att_maps *maps,
                        uint64_t *frames, unsigned max_frames, uint8_t *stop_reason)
 {
     (void)u;

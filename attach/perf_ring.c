@@ -16,7 +16,7 @@
  * inherited it (PERF_SAMPLE_IDENTIFIER), so each record says through whose counters it
  * came.
  */
-#include "reporter/perf_ring.h"
+#include "attach/perf_ring.h"
 
 #include <errno.h>
 #include <linux/capability.h>
@@ -32,8 +32,8 @@
 
 #include <asm/perf_regs.h>
 
-#include "reporter/err.h"
-#include "reporter/procstat.h"
+#include "common/err.h"
+#include "attach/procstat.h"
 
 /*
  * Bytes of user stack the kernel copies into each sample, from the stack pointer up. The
@@ -80,48 +80,48 @@ static struct cmn_fp_regs regs_from(const uint64_t *r)
 static long read_proc_long(const char *path, long fallback)
 {
     char v[64];
-    return rep_proc_read(path, v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : fallback;
+    return att_proc_read(path, v, sizeof(v)) > 0 ? strtol(v, NULL, 10) : fallback;
 }
 
 /* ---- opening the counters ---- */
 
 /* The one line that says why the kernel refused to sample the process. */
-static int permission_error(pid_t pid, struct rep_err *err)
+static int permission_error(pid_t pid, struct cmn_err *err)
 {
     long paranoid = read_proc_long("/proc/sys/kernel/perf_event_paranoid", 2);
-    if (paranoid >= 3 && !rep_proc_has_cap(CAP_PERFMON) && !rep_proc_has_cap(CAP_SYS_ADMIN))
-        return rep_err_set(err, REP_E_INPUT,
+    if (paranoid >= 3 && !att_proc_has_cap(CAP_PERFMON) && !att_proc_has_cap(CAP_SYS_ADMIN))
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot sample process %d: perf_event_paranoid is %ld (unprivileged "
                            "perf_event_open disabled); run as root or set "
                            "kernel.perf_event_paranoid to 2 or lower",
                            (int)pid, paranoid);
     unsigned euid;
-    if (!rep_proc_has_cap(CAP_SYS_PTRACE) && rep_proc_is_other_user(pid, &euid))
-        return rep_err_set(err, REP_E_INPUT,
+    if (!att_proc_has_cap(CAP_SYS_PTRACE) && att_proc_is_other_user(pid, &euid))
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot sample process %d: it belongs to another user (uid %u) and "
                            "prof runs as uid %u; run prof as that user or as root",
                            (int)pid, euid, (unsigned)geteuid());
-    return rep_err_set(err, REP_E_INPUT,
+    return cmn_err_set(err, CMN_E_INPUT,
                        "cannot sample process %d: permission denied (a set-uid, set-capability "
                        "or non-dumpable process?); run prof as root",
                        (int)pid);
 }
 
-static int open_error(const struct rep_pring *p, int e, struct rep_err *err)
+static int open_error(const struct att_pring *p, int e, struct cmn_err *err)
 {
     if (e == EACCES || e == EPERM)
         return permission_error(p->pid, err);
     if (e == EMFILE || e == ENFILE)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot sample process %d: it needs a descriptor per thread and CPU, "
                            "and prof's open-file limit is reached (ulimit -n)",
                            (int)p->pid);
     if (e == ENOENT || e == ENODEV || e == EOPNOTSUPP)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot sample process %d: this kernel has no task-clock perf_event "
                            "(%s)",
                            (int)p->pid, strerror(e));
-    return rep_err_set(err, REP_E_INPUT, "cannot sample process %d: perf_event_open: %s",
+    return cmn_err_set(err, CMN_E_INPUT, "cannot sample process %d: perf_event_open: %s",
                        (int)p->pid, strerror(e));
 }
 
@@ -135,7 +135,7 @@ static bool raise_fd_limit(void)
     return setrlimit(RLIMIT_NOFILE, &rl) == 0;
 }
 
-static void fill_attr(struct rep_pring *p, unsigned hz, unsigned max_depth)
+static void fill_attr(struct att_pring *p, unsigned hz, unsigned max_depth)
 {
     struct perf_event_attr *a = &p->attr;
     memset(a, 0, sizeof(*a));
@@ -173,7 +173,7 @@ static void fill_attr(struct rep_pring *p, unsigned hz, unsigned max_depth)
 }
 
 /* A counter on thread tid and CPU cpu; its descriptor, or -errno. */
-static int open_counter(struct rep_pring *p, pid_t tid, int cpu)
+static int open_counter(struct att_pring *p, pid_t tid, int cpu)
 {
     /* Wake prof when a ring is a quarter full: the rest is headroom for its latency. */
     p->attr.wakeup_watermark = (uint32_t)(p->ring_bytes / 4);
@@ -196,17 +196,17 @@ static int open_counter(struct rep_pring *p, pid_t tid, int cpu)
 }
 
 /* Keeps a new counter, in id order. */
-static int keep_counter(struct rep_pring *p, int fd, pid_t tid, struct rep_err *err)
+static int keep_counter(struct att_pring *p, int fd, pid_t tid, struct cmn_err *err)
 {
     uint64_t id;
     if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
-        return rep_err_set(err, REP_E_INPUT, "cannot sample process %d: PERF_EVENT_IOC_ID: %s",
+        return cmn_err_set(err, CMN_E_INPUT, "cannot sample process %d: PERF_EVENT_IOC_ID: %s",
                            (int)p->pid, strerror(errno));
     if (p->n_counters == p->cap_counters) {
         size_t cap = p->cap_counters ? 2 * p->cap_counters : 64;
-        struct rep_pring_counter *v = realloc(p->counters, cap * sizeof(*v));
+        struct att_pring_counter *v = realloc(p->counters, cap * sizeof(*v));
         if (v == NULL)
-            return rep_err_nomem(err);
+            return cmn_err_nomem(err);
         p->counters = v;
         p->cap_counters = cap;
     }
@@ -214,15 +214,15 @@ static int keep_counter(struct rep_pring *p, int fd, pid_t tid, struct rep_err *
     while (at > 0 && p->counters[at - 1].id > id)
         at--;
     memmove(&p->counters[at + 1], &p->counters[at], (p->n_counters - at) * sizeof(*p->counters));
-    p->counters[at] = (struct rep_pring_counter){.fd = fd, .tid = tid, .id = id};
+    p->counters[at] = (struct att_pring_counter){.fd = fd, .tid = tid, .id = id};
     p->n_counters++;
     p->n_live++;
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* ---- the rings ---- */
 
-static size_t ring_min_bytes(const struct rep_pring *p)
+static size_t ring_min_bytes(const struct att_pring *p)
 {
     size_t min = p->is_kernel_callchain ? RING_MIN_BYTES / KERNEL_RING_DIV : RING_MIN_BYTES;
     return min > p->page_bytes ? min : p->page_bytes;
@@ -231,13 +231,13 @@ static size_t ring_min_bytes(const struct rep_pring *p)
 /* Maps the ring of counter fd. An unprivileged user may lock perf_event_mlock_kb per CPU,
  * then up to RLIMIT_MEMLOCK: past that the mapping fails with EPERM, and smaller rings
  * (which lose samples sooner in a burst) are tried down to the minimum. 0 or -errno. */
-static int map_ring(struct rep_pring *p, struct rep_pring_buf *r, int fd)
+static int map_ring(struct att_pring *p, struct att_pring_buf *r, int fd)
 {
     for (;;) {
         size_t bytes = p->page_bytes + p->ring_bytes;
         void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (m != MAP_FAILED) {
-            *r = (struct rep_pring_buf){.fd = fd,
+            *r = (struct att_pring_buf){.fd = fd,
                                         .meta = m,
                                         .data = (unsigned char *)m + p->page_bytes,
                                         .data_bytes = p->ring_bytes,
@@ -252,34 +252,34 @@ static int map_ring(struct rep_pring *p, struct rep_pring_buf *r, int fd)
 }
 
 /* Makes counter fd write into the ring of CPU k, mapping it if it is the first. 0 or an
- * REP_E_* with the message. */
-static int join_ring(struct rep_pring *p, size_t k, int fd, pid_t tid, struct rep_err *err)
+ * CMN_E_* with the message. */
+static int join_ring(struct att_pring *p, size_t k, int fd, pid_t tid, struct cmn_err *err)
 {
-    struct rep_pring_buf *r = &p->rings[k];
+    struct att_pring_buf *r = &p->rings[k];
     if (r->fd >= 0) {
         if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd) == 0)
-            return REP_OK;
-        return rep_err_set(err, REP_E_INPUT,
+            return CMN_OK;
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot sample process %d: PERF_EVENT_IOC_SET_OUTPUT: %s", (int)p->pid,
                            strerror(errno));
     }
     int e = map_ring(p, r, fd);
     if (e == -EPERM || e == -ENOMEM)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot sample process %d: no locked memory left for the sample "
                            "buffer of CPU %d (thread %d; see kernel.perf_event_mlock_kb and "
                            "ulimit -l); run as root, or try --callchain kernel, whose buffers "
                            "are smaller",
                            (int)p->pid, p->cpus[k], (int)tid);
     if (e != 0)
-        return rep_err_set(err, REP_E_INPUT, "cannot sample process %d: mmap: %s", (int)p->pid,
+        return cmn_err_set(err, CMN_E_INPUT, "cannot sample process %d: mmap: %s", (int)p->pid,
                            strerror(-e));
-    return REP_OK;
+    return CMN_OK;
 }
 
 /* ---- the online CPUs ---- */
 
-int rep_pring_push_int(int **out, size_t *n, size_t *cap, int v)
+int att_pring_push_int(int **out, size_t *n, size_t *cap, int v)
 {
     if (*n == *cap) {
         *cap = *cap ? 2 * *cap : 64;
@@ -300,27 +300,27 @@ static int list_cpus(int **cpus, size_t *n)
     int rc = 0;
     *cpus = NULL;
     *n = 0;
-    if (rep_proc_read("/sys/devices/system/cpu/online", v, sizeof(v)) > 0) {
+    if (att_proc_read("/sys/devices/system/cpu/online", v, sizeof(v)) > 0) {
         for (char *p = v; rc == 0 && *p >= '0' && *p <= '9';) {
             long lo = strtol(p, &p, 10), hi = lo;
             if (*p == '-')
                 hi = strtol(p + 1, &p, 10);
             for (long c = lo; rc == 0 && c <= hi; c++)
-                rc = rep_pring_push_int(cpus, n, &cap, (int)c);
+                rc = att_pring_push_int(cpus, n, &cap, (int)c);
             if (*p == ',')
                 p++;
         }
     }
     long count = sysconf(_SC_NPROCESSORS_ONLN);
     for (long c = 0; rc == 0 && *n == 0 && c < (count > 0 ? count : 1); c++)
-        rc = rep_pring_push_int(cpus, n, &cap, (int)c);
+        rc = att_pring_push_int(cpus, n, &cap, (int)c);
     return rc;
 }
 
 /* ---- the counters and rings of a process ---- */
 
-int rep_pring_init(struct rep_pring *p, pid_t pid, unsigned hz, unsigned *max_depth,
-                   bool is_kernel_callchain, struct rep_err *err)
+int att_pring_init(struct att_pring *p, pid_t pid, unsigned hz, unsigned *max_depth,
+                   bool is_kernel_callchain, struct cmn_err *err)
 {
     memset(p, 0, sizeof(*p));
     p->pid = pid;
@@ -328,7 +328,7 @@ int rep_pring_init(struct rep_pring *p, pid_t pid, unsigned hz, unsigned *max_de
     p->page_bytes = (size_t)sysconf(_SC_PAGESIZE);
     long max_hz = read_proc_long("/proc/sys/kernel/perf_event_max_sample_rate", 100000);
     if ((long)hz > max_hz)
-        return rep_err_set(err, REP_E_INPUT,
+        return cmn_err_set(err, CMN_E_INPUT,
                            "cannot sample at %u Hz: kernel.perf_event_max_sample_rate is %ld", hz,
                            max_hz);
     if (p->is_kernel_callchain) {
@@ -340,49 +340,49 @@ int rep_pring_init(struct rep_pring *p, pid_t pid, unsigned hz, unsigned *max_de
     }
     fill_attr(p, hz, *max_depth);
     if (list_cpus(&p->cpus, &p->n_cpus) != 0)
-        return rep_err_nomem(err);
+        return cmn_err_nomem(err);
     p->rings = malloc(p->n_cpus * sizeof(*p->rings));
     for (size_t k = 0; p->rings != NULL && k < p->n_cpus; k++)
-        p->rings[k] = (struct rep_pring_buf){.fd = -1};
+        p->rings[k] = (struct att_pring_buf){.fd = -1};
     /* The budget shared out over the CPUs, within the bounds. */
     size_t min = ring_min_bytes(p);
     p->ring_bytes = p->is_kernel_callchain ? RING_MAX_BYTES / KERNEL_RING_DIV : RING_MAX_BYTES;
     while (p->ring_bytes / 2 >= min && p->ring_bytes * p->n_cpus > RING_BUDGET_BYTES)
         p->ring_bytes /= 2;
-    p->wrap = malloc(REP_PRING_RECORD_MAX);
+    p->wrap = malloc(ATT_PRING_RECORD_MAX);
     if (p->rings == NULL || p->wrap == NULL)
-        return rep_err_nomem(err);
-    return REP_OK;
+        return cmn_err_nomem(err);
+    return CMN_OK;
 }
 
-void rep_pring_fini(struct rep_pring *p)
+void att_pring_fini(struct att_pring *p)
 {
     if (p == NULL)
         return;
     if (p->rings != NULL)
-        rep_pring_close(p);
+        att_pring_close(p);
     free(p->cpus);
     free(p->rings);
     free(p->counters);
     free(p->wrap);
 }
 
-int rep_pring_open(struct rep_pring *p, pid_t tid, size_t k, struct rep_err *err)
+int att_pring_open(struct att_pring *p, pid_t tid, size_t k, struct cmn_err *err)
 {
     int fd = open_counter(p, tid, p->cpus[k]);
     if (fd == -ESRCH)
-        return REP_E_NOTFOUND;
+        return CMN_E_NOTFOUND;
     if (fd < 0)
         return open_error(p, -fd, err);
     int rc = keep_counter(p, fd, tid, err);
-    if (rc != REP_OK) {
+    if (rc != CMN_OK) {
         close(fd);
         return rc;
     }
     return join_ring(p, k, fd, tid, err);
 }
 
-const struct rep_pring_counter *rep_pring_counter_of(const struct rep_pring *p, uint64_t id)
+const struct att_pring_counter *att_pring_counter_of(const struct att_pring *p, uint64_t id)
 {
     size_t lo = 0, hi = p->n_counters;
     while (lo < hi) {
@@ -399,7 +399,7 @@ const struct rep_pring_counter *rep_pring_counter_of(const struct rep_pring *p, 
 
 /* Every counter that writes into a ring is woken with it, so any one of them answers;
  * those that hung up would answer at once, and are left out. */
-void rep_pring_wait(struct rep_pring *p, struct pollfd *fds, size_t *which, uint64_t wait_ns,
+void att_pring_wait(struct att_pring *p, struct pollfd *fds, size_t *which, uint64_t wait_ns,
                     const sigset_t *wait_mask)
 {
     struct timespec ts = {(time_t)(wait_ns / 1000000000u), (long)(wait_ns % 1000000000u)};
@@ -419,7 +419,7 @@ void rep_pring_wait(struct rep_pring *p, struct pollfd *fds, size_t *which, uint
     }
 }
 
-uint64_t rep_pring_close(struct rep_pring *p)
+uint64_t att_pring_close(struct att_pring *p)
 {
     uint64_t cpu_ns = 0;
     for (size_t k = 0; k < p->n_cpus; k++) {
@@ -428,7 +428,7 @@ uint64_t rep_pring_close(struct rep_pring *p)
         p->rings[k].fd = -1;
     }
     for (size_t i = 0; i < p->n_counters; i++) {
-        struct rep_pring_counter *c = &p->counters[i];
+        struct att_pring_counter *c = &p->counters[i];
         uint64_t task_clock_ns[1];
         if (c->fd >= 0 && read(c->fd, task_clock_ns, sizeof(task_clock_ns)) == sizeof(uint64_t))
             cpu_ns += task_clock_ns[0];
@@ -441,21 +441,21 @@ uint64_t rep_pring_close(struct rep_pring *p)
 
 /* ---- reading a ring ---- */
 
-bool rep_pring_read_begin(struct rep_pring *p, size_t k, struct rep_pring_reader *rd)
+bool att_pring_read_begin(struct att_pring *p, size_t k, struct att_pring_reader *rd)
 {
-    struct rep_pring_buf *r = &p->rings[k];
+    struct att_pring_buf *r = &p->rings[k];
     if (r->fd < 0)
         return false;
-    *rd = (struct rep_pring_reader){.ring = r,
+    *rd = (struct att_pring_reader){.ring = r,
                                     .wrap = p->wrap,
                                     .head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE),
                                     .tail = r->meta->data_tail};
     return true;
 }
 
-const unsigned char *rep_pring_read_next(struct rep_pring_reader *rd, struct perf_event_header *h)
+const unsigned char *att_pring_read_next(struct att_pring_reader *rd, struct perf_event_header *h)
 {
-    const struct rep_pring_buf *r = rd->ring;
+    const struct att_pring_buf *r = rd->ring;
     if (rd->tail >= rd->head)
         return NULL;
     /* Records are 8-aligned and the area is a power of two: a header never wraps. */
@@ -476,7 +476,7 @@ const unsigned char *rep_pring_read_next(struct rep_pring_reader *rd, struct per
     return p;
 }
 
-void rep_pring_read_end(struct rep_pring_reader *rd)
+void att_pring_read_end(struct att_pring_reader *rd)
 {
     __atomic_store_n(&rd->ring->meta->data_tail, rd->tail, __ATOMIC_RELEASE);
 }
@@ -498,7 +498,7 @@ static bool take(struct cursor *c, void *out, size_t n)
 
 /* The registers and the stack copy of a sample; false when they are cut or the sample has
  * no user registers. */
-static bool take_regs(struct cursor *c, struct rep_pring_sample *out)
+static bool take_regs(struct cursor *c, struct att_pring_sample *out)
 {
     uint64_t abi, regs[N_REGS], size, dyn_size = 0;
     if (!take(c, &abi, sizeof(abi)) || abi == PERF_SAMPLE_REGS_ABI_NONE ||
@@ -521,7 +521,7 @@ static bool take_regs(struct cursor *c, struct rep_pring_sample *out)
 }
 
 /* The kernel's callchain of a sample; false when it is cut. */
-static bool take_chain(struct cursor *c, struct rep_pring_sample *out)
+static bool take_chain(struct cursor *c, struct att_pring_sample *out)
 {
     uint64_t nr;
     if (!take(c, &nr, sizeof(nr)) || nr > (size_t)(c->end - c->at) / sizeof(uint64_t))
@@ -531,8 +531,8 @@ static bool take_chain(struct cursor *c, struct rep_pring_sample *out)
     return true;
 }
 
-bool rep_pring_decode_sample(const unsigned char *rec, size_t size, bool is_kernel_callchain,
-                             struct rep_pring_sample *out)
+bool att_pring_decode_sample(const unsigned char *rec, size_t size, bool is_kernel_callchain,
+                             struct att_pring_sample *out)
 {
     struct cursor c = {rec + sizeof(struct perf_event_header), rec + size};
     uint32_t ids[2]; /* pid, tid */
@@ -564,14 +564,14 @@ static const char *record_string(const unsigned char *p, size_t size, size_t at)
     return (const char *)(p + at);
 }
 
-bool rep_pring_decode_comm(const unsigned char *rec, const struct perf_event_header *h,
-                           struct rep_pring_comm *out)
+bool att_pring_decode_comm(const unsigned char *rec, const struct perf_event_header *h,
+                           struct att_pring_comm *out)
 {
     uint32_t ids[2]; /* pid, tid */
     if (h->size < sizeof(*h) + sizeof(ids))
         return false;
     memcpy(ids, rec + sizeof(*h), sizeof(ids));
-    *out = (struct rep_pring_comm){
+    *out = (struct att_pring_comm){
         .pid = ids[0],
         .tid = ids[1],
         .is_exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0,
@@ -581,8 +581,8 @@ bool rep_pring_decode_comm(const unsigned char *rec, const struct perf_event_hea
     return true;
 }
 
-bool rep_pring_decode_task(const unsigned char *rec, const struct perf_event_header *h,
-                           struct rep_pring_task *out)
+bool att_pring_decode_task(const unsigned char *rec, const struct perf_event_header *h,
+                           struct att_pring_task *out)
 {
     struct {
         uint32_t pid, ppid, tid, ptid;
@@ -591,7 +591,7 @@ bool rep_pring_decode_task(const unsigned char *rec, const struct perf_event_hea
     if (h->size < sizeof(*h) + sizeof(body))
         return false;
     memcpy(&body, rec + sizeof(*h), sizeof(body));
-    *out = (struct rep_pring_task){.pid = body.pid,
+    *out = (struct att_pring_task){.pid = body.pid,
                                    .ppid = body.ppid,
                                    .tid = body.tid,
                                    .ptid = body.ptid,
@@ -599,8 +599,8 @@ bool rep_pring_decode_task(const unsigned char *rec, const struct perf_event_hea
     return true;
 }
 
-bool rep_pring_decode_mmap(const unsigned char *rec, const struct perf_event_header *h,
-                           struct rep_pring_mmap *out)
+bool att_pring_decode_mmap(const unsigned char *rec, const struct perf_event_header *h,
+                           struct att_pring_mmap *out)
 {
     struct {
         uint32_t pid, tid;
@@ -612,7 +612,7 @@ bool rep_pring_decode_mmap(const unsigned char *rec, const struct perf_event_hea
     if (h->size < sizeof(*h) + sizeof(body))
         return false;
     memcpy(&body, rec + sizeof(*h), sizeof(body));
-    *out = (struct rep_pring_mmap){
+    *out = (struct att_pring_mmap){
         .pid = body.pid,
         .tid = body.tid,
         .addr = body.addr,
@@ -625,7 +625,7 @@ bool rep_pring_decode_mmap(const unsigned char *rec, const struct perf_event_hea
     return true;
 }
 
-uint64_t rep_pring_decode_lost(const unsigned char *rec, const struct perf_event_header *h)
+uint64_t att_pring_decode_lost(const unsigned char *rec, const struct perf_event_header *h)
 {
     uint64_t lost[2]; /* id, count */
     if (h->size < sizeof(*h) + sizeof(lost))
