@@ -43,7 +43,7 @@ else
 SMP_SRCS := $(filter-out $(UNW_SRCS),$(SMP_SRCS))
 UNW_LDLIBS  :=
 endif
-REP_SRCS := $(wildcard reporter/*.c)
+REP_SRCS := $(wildcard reporter/*/*.c)
 ATT_SRCS := $(wildcard attach/*.c)
 SMP_OBJS := $(patsubst %.c,$(OBJ)/%.o,$(SMP_SRCS))
 LP_OBJS  := $(patsubst %.c,$(OBJ)/%.o,$(LP_SRCS))
@@ -60,11 +60,11 @@ HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler
 
 # Unit tests link the library's objects minus the ones that arm profiling from a
 # constructor or interpose libc, and the reporter's objects minus main().
-LP_LIVE_OBJS := $(OBJ)/libprof/lifecycle.o $(OBJ)/libprof/interpose.o $(OBJ)/libprof/api.o
+LP_LIVE_OBJS := $(OBJ)/libprof/session.o $(OBJ)/libprof/interpose.o $(OBJ)/libprof/api.o
 UNIT_OBJS    := $(SMP_OBJS) $(filter-out $(LP_LIVE_OBJS),$(LP_OBJS)) \
-                $(filter-out $(OBJ)/reporter/main.o,$(REP_OBJS)) $(ATT_OBJS)
+                $(filter-out $(OBJ)/reporter/cmd/main.o,$(REP_OBJS)) $(ATT_OBJS)
 UNIT_SRCS    := $(wildcard tests/arch/test_*.c tests/sampler/test_*.c tests/libprof/test_*.c \
-                          tests/attach/test_*.c tests/reporter/test_*.c)
+                          tests/attach/test_*.c tests/reporter/*/test_*.c)
 UNIT_TOBJS   := $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRCS))
 E2E_SRCS     := $(wildcard tests/e2e/*.c)
 E2E_TOBJS    := $(patsubst %.c,$(OBJ)/%.o,$(E2E_SRCS))

@@ -2,7 +2,7 @@
 /*
  * The snapshot request by signal (see snap_signal.h). The signal's name is parsed here
  * again rather than shared with libprof/config.c, which the reporter may not link; the
- * rules are the same, and so is the choice of the default (tests/reporter/test_snap_signal.c
+ * rules are the same, and so is the choice of the default (tests/attach/test_snap_signal.c
  * holds both to them).
  *
  * A file being written is read as it is: the reader keeps what it could read and says
@@ -25,60 +25,10 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/parse.h"
 #include "attach/procstat.h"
 
 #define ENVIRON_MAX (1u << 20) /* bytes of /proc/PID/environ looked at */
-
-/* A whole decimal number in [min, max]; false otherwise. */
-static bool parse_uint(const char *s, long min, long max, long *out)
-{
-    char *end;
-    if (s[0] < '0' || s[0] > '9')
-        return false;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno != 0 || *end != '\0' || v < min || v > max)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* The signal s names, 0 when none: libprof/config.c's parse_signal(). */
-static int signal_of_name(const char *s)
-{
-    static const struct {
-        const char *name;
-        int sig;
-    } plain[] = {{"PROF", SIGPROF},
-                 {"VTALRM", SIGVTALRM},
-                 {"ALRM", SIGALRM},
-                 {"USR1", SIGUSR1},
-                 {"USR2", SIGUSR2}};
-    long n;
-    if (parse_uint(s, 1, SIGRTMAX, &n))
-        return (int)n;
-    if (strncmp(s, "SIG", 3) == 0)
-        s += 3;
-    for (size_t i = 0; i < sizeof(plain) / sizeof(plain[0]); i++)
-        if (strcmp(s, plain[i].name) == 0)
-            return plain[i].sig;
-    int base = strncmp(s, "RTMIN", 5) == 0 ? SIGRTMIN : strncmp(s, "RTMAX", 5) == 0 ? SIGRTMAX : 0;
-    if (base == 0)
-        return 0;
-    if (s[5] == '\0')
-        return base;
-    if ((s[5] != '+' && s[5] != '-') || !parse_uint(s + 6, 0, 64, &n))
-        return 0;
-    int sig = s[5] == '+' ? base + (int)n : base - (int)n;
-    return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : 0;
-}
-
-/* The signals libprof refuses to take for itself. */
-static bool is_refused(int sig)
-{
-    return sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-           sig == SIGFPE || sig == SIGABRT || sig == SIGCHLD || sig == SIGPIPE;
-}
 
 int att_snap_signal_parse(const char *s, int *sig /* out */, struct cmn_err *err)
 {
@@ -86,8 +36,8 @@ int att_snap_signal_parse(const char *s, int *sig /* out */, struct cmn_err *err
         *sig = 0;
         return CMN_OK;
     }
-    int v = signal_of_name(s);
-    if (v == 0 || is_refused(v))
+    int v = cmn_parse_signal(s);
+    if (v == 0 || cmn_signal_is_refused(v))
         return cmn_err_set(err, CMN_E_INPUT,
                            "--signal: '%s' is not a usable signal (a number, PROF, USR1, USR2, "
                            "RTMIN+N, RTMAX-N, or off)",
@@ -135,8 +85,8 @@ static int env_signal(const char *v)
         return 0;
     if (strcmp(v, "0") == 0 || strcmp(v, "off") == 0)
         return -1;
-    int sig = signal_of_name(v);
-    return is_refused(sig) ? 0 : sig;
+    int sig = cmn_parse_signal(v);
+    return cmn_signal_is_refused(sig) ? 0 : sig;
 }
 
 int att_snap_signal_of(pid_t pid)

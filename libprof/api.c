@@ -3,7 +3,7 @@
 #include "include/libprof/prof.h"
 
 #include "libprof/libc.h"
-#include "libprof/lifecycle.h"
+#include "libprof/session.h"
 
 /* Each runs with every signal blocked (libprof/libc.h): the session's calls take locks. */
 #define LP_API_CALL(expr)                                                                  \

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse.h"
 #include "include/libprof/prof_format.h"
 #include "sampler/timer_perf.h"
 
@@ -73,28 +74,16 @@ static int in_list(const char *name, size_t len, const char *const *list)
     return 0;
 }
 
-/* Parses a whole decimal number in [lo, hi]; 0 or -EINVAL. */
-static int parse_uint(const char *s, unsigned lo, unsigned hi, unsigned *out)
-{
-    if (!s || *s < '0' || *s > '9')
-        return -EINVAL;
-    errno = 0;
-    char *end;
-    unsigned long v = strtoul(s, &end, 10);
-    if (errno || *end != '\0' || v < lo || v > hi)
-        return -EINVAL;
-    *out = (unsigned)v;
-    return 0;
-}
-
 static void load_uint(char *const *env, const char *name, unsigned lo, unsigned hi,
                       unsigned dflt, const char *unit, unsigned *out,
                       struct lp_config_msgs *msgs)
 {
     const char *v = env_get(env, name);
+    unsigned long n;
     *out = dflt;
-    if (v && parse_uint(v, lo, hi, out) != 0) {
-        *out = dflt;
+    if (v && cmn_parse_ulong(v, lo, hi, &n)) {
+        *out = (unsigned)n;
+    } else if (v) {
         add_msg(msgs, "%s='%.40s' is not a whole number in %u..%u; using %u%s", name, v, lo,
                 hi, dflt, unit);
     }
@@ -135,32 +124,6 @@ static void load_keyword(char *const *env, const char *name, const struct keywor
     add_msg(msgs, "%s='%.40s' is not one of %s; using %s", name, v, list, k->name);
 }
 
-/* Parses a signal: a number, or a name with or without "SIG": PROF, RTMIN+3, RTMAX-2. */
-static int parse_signal(const char *s)
-{
-    static const struct keyword plain[] = {
-        { "PROF", SIGPROF }, { "VTALRM", SIGVTALRM }, { "ALRM", SIGALRM },
-        { "USR1", SIGUSR1 }, { "USR2", SIGUSR2 },     { NULL, 0 },
-    };
-    unsigned n;
-    if (parse_uint(s, 1, (unsigned)SIGRTMAX, &n) == 0)
-        return (int)n;
-    if (strncmp(s, "SIG", 3) == 0)
-        s += 3;
-    for (const struct keyword *k = plain; k->name; k++)
-        if (strcmp(s, k->name) == 0)
-            return (int)k->value;
-    int base = strncmp(s, "RTMIN", 5) == 0 ? SIGRTMIN : strncmp(s, "RTMAX", 5) == 0 ? SIGRTMAX : 0;
-    if (!base)
-        return 0;
-    if (s[5] == '\0')
-        return base;
-    if ((s[5] != '+' && s[5] != '-') || parse_uint(s + 6, 0, 64, &n) != 0)
-        return 0;
-    int sig = s[5] == '+' ? base + (int)n : base - (int)n;
-    return sig >= SIGRTMIN && sig <= SIGRTMAX ? sig : 0;
-}
-
 /* A signal variable into *out: 0 when unset or unusable (def_text says what is used then).
  * For PROF_SNAPSHOT_SIGNAL, "0" and "off" turn snapshots off (*out = -1), silently. */
 static void load_signal(char *const *env, const char *name, const char *def_text, int *out,
@@ -175,9 +138,8 @@ static void load_signal(char *const *env, const char *name, const char *def_text
         *out = -1;
         return;
     }
-    int sig = parse_signal(v);
-    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-        sig == SIGFPE || sig == SIGABRT || sig == SIGCHLD || sig == SIGPIPE)
+    int sig = cmn_parse_signal(v);
+    if (cmn_signal_is_refused(sig))
         sig = 0;
     if (sig == 0)
         add_msg(msgs,

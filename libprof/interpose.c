@@ -19,9 +19,10 @@
 #include <unistd.h>
 
 #include "libprof/libc.h"
-#include "libprof/lifecycle.h"
+#include "libprof/session.h"
 #include "libprof/threads.h"
 #include "libprof/timers.h"
+#include "libprof/trampolines.h"
 #include "libprof/unwind.h"
 #include "sampler/handler.h"
 
@@ -57,18 +58,6 @@ void lp_interpose_init(void)
 {
     lp_libc_init();
     pthread_once(&key_once, make_key);
-}
-
-/* The entry trampolines live in a section of their own, so that a call chain the kernel
- * recorded (libprof/ksamples.c) can be cut where the handler's walk would end. */
-#define LP_TRAMPOLINE __attribute__((section("lp_trampolines"), noinline))
-extern const char __start_lp_trampolines[] __attribute__((visibility("hidden")));
-extern const char __stop_lp_trampolines[] __attribute__((visibility("hidden")));
-
-void lp_interpose_trampolines(uintptr_t *lo, uintptr_t *hi)
-{
-    *lo = (uintptr_t)__start_lp_trampolines;
-    *hi = (uintptr_t)__stop_lp_trampolines;
 }
 
 /* As thread_trampoline, for the main thread: the walk ends at this frame, below main().
@@ -242,7 +231,7 @@ LP_EXPORT int dl_iterate_phdr(lp_phdr_cb_fn *cb, void *data)
 /* The set*id family: glibc relays each call to every thread of the process and aborts
  * when one of them fails, and capabilities are per thread, so a program that raised its
  * own (capset, after PR_SET_KEEPCAPS and a uid change: setpriv, capng) would see our
- * writer thread fail the next call. The writer steps out for the call (lifecycle.h). */
+ * writer thread fail the next call. The writer steps out for the call (session.h). */
 #define LP_SETXID(call)                                                                    \
     do {                                                                                   \
         lp_interpose_init();                                                               \

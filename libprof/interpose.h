@@ -13,15 +13,9 @@
 #ifndef PROF_LIBPROF_INTERPOSE_H
 #define PROF_LIBPROF_INTERPOSE_H
 
-#include <stdint.h>
-
 /* Not async-signal-safe. Resolves the real functions (libprof/libc.h) and the thread-exit
  * hook; called from the constructor, and lazily by a wrapper that runs earlier (another
  * library's constructor). */
 void lp_interpose_init(void);
-
-/* Async-signal-safe. The address range of the entry trampolines' code (below main() and
- * every thread's start routine): a return address in it ends a stack. */
-void lp_interpose_trampolines(uintptr_t *lo, uintptr_t *hi);
 
 #endif

@@ -25,7 +25,7 @@ void lp_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Where notes are recorded: sink returns 0 when it recorded the text, else nonzero (no
  * profile open now), and the note waits. Setting a sink hands it the notes that wait. */
 void lp_log_set_note_sink(int (*sink)(const char *text));
-/* pthread_atfork() handlers (libprof/lifecycle.c calls them from its own): the notes' lock
+/* pthread_atfork() handlers (libprof/session.c calls them from its own): the notes' lock
  * is held across the fork; the child forgets the parent's sink. */
 void lp_log_fork_prepare(void);
 void lp_log_fork_parent(void);

@@ -17,7 +17,7 @@
 #include <stddef.h>
 
 #define LP_THREAD_RING_KB 128u /* each thread's ring at least: 64 samples of 256 frames;
-                                * larger at high rates (libprof/lifecycle.c) */
+                                * larger at high rates (libprof/session.c) */
 
 struct lp_writer;
 struct smp_ring;
@@ -33,7 +33,7 @@ void lp_rings_retire(struct smp_ring *r);
  * emptied. Returns samples moved; *busy (may be NULL) is set when a ring was more than a
  * quarter full, so that the writer drains more often. */
 size_t lp_rings_drain(struct lp_writer *w, int *busy);
-/* pthread_atfork() handlers (libprof/lifecycle.c calls them from its own): prepare holds
+/* pthread_atfork() handlers (libprof/session.c calls them from its own): prepare holds
  * the pool's lock across the fork; parent releases it; in the child every ring but keep
  * (the forking thread's, emptied) becomes free, as their threads do not exist here. */
 void lp_rings_fork_prepare(void);

@@ -40,7 +40,7 @@ int lp_timers_arm_all(pid_t skip);
 void lp_timers_disarm_self(void);
 /* Every timer. Signals already sent may still arrive. */
 void lp_timers_disarm_all(void);
-/* pthread_atfork() handlers (libprof/lifecycle.c calls them from its own): prepare holds
+/* pthread_atfork() handlers (libprof/session.c calls them from its own): prepare holds
  * the registry's lock across the fork; parent releases it; child releases it after
  * forgetting the parent's timers (POSIX timers are not inherited; the counters'
  * descriptors are closed without touching the parent's counters). */

@@ -6,7 +6,7 @@
  * libunwind must have before it may run in the handler (no register-state cache, its
  * descriptor calls redirected, one warm-up unwind that binds its lazy calls, a snapshot of
  * the loaded objects). Called by
- * libprof/lifecycle.c on an application thread before the handler is installed, and by
+ * libprof/session.c on an application thread before the handler is installed, and by
  * libprof/interpose.c around dlopen()/dlclose() to refresh the maps and the snapshot.
  *
  * The snapshot serves libunwind's dl_iterate_phdr() calls made from our handler: glibc's
@@ -52,7 +52,7 @@ int lp_unwind_module_at(uintptr_t pc, char *path, size_t cap, uint64_t *file_off
  * replaces. */
 void lp_codemap_publish(const struct smp_code_range *ranges, size_t n);
 
-/* Not async-signal-safe. pthread_atfork() handlers (libprof/lifecycle.c calls them from
+/* Not async-signal-safe. pthread_atfork() handlers (libprof/session.c calls them from
  * its own): prepare holds the refresh lock and keeps handlers out of libunwind across the
  * fork; parent undoes that; child also clears the reader counts of threads that are not in
  * the child. */

@@ -13,7 +13,7 @@
  *
  * No two processes ever write one file: the writer holds an exclusive flock() on its
  * profile, and a path another live process holds, or that an earlier image of this
- * process wrote before an exec, is refused (-EBUSY); libprof/lifecycle.c then picks the
+ * process wrote before an exec, is refused (-EBUSY); libprof/session.c then picks the
  * next name.
  */
 #ifndef PROF_LIBPROF_WRITER_H
@@ -121,7 +121,7 @@ int lp_writer_sync(struct lp_writer *w, unsigned timeout_ms);
 int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms);
 /* Flushes and closes the file and frees the buffer. Accepts a writer never opened. */
 void lp_writer_close(struct lp_writer *w);
-/* pthread_atfork() handlers (libprof/lifecycle.c calls them from its own): the post
+/* pthread_atfork() handlers (libprof/session.c calls them from its own): the post
  * queue's lock is held across the fork. */
 void lp_writer_fork_prepare(struct lp_writer *w);
 void lp_writer_fork_parent(struct lp_writer *w);

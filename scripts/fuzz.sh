@@ -18,7 +18,7 @@ if ! command -v "$cc" >/dev/null 2>&1; then
 fi
 mkdir -p "$out/corpus"
 
-srcs="$(ls reporter/*.c attach/*.c | grep -v '^reporter/main\.c$') tests/fuzz/fuzz_read.c"
+srcs="$(ls reporter/*/*.c attach/*.c | grep -v '^reporter/cmd/') tests/fuzz/fuzz_read.c"
 # shellcheck disable=SC2086 # srcs is a list of paths without spaces
 "$cc" -std=gnu11 -D_GNU_SOURCE -I. -Wall -Wextra -Werror -g -O1 \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \

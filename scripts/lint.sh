@@ -3,10 +3,8 @@
 # Mechanical checks of the design's rules (make lint; part of make test):
 #  1. the objects on the signal handler's path call only async-signal-safe functions
 #     (from their undefined symbols) and reach TLS without __tls_get_addr (initial-exec);
-#  2. each folder includes only the layers it may (STYLE.md section 1); the reporter also
-#     includes the header-only pieces it shares with the library: the record encoders
-#     (include/prof_record.h), stack interning (common/intern.h) and the frame-pointer
-#     stepper's logic (common/fp_step.h);
+#  2. each folder includes only the folders below it, and its modules include each other
+#     without a cycle (docs/ARCHITECTURE.md, "The layout"; scripts/lint_layers.py);
 #  3. libprof.so exports only the public API and the libc calls it interposes;
 #  4. the prof command contains no library (smp_/lp_) code.
 # Prints one line per violation and exits 1 if there is any.
@@ -62,21 +60,9 @@ for o in $handler_objs; do
     [ -f "$o" ] || err "missing handler object $o (build first)"
 done
 
-# 2. Layering: includes are written from the root, so the layer is in the line.
-check_includes() { # folder, allowed-prefix regex
-    grep -n '#include "' "$1"/*.[ch] 2>/dev/null | grep -vE "#include \"($2)" |
-        while IFS= read -r line; do echo "lint: layering: $line" >&2; echo x; done | grep -q x &&
-        fail=1
-}
-check_includes arch 'arch/'
-check_includes common 'arch/|common/|include/libprof/prof_format\.h'
-check_includes sampler 'arch/|common/|sampler/|include/libprof/prof_format\.h'
-check_includes libprof 'arch/|common/|sampler/|libprof/|include/libprof/'
-check_includes attach 'arch/|attach/|common/|include/libprof/prof_format\.h'
-check_includes reporter 'reporter/|attach/|common/|include/libprof/prof_format\.h'
-if grep -rn '#include "' include/ >/dev/null; then
-    err "include/ headers may include only libc headers and each other"
-fi
+# 2. Layering: includes are written from the root, so the layer is in the line; each
+# folder uses only those below it, without cycles inside (scripts/lint_layers.py).
+python3 "$(dirname "$0")/lint_layers.py" "$(dirname "$0")/.." || fail=1
 
 # 3. Exported symbols of the library.
 exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd prof_snapshot

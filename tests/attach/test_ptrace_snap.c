@@ -21,9 +21,9 @@
 #include "include/libprof/prof_format.h"
 #include "common/err.h"
 #include "attach/procstat.h"
-#include "reporter/profile.h"
+#include "reporter/input/profile.h"
 #include "attach/ptrace_snap.h"
-#include "reporter/read.h"
+#include "reporter/input/read.h"
 
 static int signal_fd = -1; /* the child writes a byte here for each SIGUSR1 */
 

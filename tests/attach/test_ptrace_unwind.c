@@ -22,10 +22,10 @@
 #include "common/err.h"
 #include "attach/procmaps.h"
 #include "attach/procstat.h"
-#include "reporter/profile.h"
+#include "reporter/input/profile.h"
 #include "attach/ptrace_snap.h"
 #include "attach/ptrace_unwind.h"
-#include "reporter/read.h"
+#include "reporter/input/read.h"
 
 #define N_CHAIN 3 /* chain_a -> chain_b -> chain_c */
 

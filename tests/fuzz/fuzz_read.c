@@ -17,14 +17,14 @@
 
 #include "include/libprof/prof_format.h"
 #include "common/record.h"
-#include "reporter/aggregate.h"
+#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
-#include "reporter/names.h"
-#include "reporter/out_folded.h"
-#include "reporter/out_top.h"
-#include "reporter/profile.h"
-#include "reporter/read.h"
-#include "reporter/symbols.h"
+#include "reporter/symbols/names.h"
+#include "reporter/output/folded.h"
+#include "reporter/output/top.h"
+#include "reporter/input/profile.h"
+#include "reporter/input/read.h"
+#include "reporter/symbols/symbols.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

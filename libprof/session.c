@@ -1,0 +1,831 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The profiling session (see session.h), from constructor to destructor.
+ *
+ * Start, on the thread that runs the constructor (before main):
+ *   config from PROF_* -> profile claimed and opened, header/process/mappings/name records
+ *   buffered -> ring mapped -> this thread's stack bounds -> handler installed -> writer
+ *   thread started (all signals blocked) -> timer armed.
+ * Finish, at exit (the destructor runs after the application's atexit handlers), before
+ * an exec, or on the writer thread once no application thread is left, on whichever
+ * thread gets there first:
+ *   sampling off -> timer disarmed -> wait for handlers in flight -> writer thread joined ->
+ *   last drain -> thread names, mappings, stats, end record -> file closed.
+ * The signal handler stays installed for good: a profiling signal still pending after the
+ * timer is disarmed must never meet the signal's default action, which kills the process.
+ *
+ * fork: the pthread_atfork() prepare handler takes every lock libprof shares between
+ * threads (the application's-action lock, the timer registry, the ring pool, the stepper
+ * tables' refresh lock, the writer's post queue) and keeps handlers out of libunwind, so
+ * that in the child nothing libprof shares is half updated or held by a thread that does
+ * not exist there; the child handler releases them, clears the counts of handlers in
+ * flight and of table readers, and starts the child's own session.
+ *
+ * The last thread: glibc ends a process whose last thread exits (pthread_exit() from main
+ * and every other thread) with exit(0). The writer thread is a thread too, so it watches
+ * for that: once no application thread is left it finishes the profile and ends, and glibc,
+ * finding it the last, calls exit(0) as it would have.
+ */
+#include "libprof/session.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "include/libprof/prof_format.h"
+#include "common/record.h"
+#include "libprof/config.h"
+#include "libprof/fd.h"
+#include "libprof/ksamples.h"
+#include "libprof/libc.h"
+#include "libprof/log.h"
+#include "libprof/maps.h"
+#include "libprof/objects.h"
+#include "libprof/rings.h"
+#include "libprof/snapshot.h"
+#include "libprof/threads.h"
+#include "libprof/trampolines.h"
+#include "libprof/timers.h"
+#include "libprof/unwind.h"
+#include "libprof/writer.h"
+#include "sampler/handler.h"
+#include "sampler/install.h"
+#include "sampler/ring.h"
+#include "sampler/snapshot.h"
+#include "sampler/timer_perf.h"
+
+#define LP_QUIESCE_MS 200u   /* longest wait for handlers in flight and the writer thread */
+#define LP_PATH_TRIES 100u   /* names tried for the profile before giving up */
+#define LP_DRAIN_KEEP 32u    /* the application's own pending signals re-queued at exec */
+
+enum lp_state { LP_OFF, LP_LIVE, LP_FINISHING, LP_DONE };
+
+static struct {
+    _Atomic int state;        /* enum lp_state; CAS LIVE -> FINISHING picks one finisher */
+    pid_t pid;                /* the process that owns the session */
+    struct lp_config cfg;     /* from the constructor, read-only after */
+    struct lp_writer writer;  /* see writer.h for who owns it when */
+    struct smp_ring ring;     /* the handler's ring, in ring_mem */
+    void *ring_mem;           /* mmap'd; never unmapped while the handler is installed */
+    size_t ring_bytes;
+    uint64_t start_ns;        /* CLOCK_MONOTONIC at start */
+    uint64_t start_cpu_ns;    /* CLOCK_PROCESS_CPUTIME_ID at start */
+    struct lp_timer_choice timer; /* the source, its signal and rate; from start */
+    int installed_signo;      /* the signal our handler is installed for, 0 = none yet;
+                               * under sig_mu once live */
+    pthread_mutex_t sig_mu;   /* serializes the application's sigaction() and setitimer()
+                               * calls that touch our signals, and our moves between signals;
+                               * taken with every signal blocked on the thread */
+    _Atomic int app_threads;  /* application threads alive that started through our
+                               * trampolines (main and pthread_create), for the last-thread
+                               * watch; a hint, /proc/self/task decides */
+    pid_t owner_tid;          /* the thread that owns the writer's buffer before the writer
+                               * thread runs (the one that opens the profile) */
+    struct lp_ksamples_ends kernel_ends; /* for kernel-time samples; from start */
+    pthread_mutex_t cred_mu;  /* serializes the application's set*id calls (the writer steps
+                               * out for each); taken first by the fork handler */
+    int writer_stepped_out;   /* the writer thread was stopped for a set*id call; cred_mu */
+} session = {.sig_mu = PTHREAD_MUTEX_INITIALIZER, .cred_mu = PTHREAD_MUTEX_INITIALIZER};
+
+extern char **environ;
+
+static uint64_t clock_ns(clockid_t clk)
+{
+    struct timespec ts;
+    clock_gettime(clk, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* When this process started (not this image: an exec keeps it), on CLOCK_REALTIME, from
+ * /proc/self/stat's starttime (clock ticks after boot); 0 when unknown. */
+static uint64_t process_start_real_ns(void)
+{
+    char *text = lp_fd_slurp("/proc/self/stat", NULL);
+    if (!text)
+        return 0;
+    /* "pid (comm) state f4 ... f22": the fields after the last ')' start with field 3. */
+    const char *at = strrchr(text, ')');
+    unsigned long long ticks = 0;
+    for (int field = 2; at && field < 22; field++)
+        at = strchr(at + 1, ' ');
+    if (at)
+        ticks = strtoull(at + 1, NULL, 10);
+    free(text);
+    long hz = sysconf(_SC_CLK_TCK);
+    if (!ticks || hz <= 0)
+        return 0;
+    uint64_t boot_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+    return boot_real + ticks * (1000000000ull / (uint64_t)hz);
+}
+
+static void write_process_record(void)
+{
+    struct prof_rec_process p = {
+        .pid = (uint32_t)getpid(),
+        .ppid = (uint32_t)getppid(),
+        .start_mono_ns = session.start_ns,
+        .start_real_ns = clock_ns(CLOCK_REALTIME),
+        .requested_hz = session.cfg.freq_hz,
+        .effective_hz = session.timer.effective_hz,
+        .timer_source = (uint16_t)session.timer.source,
+        .unwinder = (uint16_t)session.cfg.unwinder,
+        .max_depth = (uint16_t)session.cfg.max_depth,
+    };
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    exe[n > 0 ? n : 0] = '\0';
+    size_t need = cmn_record_size_str(sizeof(p), strlen(exe));
+    void *dst = lp_writer_reserve(&session.writer, need);
+    if (dst)
+        lp_writer_commit(&session.writer, cmn_record_process(dst, need, &p, exe));
+}
+
+static void write_stats_record(void)
+{
+    uint64_t c[PROF_STAT_N];
+    for (unsigned i = 0; i < PROF_STAT_N; i++)
+        c[i] = atomic_load_explicit(&smp_sampler.counters[i], memory_order_relaxed);
+    c[PROF_STAT_DURATION_NS] = clock_ns(CLOCK_MONOTONIC) - session.start_ns;
+    /* This image's CPU time: the process's counts the images before an exec too. */
+    c[PROF_STAT_CPU_NS] = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.start_cpu_ns;
+    size_t need = sizeof(struct prof_rec_stats) + sizeof(c);
+    void *dst = lp_writer_reserve(&session.writer, need);
+    if (dst)
+        lp_writer_commit(&session.writer, cmn_record_stats(dst, need, c, PROF_STAT_N));
+}
+
+/* PROF_BUFFER_KB is shared out: a quarter (64 KiB at least) to the shared ring, the rest
+ * to per-thread rings of LP_THREAD_RING_KB (libprof/rings.h). */
+static int map_ring(void)
+{
+    if (session.ring_mem) {
+        /* A fork child's copy: emptied (zeroed memory is an empty ring); the per-thread
+         * rings were given back by the fork handler. */
+        memset(session.ring_mem, 0, session.ring_bytes);
+        return smp_ring_init(&session.ring, session.ring_mem, session.ring_bytes,
+                             session.cfg.max_depth);
+    }
+    size_t total = (size_t)session.cfg.buffer_kb * 1024u;
+    session.ring_bytes =
+        total / 4 > LP_MIN_BUFFER_KB * 1024u ? total / 4 : LP_MIN_BUFFER_KB * 1024u;
+    /* A thread's ring holds 20 ms of its samples at least (four busy writer periods). */
+    size_t per_ring = LP_THREAD_RING_KB * 1024u;
+    while (per_ring / smp_ring_slot_bytes(session.cfg.max_depth) < session.cfg.freq_hz / 50u &&
+           per_ring < total / 4)
+        per_ring *= 2;
+    size_t rest = total - (total > session.ring_bytes ? session.ring_bytes : total);
+    if (lp_rings_init(rest / per_ring, per_ring, session.cfg.max_depth) != 0)
+        return -ENOMEM;
+    session.ring_mem = mmap(NULL, session.ring_bytes, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (session.ring_mem == MAP_FAILED) {
+        session.ring_mem = NULL;
+        return -errno;
+    }
+    int rc = smp_ring_init(&session.ring, session.ring_mem, session.ring_bytes,
+                           session.cfg.max_depth);
+    if (rc != 0) {
+        munmap(session.ring_mem, session.ring_bytes);
+        session.ring_mem = NULL;
+    }
+    return rc;
+}
+
+/* Waits until no handler is between its entry and exit; bounded. The caller cleared
+ * `active` first (sequentially consistent, against the handler's in_flight/active). */
+static void quiesce_handlers(void)
+{
+    for (unsigned i = 0; i < LP_QUIESCE_MS * 10; i++) {
+        if (atomic_load(&smp_sampler.in_flight) == 0)
+            return;
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+static int start_session(int is_child, int sample_now);
+
+/* While the writer thread waits for a snapshot's answers: samples keep moving. */
+static void drain_while_waiting(void)
+{
+    int busy = 0;
+    lp_rings_drain(&session.writer, &busy);
+    lp_writer_drain(&session.writer, &session.ring);
+}
+
+/* The kernel's state letter of thread tid of this process, 0 when it is gone. */
+static char thread_state(const char *tid)
+{
+    char path[300];
+    snprintf(path, sizeof(path), "/proc/self/task/%.255s/stat", tid);
+    char *text = lp_fd_slurp(path, NULL);
+    if (!text)
+        return 0;
+    const char *close = strrchr(text, ')');
+    char state = close && close[1] == ' ' ? close[2] : 0;
+    free(text);
+    return state;
+}
+
+/* 1 when no thread of the process but the writer is alive: no application thread we know
+ * of, and /proc/self/task agrees (a thread started without pthread_create, or a zombie main
+ * thread, is seen there). */
+static int writer_is_alone(void)
+{
+    if (atomic_load(&session.app_threads) > 0)
+        return 0;
+    DIR *d = opendir("/proc/self/task");
+    if (!d)
+        return 0;
+    int alone = 1;
+    struct dirent *e;
+    while (alone && (e = readdir(d)) != NULL) {
+        long tid = strtol(e->d_name, NULL, 10);
+        if (tid <= 0 || tid == session.writer.tid)
+            continue;
+        char st = thread_state(e->d_name);
+        alone = st == 0 || st == 'Z' || st == 'X';
+    }
+    closedir(d);
+    return alone;
+}
+
+/* Moves the kernel-time samples into the profile; the writer buffer's owner. */
+static size_t drain_kernel_samples(void)
+{
+    return lp_timers_drain_kernel(&session.writer, &session.kernel_ends, session.cfg.max_depth);
+}
+
+/* Where kernel-recorded chains end, and libprof's own code (libprof/ksamples.h). */
+static void find_kernel_ends(struct lp_ksamples_ends *e)
+{
+    memset(e, 0, sizeof(*e));
+    lp_trampolines_range(&e->lo, &e->hi);
+    struct lp_objects objects;
+    if (lp_objects_scan(&objects) != 0)
+        return;
+    const struct lp_object *self = lp_objects_find(&objects, (uintptr_t)&smp_handler);
+    if (self) {
+        e->self_lo = self->base;
+        e->self_hi = self->end;
+    }
+    lp_objects_free(&objects);
+}
+
+/* The writer thread's periodic chores: serve snapshots, drain the per-thread rings and the
+ * kernel-time rings, keep per-thread counters alive, watch for the last application
+ * thread. */
+static int on_writer_period(void)
+{
+    int busy = 0;
+    lp_snapshot_serve(session.writer.path, session.writer.tid, drain_while_waiting);
+    lp_rings_drain(&session.writer, &busy);
+    drain_kernel_samples();
+    if (atomic_load_explicit(&smp_sampler.active, memory_order_relaxed))
+        lp_timers_check();
+    if (writer_is_alone())
+        return LP_WRITER_FINISH;
+    return busy ? LP_WRITER_BUSY : 0;
+}
+
+/* Stops the samples: `active` cleared, the kernel-time counters stopped (their rings kept
+ * for the last drain), handlers in flight waited for. The timers are disarmed by
+ * finish_profile(), after that drain. */
+static void stop_sampling(void)
+{
+    atomic_store(&smp_sampler.active, 0);
+    lp_timers_pause_kernel();
+    quiesce_handlers();
+}
+
+/* The last records and the file's close; by the buffer's owner, the writer thread stopped
+ * or being it. */
+static void finish_profile(void)
+{
+    struct lp_writer *w = &session.writer;
+    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    lp_writer_take_posts(w);
+    lp_rings_drain(w, NULL);
+    lp_writer_drain(w, &session.ring);
+    drain_kernel_samples();
+    lp_timers_disarm_all();
+    lp_threads_write_names(w, now);
+    lp_maps_write(w, now);
+    write_stats_record();
+    void *dst = lp_writer_reserve(w, sizeof(struct prof_rec_hdr));
+    if (dst)
+        lp_writer_commit(w, cmn_record_end(dst, sizeof(struct prof_rec_hdr)));
+    lp_writer_close(w);
+}
+
+/* The writer thread found no application thread left (LP_WRITER_FINISH). */
+static void finish_on_writer(void)
+{
+    int live = LP_LIVE;
+    if (!atomic_compare_exchange_strong(&session.state, &live, LP_FINISHING))
+        return;
+    stop_sampling();
+    session.owner_tid = (pid_t)syscall(SYS_gettid);
+    session.writer.running = 0; /* this thread ends now; nobody joins it */
+    finish_profile();
+    atomic_store(&session.state, LP_DONE);
+}
+
+/* Where notes go (libprof/log.h): a PROF_REC_NOTE in the profile. Posted while the writer
+ * thread runs; written by the buffer's owner before it does; refused otherwise (no
+ * profile open, or a thread that does not own the buffer). */
+static int record_note(const char *text)
+{
+    struct lp_writer *w = &session.writer;
+    unsigned char rec[LP_LOG_LINE_MAX + 32];
+    size_t n = cmn_record_note(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC), text);
+    if (!w->buf || n == 0)
+        return -1;
+    if (w->running)
+        return lp_writer_post(w, rec, n) == 0 ? 0 : -1;
+    if ((pid_t)syscall(SYS_gettid) != session.owner_tid)
+        return -1;
+    lp_writer_put_records(w, rec, n);
+    return 0;
+}
+
+/* Installs our handler for signo (once); the action it replaces becomes the application's
+ * action, which the application keeps seeing and which gets its own signals. */
+static int install_handler(int signo)
+{
+    if (session.installed_signo == signo)
+        return 0;
+    struct sigaction old;
+    lp_libc_init();
+    int rc = smp_install_handler(signo, &old, lp_libc.sigaction);
+    if (rc != 0)
+        return rc;
+    smp_app_action_store(&smp_sampler.app, &old);
+    session.installed_signo = signo;
+    return 0;
+}
+
+/* fork: see the file comment. */
+static void atfork_prepare(void)
+{
+    pthread_mutex_lock(&session.cred_mu);
+    pthread_mutex_lock(&session.sig_mu);
+    lp_timers_fork_prepare();
+    lp_rings_fork_prepare();
+    lp_unwind_fork_prepare();
+    lp_log_fork_prepare();
+    lp_writer_fork_prepare(&session.writer);
+}
+
+static void atfork_parent(void)
+{
+    lp_writer_fork_parent(&session.writer);
+    lp_log_fork_parent();
+    lp_unwind_fork_parent();
+    lp_rings_fork_parent();
+    lp_timers_fork_parent();
+    pthread_mutex_unlock(&session.sig_mu);
+    pthread_mutex_unlock(&session.cred_mu);
+}
+
+/* In the child, which has one thread (this one, in none of our handlers), none of our
+ * threads and no timers (neither is inherited by fork): everything shared is reset; the
+ * child never writes into the parent's profile, and with PROF_FOLLOW=1 starts its own, in
+ * its own file. */
+static void atfork_child(void)
+{
+    lp_writer_fork_child(&session.writer);
+    lp_log_fork_child();
+    lp_unwind_fork_child();
+    lp_rings_fork_child(smp_self.ring);
+    lp_timers_fork_child();
+    pthread_mutex_unlock(&session.sig_mu);
+    pthread_mutex_unlock(&session.cred_mu);
+    atomic_store(&smp_sampler.in_flight, 0);
+    smp_dbuf_reset(&smp_sampler.app.dbuf);
+    lp_snapshot_fork_child();
+    atomic_store(&session.app_threads, 1);
+    smp_self.tid = 0;
+
+    int live = LP_LIVE;
+    if (!atomic_compare_exchange_strong(&session.state, &live, LP_DONE))
+        return;
+    int was_sampling = atomic_exchange(&smp_sampler.active, 0);
+    lp_writer_forget(&session.writer);
+    if (!session.cfg.follow)
+        return;
+    session.pid = getpid();
+    session.start_ns = clock_ns(CLOCK_MONOTONIC);
+    session.start_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    for (unsigned i = 0; i < PROF_STAT_N; i++)
+        atomic_store_explicit(&smp_sampler.counters[i], 0, memory_order_relaxed);
+    if (start_session(1, was_sampling) != 0) {
+        lp_writer_close(&session.writer);
+        atomic_store(&session.state, LP_DONE);
+    }
+}
+
+/* The k-th name tried for the profile: the expanded template, then, when it has no %p,
+ * with ".PID" appended (a fork child starts there: never its parent's name), then with a
+ * count. -EINVAL/-ENAMETOOLONG for a bad template. */
+static int candidate_path(int is_child, unsigned k, char *path, size_t cap)
+{
+    char cwd[PATH_MAX], tmpl[PATH_MAX + 32];
+    if (!getcwd(cwd, sizeof(cwd)))
+        strcpy(cwd, "/");
+    int has_pid = strstr(session.cfg.output, "%p") != NULL;
+    if (is_child && !has_pid)
+        k++;
+    if (k == 0)
+        snprintf(tmpl, sizeof(tmpl), "%s", session.cfg.output);
+    else if (!has_pid)
+        snprintf(tmpl, sizeof(tmpl), k == 1 ? "%s.%%p" : "%s.%%p.%u", session.cfg.output, k);
+    else
+        snprintf(tmpl, sizeof(tmpl), "%s.%u", session.cfg.output, k + 1);
+    return lp_config_expand_path(tmpl, session.pid, cwd, path, cap);
+}
+
+/* Opens the profile at the first name no other process owns (libprof/writer.h). */
+static int open_profile(int is_child)
+{
+    uint64_t started = process_start_real_ns();
+    char path[PATH_MAX];
+    int rc = -EBUSY;
+    for (unsigned k = 0; k < LP_PATH_TRIES && rc == -EBUSY; k++) {
+        rc = candidate_path(is_child, k, path, sizeof(path));
+        if (rc != 0) {
+            lp_log("PROF_OUTPUT='%.200s' is not a usable path template (%s); profiling "
+                   "disabled", session.cfg.output,
+                   rc == -EINVAL ? "unknown %-sequence" : "too long");
+            return rc;
+        }
+        rc = lp_writer_open(&session.writer, path, started);
+    }
+    if (rc != 0)
+        lp_log("cannot create %s: %s; profiling disabled", path, strerror(-rc));
+    return rc;
+}
+
+static int start_session(int is_child, int sample_now)
+{
+    int rc;
+    if ((rc = lp_timers_choose(&session.cfg, &session.timer)) != 0) {
+        lp_log("no timer source works here (%s); profiling disabled", strerror(-rc));
+        return rc;
+    }
+    /* The stepper is ready before the handler exists (libprof/unwind.h). */
+    if (lp_unwind_init(session.cfg.unwinder) != 0) {
+        lp_note("PROF_UNWIND=libunwind: libunwind is not available (libprof built without "
+                "it, or libunwind.so.8 not installed); using frame pointers");
+        session.cfg.unwinder = PROF_UNWIND_FP;
+    }
+    if ((rc = open_profile(is_child)) != 0)
+        return rc;
+    session.owner_tid = (pid_t)syscall(SYS_gettid);
+    lp_log_set_note_sink(record_note); /* the notes that waited, after the preamble */
+    find_kernel_ends(&session.kernel_ends);
+    write_process_record();
+    lp_maps_write(&session.writer, session.start_ns);
+    lp_threads_write_names(&session.writer, session.start_ns);
+    lp_writer_flush(&session.writer);
+
+    if ((rc = map_ring()) != 0) {
+        lp_log("cannot map a %u KiB sample buffer: %s; profiling disabled",
+               session.cfg.buffer_kb, strerror(-rc));
+        return rc;
+    }
+    smp_sampler.ring = &session.ring;
+    if (!is_child)
+        smp_self.ring = lp_rings_take();
+    smp_sampler.max_frames = session.cfg.max_depth;
+    smp_sampler.source = session.timer.source;
+    smp_sampler.period_ns = session.timer.period_ns;
+    lp_thread_enter();
+    if ((rc = install_handler(session.timer.signo)) != 0) {
+        lp_log("cannot install a handler for signal %d: %s; profiling disabled",
+               session.timer.signo, strerror(-rc));
+        return rc;
+    }
+    if (session.cfg.snap_signo != 0 &&
+        (rc = lp_snapshot_install(session.cfg.snap_signo, session.cfg.max_depth,
+                                  lp_libc.sigaction)) != 0)
+        lp_note("cannot install a handler for signal %d (PROF_SNAPSHOT_SIGNAL): %s; "
+                "snapshots off", session.cfg.snap_signo, strerror(-rc));
+    session.writer.on_period = on_writer_period;
+    session.writer.on_finish = finish_on_writer;
+    session.writer.unblock_signo = session.cfg.snap_signo;
+    if ((rc = lp_writer_start(&session.writer, &session.ring)) != 0) {
+        lp_log("cannot start: %s; profiling disabled", strerror(-rc));
+        return rc;
+    }
+    atomic_store(&session.state, LP_LIVE);
+    if (sample_now)
+        lp_session_set_active(1);
+    return 0;
+}
+
+__attribute__((constructor)) static void lp_constructor(void)
+{
+    struct lp_config_msgs msgs = {0};
+    lp_libc_init();
+    session.pid = getpid();
+    session.start_ns = clock_ns(CLOCK_MONOTONIC);
+    session.start_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    atomic_fetch_add(&session.app_threads, 1); /* the main thread */
+    lp_config_load(&session.cfg, environ, &msgs);
+    lp_log_open(session.cfg.log);
+    for (int i = 0; i < msgs.n; i++) {
+        if (msgs.is_note[i])
+            lp_note("%s", msgs.text[i]);
+        else
+            lp_log("%s", msgs.text[i]);
+    }
+    if (!session.cfg.enabled)
+        return;
+    pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    if (start_session(0, session.cfg.start) != 0) {
+        lp_writer_close(&session.writer);
+        atomic_store(&session.state, LP_DONE);
+    }
+}
+
+/* Blocks every signal on this thread, then takes sig_mu: the application's calls that
+ * touch our signals may come from its own signal handlers, which must not find the lock
+ * held by the code they interrupted. */
+static void with_sig_lock(sigset_t *old)
+{
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, old);
+    pthread_mutex_lock(&session.sig_mu);
+}
+
+static void sig_unlock(const sigset_t *old)
+{
+    pthread_mutex_unlock(&session.sig_mu);
+    pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+
+int lp_session_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
+{
+    if (signo <= 0 || (signo != session.installed_signo && signo != session.cfg.snap_signo))
+        return 0;
+    sigset_t mask;
+    with_sig_lock(&mask);
+    int handled = lp_snapshot_app_sigaction(signo, act, old);
+    int is_new_handler = 0;
+    if (!handled && signo == session.installed_signo) {
+        struct sigaction was;
+        smp_app_action_load(&smp_sampler.app, &was);
+        if (act) {
+            smp_app_action_store(&smp_sampler.app, act);
+            is_new_handler = act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN;
+        }
+        if (old)
+            *old = was;
+        handled = 1;
+    }
+    sig_unlock(&mask);
+    static _Atomic int said;
+    if (is_new_handler && !atomic_exchange(&said, 1))
+        lp_note("the application sets a handler for signal %d, which libprof samples with; it "
+                "gets every signal libprof did not send%s", signo,
+                signo == SIGPROF ? "" : " (PROF_SIGNAL picks another signal)");
+    return handled;
+}
+
+/* Consumes the pending instances of the signals in `set` on this thread (and those pending
+ * for the process) that are ours, with the set blocked; the application's own are queued
+ * again, with their siginfo, so that they stay pending as they were. The caller disarmed
+ * our timers. */
+static void drain_our_signals(const sigset_t *set)
+{
+    sigset_t old;
+    pthread_sigmask(SIG_BLOCK, set, &old);
+    siginfo_t keep[LP_DRAIN_KEEP], si;
+    unsigned n_keep = 0;
+    struct timespec zero = {0, 0};
+    int signo;
+    while ((signo = sigtimedwait(set, &si, &zero)) > 0) {
+        int ours = signo == session.cfg.snap_signo ? smp_snap_signal_is_ours(&si, getpid())
+                                                   : smp_signal_origin(&si) != SMP_SIGNAL_APP;
+        if (!ours && n_keep < LP_DRAIN_KEEP)
+            keep[n_keep++] = si;
+    }
+    for (unsigned i = 0; i < n_keep; i++)
+        syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), keep[i].si_signo,
+                &keep[i]);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+int lp_session_app_setitimer(int which)
+{
+    if (which != ITIMER_PROF || session.timer.source != PROF_TIMER_ITIMER || !lp_session_live())
+        return 0;
+    /* The process has one ITIMER_PROF: the application's. Ours moves to per-thread
+     * timers on a real-time signal; SIGPROF goes back to the application. */
+    sigset_t mask;
+    with_sig_lock(&mask);
+    int sampling = atomic_load(&smp_sampler.active);
+    lp_timers_disarm_all();
+    /* A tick of our timer still pending would reach the application's action, which may be
+     * SIG_DFL (terminate): it is consumed first. */
+    sigset_t prof;
+    sigemptyset(&prof);
+    sigaddset(&prof, SIGPROF);
+    drain_our_signals(&prof);
+    struct sigaction app;
+    smp_app_action_load(&smp_sampler.app, &app);
+    lp_libc.sigaction(SIGPROF, &app, NULL);
+    session.installed_signo = 0;
+    struct lp_config cfg = session.cfg;
+    cfg.timer = PROF_TIMER_THREAD;
+    cfg.signo = 0;
+    struct lp_timer_choice choice;
+    int rc = lp_timers_choose(&cfg, &choice);
+    if (rc == 0)
+        rc = install_handler(choice.signo);
+    if (rc != 0) {
+        atomic_store(&smp_sampler.active, 0);
+        sig_unlock(&mask);
+        lp_note("the application arms ITIMER_PROF, which libprof was using, and no other "
+                "timer works here (%s): profiling stops", strerror(-rc));
+        return 1;
+    }
+    session.timer = choice;
+    smp_sampler.source = choice.source;
+    smp_sampler.period_ns = choice.period_ns;
+    if (sampling)
+        lp_timers_arm_all(session.writer.tid);
+    sig_unlock(&mask);
+    lp_note("the application arms ITIMER_PROF, which libprof was using: libprof goes on with "
+            "per-thread timers on signal %d", choice.signo);
+    return 1;
+}
+
+void lp_session_thread_start(void)
+{
+    atomic_fetch_add(&session.app_threads, 1);
+    if (!lp_session_live())
+        return;
+    smp_self.ring = lp_rings_take();
+    if (lp_session_sampling())
+        lp_timers_arm_self();
+}
+
+void lp_session_thread_exit(void)
+{
+    lp_timers_disarm_self();
+    /* From here on the handler uses the shared ring: this one can be recycled once the
+     * writer has emptied it. */
+    struct smp_ring *r = smp_self.ring;
+    smp_self.ring = NULL;
+    atomic_signal_fence(memory_order_seq_cst);
+    if (lp_session_live())
+        lp_rings_retire(r);
+    lp_session_post_thread_name();
+    atomic_fetch_sub(&session.app_threads, 1);
+}
+
+int lp_session_follow(void)
+{
+    return session.cfg.follow;
+}
+
+int lp_session_sampling(void)
+{
+    return lp_session_live() && atomic_load_explicit(&smp_sampler.active, memory_order_acquire);
+}
+
+int lp_session_live(void)
+{
+    return atomic_load(&session.state) == LP_LIVE && getpid() == session.pid;
+}
+
+int lp_session_set_active(int on)
+{
+    if (!lp_session_live())
+        return -ESRCH;
+    int rc = 0;
+    if (on) {
+        /* Every thread's CPU-time mark starts again (sampler/handler.h, epoch). */
+        atomic_fetch_add(&smp_sampler.epoch, 1);
+        atomic_store(&smp_sampler.active, 1);
+        if (lp_timers_arm_all(session.writer.tid) == 0) {
+            rc = -EAGAIN;
+            lp_log("cannot arm the profiling timer");
+        }
+    } else {
+        lp_timers_disarm_all();
+        atomic_store(&smp_sampler.active, 0);
+    }
+    return rc;
+}
+
+void lp_session_post(const void *records, size_t len)
+{
+    if (lp_session_live())
+        lp_writer_post(&session.writer, records, len);
+}
+
+void lp_session_post_maps(void)
+{
+    if (!lp_session_live())
+        return;
+    unsigned char *recs;
+    size_t len;
+    if (lp_maps_collect(clock_ns(CLOCK_MONOTONIC), &recs, &len) > 0)
+        lp_writer_post(&session.writer, recs, len);
+    free(recs);
+}
+
+void lp_session_post_thread_name(void)
+{
+    char name[PROF_THREAD_NAME_MAX + 1] = {0};
+    unsigned char rec[64];
+    if (!lp_session_live() || prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+        return;
+    size_t n = cmn_record_thread(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC),
+                                  (uint32_t)syscall(SYS_gettid), name);
+    if (n)
+        lp_writer_post(&session.writer, rec, n);
+}
+
+int lp_session_flush(void)
+{
+    if (!lp_session_live())
+        return -ESRCH;
+    return lp_writer_sync(&session.writer, 1000);
+}
+
+void lp_session_finish(void)
+{
+    int live = LP_LIVE;
+    if (getpid() != session.pid ||
+        !atomic_compare_exchange_strong(&session.state, &live, LP_FINISHING))
+        return;
+    stop_sampling();
+    session.owner_tid = (pid_t)syscall(SYS_gettid); /* the buffer's, once the writer stops */
+    if (lp_writer_stop(&session.writer, LP_QUIESCE_MS) != 0) {
+        /* The writer thread is stuck (a blocking file?): leave its buffer alone. */
+        atomic_store(&session.state, LP_DONE);
+        return;
+    }
+    finish_profile();
+    atomic_store(&session.state, LP_DONE);
+}
+
+void lp_session_before_exec(void)
+{
+    lp_session_finish();
+    /* A signal of ours left pending and blocked on this thread would survive the exec and
+     * meet the new program's default action (terminate) when it unblocks the signal. */
+    sigset_t ours;
+    sigemptyset(&ours);
+    if (session.installed_signo > 0)
+        sigaddset(&ours, session.installed_signo);
+    if (session.cfg.snap_signo > 0)
+        sigaddset(&ours, session.cfg.snap_signo);
+    if (session.installed_signo > 0 || session.cfg.snap_signo > 0)
+        drain_our_signals(&ours);
+}
+
+void lp_session_before_setxid(void)
+{
+    pthread_mutex_lock(&session.cred_mu);
+    session.writer_stepped_out = lp_session_live() && session.writer.running &&
+                                 lp_writer_stop(&session.writer, LP_QUIESCE_MS) == 0;
+}
+
+void lp_session_after_setxid(void)
+{
+    if (session.writer_stepped_out && lp_writer_start(&session.writer, &session.ring) != 0)
+        lp_log("cannot start the writer thread again after a change of user; profile output "
+               "stopped");
+    session.writer_stepped_out = 0;
+    pthread_mutex_unlock(&session.cred_mu);
+}
+
+__attribute__((destructor)) static void lp_destructor(void)
+{
+    lp_session_finish();
+}
+
+int lp_session_snapshot(int fd)
+{
+    if (!lp_session_live())
+        return -ESRCH;
+    return lp_snapshot_write(fd, session.writer.tid, NULL);
+}

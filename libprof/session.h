@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The profiling session of this process: set up by the library's constructor, finished at
+ * normal exit by its destructor (or before an exec), forgotten in a fork child. These
+ * functions are what the interposers and the public API call. None is async-signal-safe.
+ */
+#ifndef PROF_LIBPROF_SESSION_H
+#define PROF_LIBPROF_SESSION_H
+
+#include <signal.h>
+#include <stddef.h>
+
+/* 1 when this process has a live profile (set up, not finished, and not a fork child that
+ * inherited its parent's). */
+int lp_session_live(void);
+/* The application's sigaction() for signo: when signo is the signal our handler owns, its
+ * action is kept aside (and old filled from it) and 1 is returned; else 0, and the caller
+ * calls libc. */
+int lp_session_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old);
+/* Before the application's setitimer(which): when it arms the timer our source uses, our
+ * sampling moves to another source. Returns 1 when it did that. */
+int lp_session_app_setitimer(int which);
+/* On a thread started by our pthread_create, before its start routine: its own ring and
+ * its timer; it counts as an application thread. */
+void lp_session_thread_start(void);
+/* When that thread (or the main thread, by pthread_exit()) exits: timer released, ring
+ * retired, name recorded, no longer counted. */
+void lp_session_thread_exit(void);
+/* PROF_FOLLOW: 1 when children and exec'd programs are profiled too. */
+int lp_session_follow(void);
+/* 1 when the session is live and sampling (not paused). */
+int lp_session_sampling(void);
+/* Stops sampling, writes the last records and closes the profile. Idempotent; a no-op in a
+ * process without a live session. */
+void lp_session_finish(void);
+/* Before an exec attempt: finishes the session, then consumes our signals still pending on
+ * this thread (the new program would meet them with their default action). Safe in a vfork
+ * child (it then only touches this thread's signals). */
+void lp_session_before_exec(void);
+/* Resumes (1) or pauses (0) sampling. 0, or -ESRCH without a live session. */
+int lp_session_set_active(int on);
+/* Queues records for the profile (any application thread); dropped without a live
+ * session. */
+void lp_session_post(const void *records, size_t len);
+/* Records the current executable mappings (after dlopen, before dlclose). */
+void lp_session_post_maps(void);
+/* Records the calling thread's current name. */
+void lp_session_post_thread_name(void);
+/* Writes everything sampled so far to the file; waits up to a second. 0 or -errno. */
+int lp_session_flush(void);
+
+/* Around the application's set*id calls (libprof/interpose.c): before stops the writer
+ * thread (it steps out of the call glibc relays to every thread), after starts it again
+ * from the calling thread, with its credentials and capabilities. Serialized; a no-op
+ * without a live session. */
+void lp_session_before_setxid(void);
+void lp_session_after_setxid(void);
+
+/* Writes an all-thread snapshot to fd (libprof/snapshot.h). 0, -ESRCH without a live
+ * session, or -errno. */
+int lp_session_snapshot(int fd);
+
+#endif

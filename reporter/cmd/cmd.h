@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * What every command of prof is (reporter/cmd/main.c holds their table): a function run
+ * with the command's own arguments, argv[0] its name, that returns CMN_OK or a CMN_E_*
+ * code with its message in err, and says on success which exit status the process ends
+ * with. Only main() prints an error or turns a code into an exit status. Reporter thread
+ * only.
+ */
+#ifndef PROF_REPORTER_CMD_CMD_H
+#define PROF_REPORTER_CMD_CMD_H
+
+struct cmn_err;
+
+/* *exit_status on success: 0, the command's own (record: the command's status; check: 1
+ * when something regressed), or REP_CMD_HELP: print prof's whole help and exit 0. */
+#define REP_CMD_HELP (-1)
+
+typedef int rep_cmd_fn(int argc, char **argv, int *exit_status /* out */, struct cmn_err *err);
+
+/* Not async-signal-safe. */
+/* The error for getopt_long's '?' in command cmd: optopt names a short option, else
+ * argv[optind - 1] is the long one. Returns CMN_E_INPUT. */
+int rep_cmd_unknown_option(struct cmn_err *err, const char *cmd, char **argv);
+
+#endif

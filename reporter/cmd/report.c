@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * `prof report`: reads every file (printing its warnings and counts), symbolizes,
+ * aggregates under the selection, and writes one output. Reporter thread only.
+ */
+#include "reporter/cmd/report.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "common/parse.h"
+#include "include/libprof/prof_format.h"
+#include "reporter/base/progress.h"
+#include "reporter/base/warn.h"
+#include "reporter/cmd/cmd.h"
+#include "reporter/input/profile.h"
+#include "reporter/input/read.h"
+#include "reporter/input/warnings.h"
+#include "reporter/output/folded.h"
+#include "reporter/output/html.h"
+#include "reporter/output/json.h"
+#include "reporter/output/pprof.h"
+#include "reporter/output/speedscope.h"
+#include "reporter/output/svg.h"
+#include "reporter/output/top.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/stacks/flame.h"
+#include "reporter/stacks/per_thread.h"
+#include "reporter/stacks/select.h"
+#include "reporter/symbols/names.h"
+#include "reporter/symbols/symbols.h"
+
+const char rep_cmd_report_usage[] =
+    "report options:\n"
+    "  -f, --format FORMAT  folded (default): one 'root;...;leaf COUNT' line per stack,\n"
+    "                       sorted, for flamegraph.pl, inferno or speedscope;\n"
+    "                       top: a table of functions by flat/cum weight;\n"
+    "                       svg: an interactive flame graph (zoom, search, tooltips),\n"
+    "                       self-contained, for a browser; html: the same in a page;\n"
+    "                       json: the call tree, {\"total\":N,\"unit\":\"samples\",\"root\":\n"
+    "                       {\"name\":\"all\",\"self\":S,\"total\":T,\"children\":[...]}},\n"
+    "                       children by total, largest first;\n"
+    "                       speedscope: speedscope's JSON file, one profile per thread\n"
+    "                       (see docs/OUTPUTS.md)\n"
+    "      --title TEXT     svg, html: the graph's title (default \"Flame graph\")\n"
+    "      --icicle         svg, html: root at the top, callees below\n"
+    "      --min-width PCT  svg, html: leave out frames under PCT % of the total\n"
+    "                       (default 0.1; 0 draws every frame)\n"
+    "  -n, --limit N        top: show the first N functions only (0: all, the default)\n"
+    "  -s, --sort KEY       top: sort by flat (default) or cum\n"
+    "  -o, --output FILE    write to FILE instead of standard output\n"
+    "      --no-symbols     name frames module+0xOFFSET without reading any binary\n"
+    "  -f pprof             gzipped profile.proto for `go tool pprof` (use -o FILE)\n"
+    "      --lines          fold by function and source line: 'func (file.c:123)'; a\n"
+    "                       function inlined into another is a frame of its own, named\n"
+    "                       'func (file.c:123) [inlined]'; the line is where the frame's\n"
+    "                       address is (for callers, the call). Memory that is no file\n"
+    "                       is '[anon]', a vDSO that is not prof's own '[vdso]+0xOFFSET'\n"
+    "  selection (a repeated option gives alternatives; different options all apply):\n"
+    "      --tid N          keep the samples of thread N (repeatable)\n"
+    "      --thread NAME    keep the samples of the threads named NAME (repeatable)\n"
+    "      --pid N          keep the files of process N (repeatable)\n"
+    "      --from S, --to S keep the samples taken from S seconds / before S seconds\n"
+    "                       after the profile's start\n"
+    "      --focus REGEX    keep the stacks with a frame matching REGEX (POSIX extended)\n"
+    "      --ignore REGEX   drop the stacks with a frame matching REGEX\n"
+    "      --min-percent P  cut every call-tree node (a stack prefix) whose weight is\n"
+    "                       under P % of the total, with all below it; its weight goes to\n"
+    "                       the frame above it (a stack whose root is under P % becomes\n"
+    "                       '[pruned]'); totals do not change\n"
+    "      --threads        put 'thread-name (tid)' at the root of each stack\n"
+    "      --processes      put 'exe (pid)' at the root of each stack, above the thread\n"
+    "  Each file's counts (samples, dropped, truncated) are printed on standard error.\n"
+    "\n";
+
+enum report_format {
+    FORMAT_TOP,
+    FORMAT_FOLDED,
+    FORMAT_SVG,
+    FORMAT_HTML,
+    FORMAT_JSON,
+    FORMAT_SPEEDSCOPE,
+    FORMAT_PPROF,
+};
+
+struct report_opts {
+    enum report_format format;
+    struct rep_top_opts top;
+    struct rep_flame_opts flame; /* svg, html: --title, --icicle, --min-width */
+    const char *output; /* -o, NULL for stdout */
+    bool is_offline;    /* --no-symbols */
+    struct rep_sel sel; /* --lines and the selection options (reporter/stacks/select.h) */
+    char **files;       /* the profiles */
+    int n_files;
+    bool is_help;       /* -h, --help */
+};
+
+/* The per-file line of counts, then warnings about how the run ended. */
+static void print_file_stats(const struct rep_profile *p)
+{
+    /* The reader counted the samples by stop reason, also those it did not keep. */
+    const uint64_t *by_reason = p->n_stopped;
+    uint64_t truncated = p->n_samples_read - p->n_stopped[PROF_STOP_END];
+    if (p->has_process && p->process.timer_source == PROF_TIMER_NONE) {
+        /* A snapshot: one stack per thread that answered, no counters. */
+        fprintf(stderr, "prof: %s: a snapshot of %zu threads, %zu stacks, %" PRIu64 " truncated\n",
+                p->name, p->n_snap_threads, p->n_samples_read, truncated);
+        return;
+    }
+    char dropped[64];
+    if (p->has_stats)
+        snprintf(dropped, sizeof(dropped), "%" PRIu64 " dropped", p->stats[PROF_STAT_DROPPED]);
+    else
+        snprintf(dropped, sizeof(dropped), "dropped unknown (no stats record)");
+    char in_kernel[64] = "";
+    if (p->has_stats && p->stats[PROF_STAT_KERNEL_SAMPLES] > 0)
+        snprintf(in_kernel, sizeof(in_kernel), " (%" PRIu64 " in system calls)",
+                 p->stats[PROF_STAT_KERNEL_SAMPLES]);
+    fprintf(stderr, "prof: %s: %zu samples%s, %s, %" PRIu64 " truncated", p->name,
+            p->n_samples_read, in_kernel, dropped, truncated);
+    if (truncated > 0) {
+        fprintf(stderr,
+                " (depth %" PRIu64 ", bounds %" PRIu64 ", align %" PRIu64 ", order %" PRIu64
+                ", no-stack %" PRIu64,
+                by_reason[PROF_STOP_DEPTH], by_reason[PROF_STOP_BOUNDS], by_reason[PROF_STOP_ALIGN],
+                by_reason[PROF_STOP_ORDER], by_reason[PROF_STOP_NO_STACK]);
+        if (by_reason[PROF_STOP_N] > 0)
+            fprintf(stderr, ", other %" PRIu64, by_reason[PROF_STOP_N]);
+        fputc(')', stderr);
+    }
+    fputc('\n', stderr);
+}
+
+/* What the callbacks of a streamed read need. */
+struct read_ctx {
+    struct rep_sym *sym;
+    struct rep_agg *agg;
+};
+
+/* A streamed file is read but for its samples: report on it, get ready to symbolize. */
+static int on_profile_ready(struct rep_profile *p, void *ctx)
+{
+    struct read_ctx *c = ctx;
+    rep_progress_fini(c->agg->progress);
+    rep_profile_warn(p);
+    print_file_stats(p);
+    return rep_sym_use_profile(c->sym, p);
+}
+
+static int on_samples(struct rep_profile *p, void *ctx)
+{
+    struct read_ctx *c = ctx;
+    return rep_agg_add_samples(c->agg, c->sym, p);
+}
+
+/* Reads, reports on, symbolizes and aggregates each file in turn, so that one profile's
+ * bytes at most are in memory. Among several files, one whose process died before it wrote
+ * anything is skipped with a warning (a family of profiles read with a glob); alone, it is
+ * bad input. */
+static int read_all(const struct report_opts *o, struct rep_sym *sym, struct rep_agg *agg,
+                    struct rep_per_thread *threads, struct cmn_err *err)
+{
+    size_t n_printed = 0;
+    int n_read = 0;
+    for (int i = 0; i < o->n_files; i++) {
+        struct rep_profile p;
+        if (o->n_files > 1 && rep_read_is_stillborn(o->files[i])) {
+            rep_warnf("%s is empty: its process ended before it wrote anything; skipped",
+                      o->files[i]);
+            continue;
+        }
+        n_read++;
+        rep_progress_update(agg->progress, o->files[i], 0, 0);
+        if (threads == NULL) {
+            /* Streamed: memory grows with the distinct stacks, not with the samples. */
+            struct read_ctx c = {.sym = sym, .agg = agg};
+            int rc = rep_read_file_stream(o->files[i], &p, on_profile_ready, on_samples, &c, err);
+            rep_progress_fini(agg->progress);
+            if (rc == CMN_OK)
+                rep_agg_end_profile(agg, &p);
+            if (rc == CMN_E_NOMEM)
+                cmn_err_nomem(err);
+            rep_sym_warn(sym, &n_printed);
+            rep_profile_fini(&p);
+            if (rc != CMN_OK)
+                return rc;
+            continue;
+        }
+        int rc = rep_read_file(o->files[i], &p, err);
+        rep_progress_fini(agg->progress);
+        if (rc == CMN_OK) {
+            rep_profile_warn(&p);
+            print_file_stats(&p);
+            rc = rep_sym_use_profile(sym, &p);
+            if (rc == CMN_OK)
+                rc = rep_agg_add_profile(agg, sym, &p);
+            if (rc == CMN_OK && threads != NULL)
+                rc = rep_per_thread_add_profile(threads, sym, &p);
+            if (rc == CMN_E_NOMEM)
+                cmn_err_nomem(err);
+            rep_sym_warn(sym, &n_printed);
+        }
+        rep_profile_fini(&p);
+        if (rc != CMN_OK)
+            return rc;
+    }
+    if (n_read == 0)
+        return cmn_err_set(err, CMN_E_INPUT, "none of the %d files holds a profile", o->n_files);
+    return CMN_OK;
+}
+
+/* The graph outputs and json draw the merged call tree. */
+static int write_flame(FILE *out, const struct report_opts *o, const struct rep_agg *agg,
+                       const struct rep_names *names)
+{
+    struct rep_flame f;
+    if (rep_flame_build(&f, agg, names) != CMN_OK)
+        return CMN_E_NOMEM;
+    int rc = o->format == FORMAT_SVG    ? rep_out_svg(out, &f, names, &o->flame)
+             : o->format == FORMAT_HTML ? rep_out_html(out, &f, names, &o->flame)
+                                        : rep_out_json(out, &f, names);
+    rep_flame_fini(&f);
+    return rc;
+}
+
+static int write_format(FILE *out, const struct report_opts *o, const struct rep_agg *agg,
+                        const struct rep_per_thread *threads, const struct rep_names *names)
+{
+    switch (o->format) {
+    case FORMAT_FOLDED:
+        return rep_out_folded(out, agg, names);
+    case FORMAT_TOP:
+        return rep_out_top(out, agg, names, &o->top);
+    case FORMAT_SPEEDSCOPE:
+        return rep_out_speedscope(out, threads, names, o->flame.title);
+    case FORMAT_PPROF:
+        return rep_out_pprof(out, agg, names);
+    default:
+        return write_flame(out, o, agg, names);
+    }
+}
+
+static int write_output(const struct report_opts *o, const struct rep_agg *agg,
+                        const struct rep_per_thread *threads, const struct rep_names *names,
+                        struct cmn_err *err)
+{
+    const char *name = o->output != NULL ? o->output : "standard output";
+    FILE *out = stdout;
+    if (o->output != NULL && (out = fopen(o->output, "w")) == NULL)
+        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", o->output, strerror(errno));
+    int rc = write_format(out, o, agg, threads, names);
+    if (o->output != NULL && fclose(out) != 0 && rc == CMN_OK)
+        rc = CMN_E_IO;
+    if (rc == CMN_E_NOMEM)
+        return cmn_err_nomem(err);
+    if (rc == CMN_E_IO)
+        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s", name, strerror(errno));
+    return rc;
+}
+
+static int run_report(const struct report_opts *o, struct cmn_err *err)
+{
+    struct rep_names names;
+    struct rep_sym sym;
+    struct rep_agg agg;
+    struct rep_per_thread threads;
+    rep_names_init(&names);
+    rep_sym_init(&sym, &names);
+    rep_agg_init(&agg);
+    rep_per_thread_init(&threads, &agg);
+    sym.is_offline = o->is_offline;
+    /* The selection's filter remembers its verdicts as it goes: it is written to. */
+    struct rep_sel *sel = (struct rep_sel *)&o->sel;
+    rep_sel_apply(sel, &sym, &agg, o->format == FORMAT_PPROF);
+    struct rep_progress progress;
+    rep_progress_init(&progress, stderr, rep_progress_input_bytes(o->files, (size_t)o->n_files),
+                      false);
+    agg.progress = &progress;
+    bool is_per_thread = o->format == FORMAT_SPEEDSCOPE;
+    int rc = read_all(o, &sym, &agg, is_per_thread ? &threads : NULL, err);
+    rep_progress_fini(&progress);
+    if (rc == CMN_OK && (rc = rep_sel_finish(sel, &names, &agg)) != CMN_OK)
+        cmn_err_nomem(err);
+    if (rc == CMN_OK && agg.n_filtered > 0)
+        fprintf(stderr, "prof: selection: %" PRIu64 " of %" PRIu64 " samples kept\n",
+                agg.n_samples, agg.n_samples + agg.n_filtered);
+    if (rc == CMN_OK) {
+        if (o->n_files > 1)
+            fprintf(stderr, "prof: %d files: %" PRIu64 " samples merged\n", o->n_files,
+                    agg.n_samples);
+        if (agg.n_samples == 0)
+            rep_warnf("no samples: the program used too little CPU time to be sampled");
+        rc = write_output(o, &agg, &threads, &names, err);
+    }
+    rep_per_thread_fini(&threads);
+    rep_agg_fini(&agg);
+    rep_sym_fini(&sym);
+    rep_names_fini(&names);
+    rep_sel_fini(sel);
+    return rc;
+}
+
+static bool parse_format(const char *s, enum report_format *format)
+{
+    static const char *const names[] = {
+        [FORMAT_TOP] = "top",   [FORMAT_FOLDED] = "folded", [FORMAT_SVG] = "svg",
+        [FORMAT_HTML] = "html", [FORMAT_JSON] = "json",     [FORMAT_SPEEDSCOPE] = "speedscope",
+        [FORMAT_PPROF] = "pprof",
+    };
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        if (strcmp(s, names[i]) == 0) {
+            *format = (enum report_format)i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* --min-width: a percentage in [0, 100]; 0 draws every frame. */
+static bool parse_min_width(const char *s, double *fraction)
+{
+    double v;
+    if (!cmn_parse_double(s, 0, 100, &v))
+        return false;
+    *fraction = v == 0 ? -1.0 : v / 100.0;
+    return true;
+}
+
+static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn_err *err)
+{
+    enum { OPT_NO_SYMBOLS = 256, OPT_TITLE, OPT_ICICLE, OPT_MIN_WIDTH };
+    static const struct option longs[] = {
+        {"format", required_argument, NULL, 'f'},
+        {"limit", required_argument, NULL, 'n'},
+        {"sort", required_argument, NULL, 's'},
+        {"output", required_argument, NULL, 'o'},
+        {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        REP_SEL_LONG_OPTIONS,
+        {"title", required_argument, NULL, OPT_TITLE},
+        {"icicle", no_argument, NULL, OPT_ICICLE},
+        {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    unsigned long limit;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, ":f:n:s:o:h", longs, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            if (!parse_format(optarg, &o->format))
+                return cmn_err_set(err, CMN_E_INPUT,
+                                   "unknown format '%s' (top, folded, svg, html, json, speedscope)",
+                                   optarg);
+            break;
+        case 'n':
+            if (!cmn_parse_ulong(optarg, 0, SIZE_MAX, &limit))
+                return cmn_err_set(err, CMN_E_INPUT, "--limit: '%s' is not a number", optarg);
+            o->top.limit = limit;
+            break;
+        case 's':
+            if (strcmp(optarg, "flat") != 0 && strcmp(optarg, "cum") != 0)
+                return cmn_err_set(err, CMN_E_INPUT, "unknown sort key '%s' (flat, cum)", optarg);
+            o->top.is_by_cum = strcmp(optarg, "cum") == 0;
+            break;
+        case 'o':
+            o->output = optarg;
+            break;
+        case OPT_NO_SYMBOLS:
+            o->is_offline = true;
+            break;
+        case REP_SEL_LINES ... REP_SEL_END - 1: {
+            int rc = rep_sel_option(&o->sel, c, optarg, err);
+            if (rc != CMN_OK)
+                return rc;
+            break;
+        }
+        case OPT_TITLE:
+            o->flame.title = optarg;
+            break;
+        case OPT_ICICLE:
+            o->flame.is_icicle = true;
+            break;
+        case OPT_MIN_WIDTH:
+            if (!parse_min_width(optarg, &o->flame.min_width))
+                return cmn_err_set(err, CMN_E_INPUT, "--min-width: '%s' is not a percentage",
+                                   optarg);
+            break;
+        case 'h':
+            o->is_help = true;
+            return CMN_OK;
+        case ':':
+            return cmn_err_set(err, CMN_E_INPUT, "report: %s needs a value", argv[optind - 1]);
+        default:
+            return rep_cmd_unknown_option(err, "report", argv);
+        }
+    }
+    o->files = argv + optind;
+    o->n_files = argc - optind;
+    if (o->n_files == 0)
+        return cmn_err_set(err, CMN_E_INPUT, "report: no profile given (see prof --help)");
+    return CMN_OK;
+}
+
+int rep_cmd_report(int argc, char **argv, int *exit_status, struct cmn_err *err)
+{
+    struct report_opts o = {.format = FORMAT_FOLDED};
+    int rc = parse_report(argc, argv, &o, err);
+    *exit_status = o.is_help ? REP_CMD_HELP : 0;
+    if (rc == CMN_OK && !o.is_help)
+        rc = run_report(&o, err);
+    return rc;
+}

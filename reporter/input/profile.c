@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The in-memory profile: growable arrays for mappings, threads and samples, and the
+ * clean-up pass that sorts mappings and threads and removes their duplicates once the
+ * reader has seen the whole file. Reporter thread only.
+ */
+#include "reporter/input/profile.h"
+
+#include <stdlib.h>
+#include <sys/mman.h>
+
+#include "common/err.h"
+
+int rep_profile_init(struct rep_profile *p, const char *name)
+{
+    memset(p, 0, sizeof(*p));
+    p->name = name;
+    return CMN_OK;
+}
+
+void rep_profile_fini(struct rep_profile *p)
+{
+    if (p == NULL)
+        return;
+    const char *name = p->name;
+    if (p->is_mapped)
+        munmap(p->bytes, p->n_bytes);
+    else
+        free(p->bytes);
+    free(p->maps);
+    free(p->threads);
+    free(p->snap_threads);
+    free(p->notes);
+    free(p->samples);
+    rep_profile_init(p, name);
+}
+
+/* Makes room for one more element of elem_bytes in *arr; CMN_OK or CMN_E_NOMEM. */
+static int grow(void **arr, size_t n, size_t *cap, size_t elem_bytes)
+{
+    if (n < *cap)
+        return CMN_OK;
+    size_t new_cap = *cap ? *cap * 2 : 64;
+    if (new_cap > SIZE_MAX / elem_bytes)
+        return CMN_E_NOMEM;
+    void *a = realloc(*arr, new_cap * elem_bytes);
+    if (a == NULL)
+        return CMN_E_NOMEM;
+    *arr = a;
+    *cap = new_cap;
+    return CMN_OK;
+}
+
+int rep_profile_add_map(struct rep_profile *p, const struct rep_map *m)
+{
+    if (grow((void **)&p->maps, p->n_maps, &p->cap_maps, sizeof(*m)) != CMN_OK)
+        return CMN_E_NOMEM;
+    p->maps[p->n_maps++] = *m;
+    return CMN_OK;
+}
+
+int rep_profile_add_thread(struct rep_profile *p, const struct rep_thread *t)
+{
+    if (grow((void **)&p->threads, p->n_threads, &p->cap_threads, sizeof(*t)) != CMN_OK)
+        return CMN_E_NOMEM;
+    p->threads[p->n_threads] = *t;
+    p->threads[p->n_threads].seq = p->n_threads;
+    p->n_threads++;
+    return CMN_OK;
+}
+
+int rep_profile_add_sample(struct rep_profile *p, const struct rep_sample *s)
+{
+    if (grow((void **)&p->samples, p->n_samples, &p->cap_samples, sizeof(*s)) != CMN_OK)
+        return CMN_E_NOMEM;
+    p->samples[p->n_samples++] = *s;
+    return CMN_OK;
+}
+
+int rep_profile_add_snap_thread(struct rep_profile *p, const struct rep_snap_thread *t)
+{
+    if (grow((void **)&p->snap_threads, p->n_snap_threads, &p->cap_snap_threads, sizeof(*t)) !=
+        CMN_OK)
+        return CMN_E_NOMEM;
+    p->snap_threads[p->n_snap_threads++] = *t;
+    return CMN_OK;
+}
+
+int rep_profile_add_note(struct rep_profile *p, const char *text)
+{
+    if (grow((void **)&p->notes, p->n_notes, &p->cap_notes, sizeof(*p->notes)) != CMN_OK)
+        return CMN_E_NOMEM;
+    p->notes[p->n_notes++] = text;
+    return CMN_OK;
+}
+
+static int cmp_u64(uint64_t a, uint64_t b)
+{
+    return a < b ? -1 : a > b;
+}
+
+/* Orders mappings by identity (start, end, offset, path), then by time, so that the first
+ * of a run of duplicates is the earliest. */
+static int cmp_map(const void *va, const void *vb)
+{
+    const struct rep_map *a = va, *b = vb;
+    int c = cmp_u64(a->start, b->start);
+    if (c == 0)
+        c = cmp_u64(a->end, b->end);
+    if (c == 0)
+        c = cmp_u64(a->file_offset, b->file_offset);
+    if (c == 0)
+        c = strcmp(a->path, b->path);
+    if (c == 0)
+        c = cmp_u64(a->time_ns, b->time_ns);
+    return c;
+}
+
+static bool same_map(const struct rep_map *a, const struct rep_map *b)
+{
+    return a->start == b->start && a->end == b->end && a->file_offset == b->file_offset &&
+           strcmp(a->path, b->path) == 0;
+}
+
+/* Threads by tid, then time, then the order they were read in. */
+static int cmp_thread(const void *va, const void *vb)
+{
+    const struct rep_thread *a = va, *b = vb;
+    int c = cmp_u64(a->tid, b->tid);
+    if (c == 0)
+        c = cmp_u64(a->time_ns, b->time_ns);
+    return c ? c : cmp_u64(a->seq, b->seq);
+}
+
+void rep_profile_finish(struct rep_profile *p)
+{
+    if (p->n_maps > 1) {
+        qsort(p->maps, p->n_maps, sizeof(*p->maps), cmp_map);
+        size_t kept = 1;
+        for (size_t i = 1; i < p->n_maps; i++)
+            if (!same_map(&p->maps[kept - 1], &p->maps[i]))
+                p->maps[kept++] = p->maps[i];
+        p->n_maps = kept;
+    }
+    if (p->n_threads > 1) {
+        /* The latest name of a tid wins: sort by (tid, time, order read) and keep the
+         * last of each tid. */
+        struct rep_thread *t = p->threads;
+        qsort(t, p->n_threads, sizeof(*t), cmp_thread);
+        size_t kept = 0;
+        for (size_t i = 0; i < p->n_threads; i++) {
+            if (kept > 0 && t[kept - 1].tid == t[i].tid)
+                t[kept - 1] = t[i];
+            else
+                t[kept++] = t[i];
+        }
+        p->n_threads = kept;
+    }
+}
+
+const char *rep_profile_thread_name(const struct rep_profile *p, uint32_t tid)
+{
+    size_t lo = 0, hi = p->n_threads;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p->threads[mid].tid < tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->n_threads && p->threads[lo].tid == tid)
+        return p->threads[lo].name;
+    return NULL;
+}
+
+double rep_profile_hz(const struct rep_profile *p)
+{
+    /* Weight, not signals: a per-thread timer's sample may stand for several periods. */
+    uint64_t ticks = p->stats[PROF_STAT_WEIGHT]    ? p->stats[PROF_STAT_WEIGHT]
+                     : p->stats[PROF_STAT_SIGNALS] ? p->stats[PROF_STAT_SIGNALS]
+                                                   : p->stats[PROF_STAT_SAMPLES];
+    if (p->has_stats && ticks > 0 && p->stats[PROF_STAT_CPU_NS] > 0)
+        return (double)ticks * 1e9 / (double)p->stats[PROF_STAT_CPU_NS];
+    if (!p->has_process)
+        return 0;
+    return p->process.effective_hz ? p->process.effective_hz : p->process.requested_hz;
+}

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Building the profile.proto message field by field (reporter/output/pb.c) into one buffer, then
+ * gzip (zlib's deflate with a gzip wrapper, windowBits 31) straight to the output. The
+ * string table is a second interning table whose ids are the string indexes, "" first as
+ * the format requires. Location, function and mapping ids are the name id + 1 and the
+ * mapping index + 1 (0 means none in profile.proto). Reporter thread only.
+ */
+#include "reporter/output/pprof.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "reporter/stacks/aggregate.h"
+#include "common/err.h"
+#include "reporter/symbols/names.h"
+#include "reporter/output/pb.h"
+
+/* profile.proto field numbers. */
+#define PF_SAMPLE_TYPE 1
+#define PF_SAMPLE 2
+#define PF_MAPPING 3
+#define PF_LOCATION 4
+#define PF_FUNCTION 5
+#define PF_STRING_TABLE 6
+#define PF_TIME_NANOS 9
+#define PF_DURATION_NANOS 10
+#define PF_PERIOD_TYPE 11
+#define PF_PERIOD 12
+
+struct pprof_ctx {
+    struct rep_pb msg;       /* the Profile message */
+    struct rep_pb sub;       /* one embedded message while it is built */
+    struct rep_pb line;      /* one Line inside a Location */
+    struct rep_names strs;   /* the string table: id = index */
+    const struct rep_agg *a;
+    const struct rep_names *names;
+};
+
+/* The string-table index of len bytes at s. */
+static uint64_t str_index(struct pprof_ctx *c, const char *s, size_t len)
+{
+    uint32_t id = 0;
+    if (rep_names_intern(&c->strs, s, len, &id) != CMN_OK)
+        c->msg.is_failed = true;
+    return id;
+}
+
+static uint64_t str_of(struct pprof_ctx *c, const char *s)
+{
+    return str_index(c, s, strlen(s));
+}
+
+/* Splits a frame name "func (file:123)" or "func (file:123) [inlined]" into its parts;
+ * a name without them is all function. */
+static void split_name(const char *name, size_t *func_len, const char **file, size_t *file_len,
+                       uint64_t *line)
+{
+    size_t n = strlen(name);
+    *func_len = n;
+    *file = NULL;
+    *file_len = 0;
+    *line = 0;
+    size_t end = n;
+    const char *inl = " [inlined]";
+    if (n > strlen(inl) && strcmp(name + n - strlen(inl), inl) == 0)
+        end = n - strlen(inl);
+    if (end == 0 || name[end - 1] != ')')
+        return;
+    size_t open = end - 1;
+    while (open > 0 && name[open] != '(')
+        open--;
+    if (open < 1 || name[open] != '(' || name[open - 1] != ' ')
+        return;
+    size_t colon = end - 1;
+    while (colon > open && name[colon] != ':')
+        colon--;
+    if (colon == open || colon + 1 >= end - 1)
+        return;
+    uint64_t v = 0;
+    for (size_t i = colon + 1; i < end - 1; i++) {
+        if (name[i] < '0' || name[i] > '9')
+            return;
+        v = v * 10 + (uint64_t)(name[i] - '0');
+    }
+    *func_len = open - 1;
+    *file = name + open + 1;
+    *file_len = colon - open - 1;
+    *line = v;
+}
+
+static void put_value_type(struct pprof_ctx *c, uint32_t field, const char *type,
+                           const char *unit)
+{
+    rep_pb_clear(&c->sub);
+    rep_pb_varint(&c->sub, 1, str_of(c, type));
+    rep_pb_varint(&c->sub, 2, str_of(c, unit));
+    rep_pb_bytes(&c->msg, field, c->sub.data, c->sub.n);
+}
+
+/* The sampling period in nanoseconds, from the aggregate's time and weight. */
+static uint64_t period_ns(const struct rep_agg *a)
+{
+    if (a->timed_weight > 0 && a->seconds > 0)
+        return (uint64_t)(a->seconds * 1e9 / (double)a->timed_weight + 0.5);
+    return a->requested_hz > 0 ? 1000000000u / a->requested_hz : 0;
+}
+
+static void put_samples(struct pprof_ctx *c, uint64_t period)
+{
+    const struct rep_agg *a = c->a;
+    uint64_t *locs = NULL;
+    size_t cap = 0;
+    for (size_t s = 0; s < a->n_stacks && !c->msg.is_failed; s++) {
+        size_t n = a->stacks[s].n_ids;
+        if (n > cap) {
+            uint64_t *l = realloc(locs, n * sizeof(*l));
+            if (l == NULL) {
+                c->msg.is_failed = true;
+                break;
+            }
+            locs = l;
+            cap = n;
+        }
+        const uint32_t *ids = rep_agg_stack_ids(a, s);
+        for (size_t i = 0; i < n; i++)
+            locs[i] = (uint64_t)ids[n - 1 - i] + 1; /* leaf first */
+        uint64_t values[2] = {a->stacks[s].weight, a->stacks[s].weight * period};
+        rep_pb_clear(&c->sub);
+        rep_pb_packed(&c->sub, 1, locs, n);
+        rep_pb_packed(&c->sub, 2, values, 2);
+        rep_pb_bytes(&c->msg, PF_SAMPLE, c->sub.data, c->sub.n);
+    }
+    free(locs);
+}
+
+/* Marks the name ids some stack uses. */
+static bool *used_ids(const struct rep_agg *a, const struct rep_names *names)
+{
+    bool *used = calloc(names->n_names ? names->n_names : 1, sizeof(*used));
+    if (used == NULL)
+        return NULL;
+    for (size_t i = 0; i < a->n_ids; i++)
+        used[a->ids[i]] = true;
+    return used;
+}
+
+static void put_functions_and_locations(struct pprof_ctx *c, const bool *used)
+{
+    const struct rep_agg *a = c->a;
+    for (uint32_t id = 0; id < c->names->n_names && !c->msg.is_failed; id++) {
+        if (!used[id])
+            continue;
+        const char *name = rep_names_get(c->names, id);
+        size_t func_len, file_len;
+        const char *file;
+        uint64_t line;
+        split_name(name, &func_len, &file, &file_len, &line);
+        rep_pb_clear(&c->sub);
+        rep_pb_varint(&c->sub, 1, (uint64_t)id + 1);
+        uint64_t fname = str_index(c, name, func_len);
+        rep_pb_varint(&c->sub, 2, fname);
+        rep_pb_varint(&c->sub, 3, fname);
+        if (file != NULL)
+            rep_pb_varint(&c->sub, 4, str_index(c, file, file_len));
+        rep_pb_bytes(&c->msg, PF_FUNCTION, c->sub.data, c->sub.n);
+
+        const struct rep_agg_loc *loc = id < a->n_locs ? &a->locs[id] : NULL;
+        rep_pb_clear(&c->sub);
+        rep_pb_varint(&c->sub, 1, (uint64_t)id + 1);
+        if (loc != NULL && loc->map_plus != 0)
+            rep_pb_varint(&c->sub, 2, loc->map_plus);
+        if (loc != NULL && loc->addr != 0)
+            rep_pb_varint(&c->sub, 3, loc->addr);
+        rep_pb_clear(&c->line);
+        rep_pb_varint(&c->line, 1, (uint64_t)id + 1);
+        if (line != 0)
+            rep_pb_varint(&c->line, 2, line);
+        rep_pb_bytes(&c->sub, 4, c->line.data, c->line.n);
+        if (c->line.is_failed)
+            c->msg.is_failed = true;
+        rep_pb_bytes(&c->msg, PF_LOCATION, c->sub.data, c->sub.n);
+    }
+}
+
+static void put_mappings(struct pprof_ctx *c)
+{
+    const struct rep_agg *a = c->a;
+    for (size_t i = 0; i < a->n_maps; i++) {
+        const struct rep_agg_map *m = &a->maps[i];
+        char hex[2 * sizeof(m->build_id) + 1];
+        for (size_t k = 0; k < m->build_id_len && k < sizeof(m->build_id); k++)
+            snprintf(hex + 2 * k, 3, "%02x", m->build_id[k]);
+        hex[2 * (m->build_id_len < sizeof(m->build_id) ? m->build_id_len : sizeof(m->build_id))] =
+            '\0';
+        rep_pb_clear(&c->sub);
+        rep_pb_varint(&c->sub, 1, i + 1);
+        rep_pb_varint(&c->sub, 2, m->start);
+        rep_pb_varint(&c->sub, 3, m->end);
+        rep_pb_varint(&c->sub, 4, m->file_offset);
+        rep_pb_varint(&c->sub, 5, str_of(c, m->path));
+        if (m->build_id_len > 0)
+            rep_pb_varint(&c->sub, 6, str_of(c, hex));
+        rep_pb_varint(&c->sub, 7, 1); /* has_functions */
+        rep_pb_bytes(&c->msg, PF_MAPPING, c->sub.data, c->sub.n);
+    }
+}
+
+/* gzips n bytes at data to out. */
+static int write_gzip(FILE *out, const unsigned char *data, size_t n)
+{
+    z_stream z;
+    memset(&z, 0, sizeof(z));
+    if (deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 31, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+        return CMN_E_NOMEM;
+    unsigned char buf[65536];
+    int rc = CMN_OK, zrc;
+    z.next_in = (unsigned char *)data;
+    z.avail_in = (uInt)n; /* a profile message is far below 4 GiB */
+    do {
+        z.next_out = buf;
+        z.avail_out = sizeof(buf);
+        zrc = deflate(&z, Z_FINISH);
+        size_t have = sizeof(buf) - z.avail_out;
+        if (have > 0 && fwrite(buf, 1, have, out) != have) {
+            rc = CMN_E_IO;
+            break;
+        }
+    } while (zrc == Z_OK);
+    if (rc == CMN_OK && zrc != Z_STREAM_END)
+        rc = CMN_E_NOMEM;
+    deflateEnd(&z);
+    if (rc == CMN_OK && fflush(out) != 0)
+        rc = CMN_E_IO;
+    return rc;
+}
+
+int rep_out_pprof(FILE *out, const struct rep_agg *a, const struct rep_names *names)
+{
+    struct pprof_ctx c = {.a = a, .names = names};
+    rep_pb_init(&c.msg);
+    rep_pb_init(&c.sub);
+    rep_pb_init(&c.line);
+    rep_names_init(&c.strs);
+    str_of(&c, ""); /* index 0 */
+    uint64_t period = period_ns(a);
+    put_value_type(&c, PF_SAMPLE_TYPE, "samples", "count");
+    put_value_type(&c, PF_SAMPLE_TYPE, "cpu", "nanoseconds");
+    put_samples(&c, period);
+    put_mappings(&c);
+    bool *used = used_ids(a, names);
+    if (used == NULL)
+        c.msg.is_failed = true;
+    else
+        put_functions_and_locations(&c, used);
+    free(used);
+    if (a->start_real_ns != 0)
+        rep_pb_varint(&c.msg, PF_TIME_NANOS, a->start_real_ns);
+    if (a->duration_ns != 0)
+        rep_pb_varint(&c.msg, PF_DURATION_NANOS, a->duration_ns);
+    put_value_type(&c, PF_PERIOD_TYPE, "cpu", "nanoseconds");
+    rep_pb_varint(&c.msg, PF_PERIOD, period);
+    /* The string table goes last, once every string has its index. */
+    for (uint32_t i = 0; i < c.strs.n_names; i++)
+        rep_pb_bytes(&c.msg, PF_STRING_TABLE, rep_names_get(&c.strs, i), c.strs.lens[i]);
+    bool is_failed = c.msg.is_failed || c.sub.is_failed;
+    int rc = is_failed ? CMN_E_NOMEM : write_gzip(out, c.msg.data, c.msg.n);
+    rep_names_fini(&c.strs);
+    rep_pb_fini(&c.line);
+    rep_pb_fini(&c.sub);
+    rep_pb_fini(&c.msg);
+    return rc;
+}

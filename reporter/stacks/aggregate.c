@@ -1,0 +1,327 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Stack aggregation: an open-addressing hash table from a stack's ids to its entry in an
+ * array of stacks, whose ids live back to back in one growing array. A sample is
+ * symbolized leaf first, as recorded, into a scratch array filled from its end, so that
+ * it reads root first without a second pass. Reporter thread only.
+ */
+#include "reporter/stacks/aggregate.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "reporter/stacks/filter.h"
+#include "common/hash.h"
+#include "reporter/symbols/names.h"
+#include "reporter/input/profile.h"
+#include "reporter/base/progress.h"
+#include "reporter/symbols/symbols.h"
+
+int rep_agg_init(struct rep_agg *a)
+{
+    memset(a, 0, sizeof(*a));
+    return CMN_OK;
+}
+
+void rep_agg_fini(struct rep_agg *a)
+{
+    if (a == NULL)
+        return;
+    free(a->ids);
+    free(a->stacks);
+    free(a->table);
+    free(a->scratch);
+    for (size_t i = 0; i < a->n_maps; i++)
+        free(a->maps[i].path);
+    free(a->maps);
+    free(a->locs);
+    memset(a, 0, sizeof(*a));
+}
+
+static void table_insert(size_t *table, size_t cap, uint64_t hash, size_t index)
+{
+    size_t i = hash & (cap - 1);
+    while (table[i] != 0)
+        i = (i + 1) & (cap - 1);
+    table[i] = index + 1;
+}
+
+/* Room for one more stack of n ids. */
+static int reserve(struct rep_agg *a, size_t n)
+{
+    if (a->n_ids + n > a->cap_ids) {
+        size_t cap = a->cap_ids ? a->cap_ids : 4096;
+        while (cap < a->n_ids + n)
+            cap *= 2;
+        uint32_t *ids = realloc(a->ids, cap * sizeof(*ids));
+        if (ids == NULL)
+            return CMN_E_NOMEM;
+        a->ids = ids;
+        a->cap_ids = cap;
+    }
+    if (a->n_stacks == a->cap_stacks) {
+        size_t cap = a->cap_stacks ? a->cap_stacks * 2 : 256;
+        struct rep_stack *st = realloc(a->stacks, cap * sizeof(*st));
+        if (st == NULL)
+            return CMN_E_NOMEM;
+        a->stacks = st;
+        a->cap_stacks = cap;
+    }
+    if ((a->n_stacks + 1) * 2 > a->table_cap) {
+        size_t cap = a->table_cap ? a->table_cap * 2 : 512;
+        size_t *table = calloc(cap, sizeof(*table));
+        if (table == NULL)
+            return CMN_E_NOMEM;
+        for (size_t i = 0; i < a->n_stacks; i++)
+            table_insert(table, cap, a->stacks[i].hash, i);
+        free(a->table);
+        a->table = table;
+        a->table_cap = cap;
+    }
+    return CMN_OK;
+}
+
+int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight)
+{
+    a->n_samples++;
+    a->total_weight += weight;
+    if (n == 0) {
+        a->n_empty++;
+        return CMN_OK;
+    }
+    uint64_t hash = cmn_hash_bytes(ids, n * sizeof(*ids));
+    if (a->table_cap != 0) {
+        for (size_t i = hash & (a->table_cap - 1); a->table[i] != 0;
+             i = (i + 1) & (a->table_cap - 1)) {
+            struct rep_stack *st = &a->stacks[a->table[i] - 1];
+            if (st->hash == hash && st->n_ids == n &&
+                memcmp(a->ids + st->ids_at, ids, n * sizeof(*ids)) == 0) {
+                st->weight += weight;
+                return CMN_OK;
+            }
+        }
+    }
+    if (reserve(a, n) != CMN_OK) {
+        a->n_samples--;
+        a->total_weight -= weight;
+        return CMN_E_NOMEM;
+    }
+    memcpy(a->ids + a->n_ids, ids, n * sizeof(*ids));
+    a->stacks[a->n_stacks] = (struct rep_stack){
+        .ids_at = a->n_ids, .n_ids = (uint32_t)n, .weight = weight, .hash = hash};
+    table_insert(a->table, a->table_cap, hash, a->n_stacks);
+    a->n_ids += n;
+    a->n_stacks++;
+    return CMN_OK;
+}
+
+/* Records the rate of p's samples, to turn weights into seconds. */
+static void add_time(struct rep_agg *a, const struct rep_profile *p, uint64_t weight)
+{
+    double hz = rep_profile_hz(p);
+    uint32_t requested = p->has_process ? p->process.requested_hz : 0;
+    a->requested_hz = a->n_profiles == 0 || a->requested_hz == requested ? requested : 0;
+    a->n_profiles++;
+    if (p->has_process && p->process.start_real_ns != 0 &&
+        (a->start_real_ns == 0 || p->process.start_real_ns < a->start_real_ns))
+        a->start_real_ns = p->process.start_real_ns;
+    if (p->has_stats && p->stats[PROF_STAT_DURATION_NS] > a->duration_ns)
+        a->duration_ns = p->stats[PROF_STAT_DURATION_NS];
+    if (hz <= 0) {
+        a->is_time_partial = a->is_time_partial || weight > 0;
+        return;
+    }
+    a->seconds += (double)weight / hz;
+    a->timed_weight += weight;
+}
+
+/* Makes room for n more ids in the scratch array after the first used. */
+static int scratch_room(struct rep_agg *a, size_t used, size_t n)
+{
+    if (used + n <= a->cap_scratch)
+        return CMN_OK;
+    size_t cap = a->cap_scratch ? a->cap_scratch : 1024;
+    while (cap < used + n)
+        cap *= 2;
+    uint32_t *s = realloc(a->scratch, cap * sizeof(*s));
+    if (s == NULL)
+        return CMN_E_NOMEM;
+    a->scratch = s;
+    a->cap_scratch = cap;
+    return CMN_OK;
+}
+
+/* The index + 1 in a->maps of a copy of m, added if new. */
+static int map_index(struct rep_agg *a, const struct rep_map *m, uint32_t *plus /* out */)
+{
+    for (size_t i = 0; i < a->n_maps; i++) {
+        const struct rep_agg_map *c = &a->maps[i];
+        if (c->start == m->start && c->end == m->end && c->file_offset == m->file_offset &&
+            strcmp(c->path, m->path) == 0) {
+            *plus = (uint32_t)i + 1;
+            return CMN_OK;
+        }
+    }
+    if (a->n_maps == a->cap_maps) {
+        size_t cap = a->cap_maps ? a->cap_maps * 2 : 16;
+        struct rep_agg_map *nm = realloc(a->maps, cap * sizeof(*nm));
+        if (nm == NULL)
+            return CMN_E_NOMEM;
+        a->maps = nm;
+        a->cap_maps = cap;
+    }
+    struct rep_agg_map *c = &a->maps[a->n_maps];
+    *c = (struct rep_agg_map){.start = m->start, .end = m->end, .file_offset = m->file_offset,
+                              .build_id_len = m->build_id_len};
+    memcpy(c->build_id, m->build_id, sizeof(c->build_id));
+    if ((c->path = strdup(m->path)) == NULL)
+        return CMN_E_NOMEM;
+    *plus = (uint32_t)++a->n_maps;
+    return CMN_OK;
+}
+
+/* Remembers, for the pprof output, where name ids first came from. */
+static int note_locs(struct rep_agg *a, struct rep_sym *sym, uint64_t addr, bool is_caller,
+                     uint64_t time_ns, const uint32_t *ids, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint32_t id = ids[i];
+        if (id >= a->n_locs) {
+            size_t cap = a->n_locs ? a->n_locs : 1024;
+            while (cap <= id)
+                cap *= 2;
+            struct rep_agg_loc *l = realloc(a->locs, cap * sizeof(*l));
+            if (l == NULL)
+                return CMN_E_NOMEM;
+            memset(l + a->n_locs, 0, (cap - a->n_locs) * sizeof(*l));
+            a->locs = l;
+            a->n_locs = cap;
+        }
+        if (a->locs[id].addr != 0)
+            continue;
+        const struct rep_map *m = rep_sym_map_at(sym, addr, is_caller, time_ns);
+        a->locs[id].addr = addr;
+        if (m != NULL && map_index(a, m, &a->locs[id].map_plus) != CMN_OK)
+            return CMN_E_NOMEM;
+    }
+    return CMN_OK;
+}
+
+/* Appends the frames of address addr to the scratch array after *n ids. */
+static int push_frames(struct rep_agg *a, struct rep_sym *sym, uint64_t addr, bool is_caller,
+                       uint64_t time_ns, size_t *n)
+{
+    const uint32_t *ids;
+    size_t k;
+    if (rep_sym_frames(sym, addr, is_caller, time_ns, &ids, &k) != CMN_OK ||
+        scratch_room(a, *n, k) != CMN_OK)
+        return CMN_E_NOMEM;
+    memcpy(a->scratch + *n, ids, k * sizeof(*ids));
+    if (a->is_locs && note_locs(a, sym, addr, is_caller, time_ns, a->scratch + *n, k) != CMN_OK)
+        return CMN_E_NOMEM;
+    *n += k;
+    return CMN_OK;
+}
+
+/* Appends the name "label (number)" to the scratch array after *n ids. */
+static int push_label(struct rep_agg *a, struct rep_names *names, const char *label,
+                      uint32_t number, size_t *n)
+{
+    char buf[300];
+    int len = snprintf(buf, sizeof(buf), "%.250s (%u)", label, (unsigned)number);
+    if (scratch_room(a, *n, 1) != CMN_OK ||
+        rep_names_intern(names, buf, (size_t)len, &a->scratch[*n]) != CMN_OK)
+        return CMN_E_NOMEM;
+    (*n)++;
+    return CMN_OK;
+}
+
+/* Symbolizes sample smp into the scratch array, root first; *n gets the count of ids.
+ * When the leaf had not pushed anything (rep_sym_ra_at_sp), the frame-pointer walk skipped
+ * its caller, whose return address is the sample's sp_word: it goes in as the leaf's
+ * caller. The ids are gathered leaf first, then reversed. */
+static int symbolize(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p,
+                     const struct rep_sample *smp, size_t *n)
+{
+    size_t n_frames = smp->n_frames;
+    bool has_extra = false;
+    if (n_frames > 0 && smp->sp_word != 0 &&
+        (n_frames == 1 || rep_sample_frame(smp, 1) != smp->sp_word)) {
+        if (rep_sym_ra_at_sp(sym, rep_sample_frame(smp, 0), smp->time_ns, &has_extra) != CMN_OK)
+            return CMN_E_NOMEM;
+    }
+    *n = 0;
+    for (size_t f = 0; f < n_frames; f++) {
+        if (push_frames(a, sym, rep_sample_frame(smp, f), f > 0, smp->time_ns, n) != CMN_OK)
+            return CMN_E_NOMEM;
+        if (f == 0 && has_extra && push_frames(a, sym, smp->sp_word, true, smp->time_ns, n))
+            return CMN_E_NOMEM;
+    }
+    if (a->filter != NULL && rep_filter_has_stack_rules(a->filter)) {
+        bool keep;
+        if (rep_filter_keeps_stack(a->filter, sym->names, a->scratch, *n, &keep) != CMN_OK)
+            return CMN_E_NOMEM;
+        if (!keep)
+            return CMN_E_NOTFOUND;
+    }
+    if (a->is_threads) {
+        const char *name = rep_profile_thread_name(p, smp->tid);
+        if (push_label(a, sym->names, name != NULL ? name : "?", smp->tid, n) != CMN_OK)
+            return CMN_E_NOMEM;
+    }
+    if (a->is_processes) {
+        const char *exe = p->has_process && p->process.exe[0] ? p->process.exe : "?";
+        const char *slash = strrchr(exe, '/');
+        uint32_t pid = p->has_process ? p->process.pid : 0;
+        if (push_label(a, sym->names, slash ? slash + 1 : exe, pid, n) != CMN_OK)
+            return CMN_E_NOMEM;
+    }
+    for (size_t i = 0, j = *n; i + 1 < j; i++, j--) {
+        uint32_t t = a->scratch[i];
+        a->scratch[i] = a->scratch[j - 1];
+        a->scratch[j - 1] = t;
+    }
+    return CMN_OK;
+}
+
+int rep_agg_add_samples(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p)
+{
+    bool keeps_profile = a->filter == NULL || rep_filter_keeps_profile(a->filter, p);
+    for (size_t i = 0; i < p->n_samples; i++) {
+        const struct rep_sample *smp = &p->samples[i];
+        size_t n;
+        int rc = CMN_E_NOTFOUND;
+        if ((i & 0xffff) == 0 && a->progress != NULL)
+            rep_progress_update(a->progress, p->name, a->profile_samples + i,
+                                p->n_samples_read);
+        if (keeps_profile && (a->filter == NULL || rep_filter_keeps_sample(a->filter, p, smp)))
+            rc = symbolize(a, sym, p, smp, &n);
+        if (rc == CMN_E_NOTFOUND) {
+            a->n_filtered++;
+            a->filtered_weight += smp->weight;
+            continue;
+        }
+        if (rc != CMN_OK || rep_agg_add(a, a->scratch, n, smp->weight) != CMN_OK)
+            return CMN_E_NOMEM;
+        a->profile_weight += smp->weight;
+    }
+    a->profile_samples += p->n_samples;
+    return CMN_OK;
+}
+
+void rep_agg_end_profile(struct rep_agg *a, const struct rep_profile *p)
+{
+    add_time(a, p, a->profile_weight);
+    a->profile_weight = 0;
+    a->profile_samples = 0;
+}
+
+int rep_agg_add_profile(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p)
+{
+    int rc = rep_agg_add_samples(a, sym, p);
+    if (rc == CMN_OK)
+        rep_agg_end_profile(a, p);
+    return rc;
+}

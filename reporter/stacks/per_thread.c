@@ -1,0 +1,105 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Per-thread aggregates: a profile's samples are copied (the structs, not the frames they
+ * point to) into a scratch array sorted by tid, and each run of one tid becomes a shallow
+ * copy of the profile whose samples are that run. Reporter thread only.
+ */
+#include "reporter/stacks/per_thread.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "reporter/input/profile.h"
+
+int rep_per_thread_init(struct rep_per_thread *t, const struct rep_agg *like)
+{
+    memset(t, 0, sizeof(*t));
+    t->like = like;
+    return CMN_OK;
+}
+
+void rep_per_thread_fini(struct rep_per_thread *t)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->n_threads; i++) {
+        free(t->threads[i].name);
+        rep_agg_fini(&t->threads[i].agg);
+    }
+    free(t->threads);
+    free(t->scratch);
+    memset(t, 0, sizeof(*t));
+}
+
+/* The entry of (pid, tid), made if new (named name, copied). */
+static int find_thread(struct rep_per_thread *t, uint32_t pid, uint32_t tid, const char *name,
+                       struct rep_thread_agg **out)
+{
+    for (size_t i = 0; i < t->n_threads; i++) {
+        if (t->threads[i].pid == pid && t->threads[i].tid == tid) {
+            *out = &t->threads[i];
+            return CMN_OK;
+        }
+    }
+    if (t->n_threads == t->cap_threads) {
+        size_t cap = t->cap_threads ? t->cap_threads * 2 : 8;
+        struct rep_thread_agg *th = realloc(t->threads, cap * sizeof(*th));
+        if (th == NULL)
+            return CMN_E_NOMEM;
+        t->threads = th;
+        t->cap_threads = cap;
+    }
+    struct rep_thread_agg *th = &t->threads[t->n_threads];
+    memset(th, 0, sizeof(*th));
+    th->pid = pid;
+    th->tid = tid;
+    if (name != NULL && (th->name = strdup(name)) == NULL)
+        return CMN_E_NOMEM;
+    rep_agg_init(&th->agg);
+    th->agg.filter = t->like != NULL ? t->like->filter : NULL;
+    t->n_threads++;
+    *out = th;
+    return CMN_OK;
+}
+
+/* Orders samples by tid. The order within a thread does not matter: its aggregate sums
+ * them. */
+static int cmp_sample(const void *va, const void *vb)
+{
+    const struct rep_sample *a = va, *b = vb;
+    return a->tid < b->tid ? -1 : a->tid > b->tid;
+}
+
+int rep_per_thread_add_profile(struct rep_per_thread *t, struct rep_sym *sym,
+                               const struct rep_profile *p)
+{
+    if (p->n_samples == 0)
+        return CMN_OK;
+    if (t->cap_scratch < p->n_samples) {
+        struct rep_sample *s = realloc(t->scratch, p->n_samples * sizeof(*s));
+        if (s == NULL)
+            return CMN_E_NOMEM;
+        t->scratch = s;
+        t->cap_scratch = p->n_samples;
+    }
+    memcpy(t->scratch, p->samples, p->n_samples * sizeof(*p->samples));
+    qsort(t->scratch, p->n_samples, sizeof(*t->scratch), cmp_sample);
+    uint32_t pid = p->has_process ? p->process.pid : 0;
+    for (size_t first = 0, end; first < p->n_samples; first = end) {
+        uint32_t tid = t->scratch[first].tid;
+        for (end = first + 1; end < p->n_samples && t->scratch[end].tid == tid; end++)
+            ;
+        struct rep_thread_agg *th;
+        if (find_thread(t, pid, tid, rep_profile_thread_name(p, tid), &th) != CMN_OK)
+            return CMN_E_NOMEM;
+        /* The thread's part of p: the same mappings, rates and stats, its samples only. */
+        struct rep_profile part = *p;
+        part.samples = t->scratch + first;
+        part.n_samples = end - first;
+        part.cap_samples = end - first;
+        if (rep_agg_add_profile(&th->agg, sym, &part) != CMN_OK)
+            return CMN_E_NOMEM;
+    }
+    return CMN_OK;
+}

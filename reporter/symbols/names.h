@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Interned function names. Each distinct string gets a small id (0, 1, 2, ...), so that
+ * stacks are arrays of ids and compare as integers. The symbolizer interns a name once per
+ * distinct address; the aggregate and the outputs read names back by id. The strings live
+ * in an arena owned by the table and stay valid, at the same address, until
+ * rep_names_fini(). Reporter thread only.
+ */
+#ifndef PROF_REPORTER_SYMBOLS_NAMES_H
+#define PROF_REPORTER_SYMBOLS_NAMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct rep_names_chunk;
+
+struct rep_names {
+    char **strs;                    /* id -> NUL-terminated string in the arena; n_names entries */
+    uint32_t *lens;                 /* id -> strlen, for comparing */
+    uint64_t *hashes;               /* id -> hash of the string */
+    uint32_t n_names;               /* ids in use */
+    uint32_t cap_names;             /* entries allocated in strs, lens, hashes */
+    uint32_t *table;                /* open addressing: id + 1, 0 for an empty slot */
+    size_t table_cap;               /* slots, a power of two, at most half full */
+    struct rep_names_chunk *chunks; /* the arena: a list of blocks, newest first */
+    size_t chunk_left;              /* free bytes at the end of the newest block */
+};
+
+/* Not async-signal-safe. */
+/* Makes t an empty table. Returns CMN_OK; allocates nothing yet. */
+int rep_names_init(struct rep_names *t);
+/* Frees everything t owns; every string it handed out dies. Accepts NULL. */
+void rep_names_fini(struct rep_names *t);
+/* The id of the len bytes at s (which need no NUL), adding them if new. Returns CMN_OK or
+ * CMN_E_NOMEM (t unchanged then). A string holding a NUL is cut there. */
+int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *id /* out */);
+
+/* The string of an id that rep_names_intern() returned. */
+static inline const char *rep_names_get(const struct rep_names *t, uint32_t id)
+{
+    return t->strs[id];
+}
+
+#endif
