@@ -20,6 +20,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/record.h"
 #include "common/maps_line.h"
 #include "common/build_id.h"
@@ -48,7 +49,7 @@ static uint8_t elf_build_id(read_at_fn *rd, void *ctx, uint8_t *out)
         if (!notes)
             return 0;
         ssize_t got = rd(ctx, notes, n, ph.p_offset);
-        uint8_t len = got > 0 ? cmn_build_id_note(notes, (size_t)got, out) : 0;
+        uint8_t len = got > 0 ? cmn_build_id_note(notes, (size_t)got, out, PROF_BUILD_ID_MAX) : 0;
         free(notes);
         if (len)
             return len;
@@ -137,15 +138,9 @@ int att_maps_read(pid_t pid, struct att_maps *out, struct cmn_err *err)
     while ((got = getline(&line, &line_cap, f)) > 0) {
         if (line[got - 1] == '\n')
             line[got - 1] = '\0';
-        if (out->n == cap) {
-            size_t bigger = cap ? cap * 2 : 64;
-            struct att_map *v = realloc(out->v, bigger * sizeof(*v));
-            if (!v) {
-                rc = cmn_err_nomem(err);
-                break;
-            }
-            out->v = v;
-            cap = bigger;
+        if (!CMN_GROW(out->v, cap, out->n + 1, 64)) {
+            rc = cmn_err_nomem(err);
+            break;
         }
         int r = parse_line(line, &out->v[out->n]);
         if (r == -ENOMEM) {

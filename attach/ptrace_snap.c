@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/grow.h"
 #include "include/libprof/prof_format.h"
 #include "common/record.h"
 #include "common/err.h"
@@ -86,20 +88,6 @@ struct walk {
     uint8_t flags;          /* PROF_SAMPLE_*, TRUNCATED not yet set */
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t clock_ns(clockid_t clock)
-{
-    struct timespec ts;
-    clock_gettime(clock, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 static bool has_task(const struct snap *s, pid_t tid)
 {
     for (size_t i = 0; i < s->n_tasks; i++)
@@ -147,15 +135,9 @@ static int scan_tasks(struct snap *s, size_t *n_new, struct cmn_err *err)
         long tid = strtol(e->d_name, &end, 10);
         if (e->d_name[0] < '0' || e->d_name[0] > '9' || *end != '\0' || has_task(s, (pid_t)tid))
             continue;
-        if (s->n_tasks == s->cap_tasks) {
-            size_t cap = s->cap_tasks ? s->cap_tasks * 2 : 16;
-            struct task *t = realloc(s->tasks, cap * sizeof(*t));
-            if (t == NULL) {
-                rc = cmn_err_nomem(err);
-                break;
-            }
-            s->tasks = t;
-            s->cap_tasks = cap;
+        if (!CMN_GROW(s->tasks, s->cap_tasks, s->n_tasks + 1, 16)) {
+            rc = cmn_err_nomem(err);
+            break;
         }
         struct task *t = &s->tasks[s->n_tasks++];
         memset(t, 0, sizeof(*t));
@@ -211,7 +193,7 @@ static void wait_stops(struct snap *s, size_t first)
             else
                 is_waiting = true;
         }
-        if (!is_waiting || now_s() > s->deadline_s)
+        if (!is_waiting || cmn_clock_s() > s->deadline_s)
             return;
         nanosleep(&tick, NULL);
     }
@@ -438,7 +420,7 @@ static int write_head(const struct snap *s, const struct att_maps *maps, FILE *o
         .pid = (uint32_t)s->pid,
         .ppid = (uint32_t)att_proc_ppid(s->pid),
         .start_mono_ns = s->time_ns,
-        .start_real_ns = clock_ns(CLOCK_REALTIME),
+        .start_real_ns = cmn_clock_ns(CLOCK_REALTIME),
         .timer_source = PROF_TIMER_NONE,
         .unwinder = s->is_any_libunwind ? PROF_UNWIND_LIBUNWIND : PROF_UNWIND_FP,
         .max_depth = ATT_PTRACE_SNAP_DEPTH,
@@ -523,8 +505,8 @@ static int prepare_unwind(struct snap *s, struct cmn_err *err)
 int att_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum att_ptrace_unwind unwind,
                            FILE *out, struct cmn_err *err)
 {
-    struct snap s = {.pid = pid, .time_ns = clock_ns(CLOCK_MONOTONIC), .unwind = unwind};
-    s.deadline_s = now_s() + stop_timeout_s;
+    struct snap s = {.pid = pid, .time_ns = cmn_clock_ns(CLOCK_MONOTONIC), .unwind = unwind};
+    s.deadline_s = cmn_clock_s() + stop_timeout_s;
     int rc = prepare_unwind(&s, err);
     if (rc != CMN_OK)
         return rc;

@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "include/libprof/prof_format.h"
 #include "common/intern.h"
 #include "common/record.h"
@@ -119,13 +120,6 @@ static volatile sig_atomic_t got_signal; /* SIGINT or SIGTERM came; set by on_si
 static void on_signal(int sig)
 {
     got_signal = sig;
-}
-
-static uint64_t clock_ns(clockid_t clk)
-{
-    struct timespec ts;
-    clock_gettime(clk, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 /* ---- the thread table ---- */
@@ -544,7 +538,7 @@ static int add_thread(struct session *s, pid_t tid, struct cmn_err *err)
     if (t == NULL)
         return cmn_err_nomem(err);
     t->counted_by = tid;
-    t->full_since = clock_ns(CLOCK_MONOTONIC);
+    t->full_since = cmn_clock_ns(CLOCK_MONOTONIC);
     return CMN_OK;
 }
 
@@ -644,7 +638,7 @@ static int attach_rest(struct session *s, struct cmn_err *err)
                 continue;
             rc = add_thread(s, tids[i], err);
             if (rc == CMN_OK) {
-                name_thread(s, tids[i], clock_ns(CLOCK_MONOTONIC));
+                name_thread(s, tids[i], cmn_clock_ns(CLOCK_MONOTONIC));
                 n_added++;
             } else if (rc == CMN_E_NOTFOUND) {
                 rc = CMN_OK;
@@ -664,7 +658,7 @@ static void refresh_maps(struct session *s)
     struct att_maps now;
     if (att_maps_read(s->pid, &now, NULL) != CMN_OK)
         return;
-    uint64_t time_ns = clock_ns(CLOCK_MONOTONIC);
+    uint64_t time_ns = cmn_clock_ns(CLOCK_MONOTONIC);
     for (size_t i = 0; i < now.n && s->rc == CMN_OK; i++) {
         const struct att_map *m = &now.v[i];
         const struct att_map *old = att_maps_find(&s->maps, m->start);
@@ -728,7 +722,7 @@ static enum stop_why should_stop(const struct session *s, uint64_t deadline)
         }
         return STOP_EXEC;
     }
-    if (deadline != 0 && clock_ns(CLOCK_MONOTONIC) >= deadline)
+    if (deadline != 0 && cmn_clock_ns(CLOCK_MONOTONIC) >= deadline)
         return STOP_DURATION;
     return STOP_NONE;
 }
@@ -743,7 +737,7 @@ static enum stop_why sample(struct session *s, double duration_s, const sigset_t
     if (fds == NULL || which == NULL)
         s->rc = CMN_E_NOMEM;
     while (why == STOP_NONE && s->rc == CMN_OK) {
-        uint64_t wait_ns = (uint64_t)POLL_MS * 1000000u, now = clock_ns(CLOCK_MONOTONIC);
+        uint64_t wait_ns = (uint64_t)POLL_MS * 1000000u, now = cmn_clock_ns(CLOCK_MONOTONIC);
         if (deadline != 0 && deadline - now < wait_ns)
             wait_ns = deadline > now ? deadline - now : 0;
         att_pring_wait(&s->perf, fds, which, wait_ns, wait_mask);
@@ -768,7 +762,7 @@ static void finish(struct session *s)
     flush_batch(s);
     s->cpu_ns += att_pring_close(&s->perf);
     uint64_t *c = s->counters_stat;
-    c[PROF_STAT_DURATION_NS] = clock_ns(CLOCK_MONOTONIC) - s->start_ns;
+    c[PROF_STAT_DURATION_NS] = cmn_clock_ns(CLOCK_MONOTONIC) - s->start_ns;
     c[PROF_STAT_CPU_NS] = s->cpu_ns;
     put(s, s->rec, cmn_record_stats(s->rec, s->rec_cap, c, PROF_STAT_N));
     put(s, s->rec, cmn_record_end(s->rec, s->rec_cap));
@@ -837,8 +831,8 @@ static int sampling_error(const struct session *s, const char *output, struct cm
 /* Attaches and creates the output; the output is removed again when attaching fails. */
 static int attach(struct session *s, const char *output, struct cmn_err *err)
 {
-    s->start_ns = clock_ns(CLOCK_MONOTONIC);
-    s->start_real_ns = clock_ns(CLOCK_REALTIME);
+    s->start_ns = cmn_clock_ns(CLOCK_MONOTONIC);
+    s->start_real_ns = cmn_clock_ns(CLOCK_REALTIME);
     int rc = attach_first(s, err);
     if (rc == CMN_OK)
         rc = att_maps_read(s->pid, &s->maps, err);

@@ -24,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "common/parse.h"
 #include "attach/procstat.h"
@@ -191,13 +192,6 @@ static int send_request(pid_t pid, int sig, union sigval value)
     return errno == ESRCH ? sigqueue(pid, sig, value) : -1;
 }
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Hands the answer file to is_whole when it has grown since *seen bytes. */
 static bool read_answer(const char *path, off_t *seen, att_snap_answer_fn *is_whole, void *ctx)
 {
@@ -224,7 +218,7 @@ int att_snap_signal_ask(pid_t pid, int sig, double timeout_s, att_snap_answer_fn
         unlink(path);
         return rc;
     }
-    double deadline = now_s() + timeout_s;
+    double deadline = cmn_clock_s() + timeout_s;
     struct timespec tick = {0, ATT_SNAP_SIGNAL_POLL_NS};
     off_t seen = 0;
     rc = CMN_E_NOTFOUND;
@@ -233,7 +227,7 @@ int att_snap_signal_ask(pid_t pid, int sig, double timeout_s, att_snap_answer_fn
             rc = CMN_OK;
             break;
         }
-        if (now_s() > deadline)
+        if (cmn_clock_s() > deadline)
             break;
         nanosleep(&tick, NULL);
     }

@@ -13,11 +13,11 @@
 
 #include "include/libprof/prof_format.h"
 
-/* The GNU build-id (NT_GNU_BUILD_ID) in an ELF note segment's bytes, as a MAP record
- * carries it: copies it into out (PROF_BUILD_ID_MAX bytes) and returns its length, or 0
- * when the notes hold none. Reads only inside [notes, notes + size). */
-static inline uint8_t cmn_build_id_note(const unsigned char *notes, size_t size,
-                                                uint8_t *out)
+/* The GNU build-id (NT_GNU_BUILD_ID) in an ELF note segment's or section's bytes: copies
+ * it into out (cap bytes; PROF_BUILD_ID_MAX for a MAP record) and returns its length, or
+ * 0 when the notes hold none that fits. Reads only inside [notes, notes + size). */
+static inline uint8_t cmn_build_id_note(const unsigned char *notes, size_t size, uint8_t *out,
+                                        size_t cap)
 {
     struct note {
         uint32_t namesz, descsz, type;
@@ -31,7 +31,7 @@ static inline uint8_t cmn_build_id_note(const unsigned char *notes, size_t size,
         if (name_sz > size || desc_sz > size || off + sizeof(nh) + name_sz + desc_sz > size)
             break;
         if (nh.type == 3 /* NT_GNU_BUILD_ID */ && nh.namesz == 4 && memcmp(name, "GNU", 4) == 0 &&
-            nh.descsz > 0 && nh.descsz <= PROF_BUILD_ID_MAX) {
+            nh.descsz > 0 && nh.descsz <= cap && nh.descsz <= UINT8_MAX) {
             memcpy(out, name + name_sz, nh.descsz);
             return (uint8_t)nh.descsz;
         }

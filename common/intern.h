@@ -24,6 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
+
 /* One distinct stack. */
 struct cmn_intern_stack {
     uint64_t hash;
@@ -96,24 +98,10 @@ static inline int cmn_intern_reserve(struct cmn_intern *t, size_t n_frames)
 {
     if (t->n_frames + n_frames > t->max_frames_total)
         return -ENOSPC;
-    if (t->n_frames + n_frames > t->cap_frames) {
-        size_t cap = t->cap_frames ? t->cap_frames * 2 : 4096;
-        while (cap < t->n_frames + n_frames)
-            cap *= 2;
-        uint64_t *f = realloc(t->frames, cap * sizeof(*f));
-        if (!f)
-            return -ENOMEM;
-        t->frames = f;
-        t->cap_frames = cap;
-    }
-    if (t->n_stacks == t->cap_stacks) {
-        size_t cap = t->cap_stacks ? t->cap_stacks * 2 : 256;
-        struct cmn_intern_stack *s = realloc(t->stacks, cap * sizeof(*s));
-        if (!s)
-            return -ENOMEM;
-        t->stacks = s;
-        t->cap_stacks = cap;
-    }
+    if (!CMN_GROW(t->frames, t->cap_frames, t->n_frames + n_frames, 4096))
+        return -ENOMEM;
+    if (!CMN_GROW(t->stacks, t->cap_stacks, t->n_stacks + 1, 256))
+        return -ENOMEM;
     if ((t->n_stacks + 1) * 2 > t->table_cap)
         return cmn_intern_grow_table(t);
     return 0;

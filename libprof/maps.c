@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/record.h"
 #include "common/maps_line.h"
 #include "libprof/fd.h"
@@ -44,16 +45,8 @@ static int append_map(unsigned char **buf, size_t *len, size_t *cap,
                       const struct prof_rec_map *m, const char *path)
 {
     size_t need = cmn_record_size_str(sizeof(*m), strlen(path));
-    if (*len + need > *cap) {
-        size_t bigger_cap = *cap ? *cap * 2 : 8192;
-        while (bigger_cap < *len + need)
-            bigger_cap *= 2;
-        unsigned char *bigger = realloc(*buf, bigger_cap);
-        if (!bigger)
-            return -ENOMEM;
-        *buf = bigger;
-        *cap = bigger_cap;
-    }
+    if (!cmn_grow((void **)buf, cap, *len + need, 1, 8192))
+        return -ENOMEM;
     *len += cmn_record_map(*buf + *len, need, m, path);
     return 0;
 }

@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "common/maps_line.h"
 #include "common/build_id.h"
 #include "libprof/fd.h"
@@ -76,7 +77,7 @@ static void read_build_id(struct source *s, struct lp_object *o)
             continue;
         size_t n = ph->p_filesz < LP_OBJECT_NOTES_MAX ? ph->p_filesz : LP_OBJECT_NOTES_MAX;
         if (read_object(s, o->bias + ph->p_vaddr, ph->p_offset, notes, n) == 0)
-            o->build_id_len = cmn_build_id_note(notes, n, o->build_id);
+            o->build_id_len = cmn_build_id_note(notes, n, o->build_id, sizeof(o->build_id));
     }
     free(notes);
 }
@@ -110,14 +111,8 @@ static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps
     int is_vdso = strcmp(m->path, "[vdso]") == 0;
     if (m->offset != 0 || !(m->prot & PROF_MAP_READ) || (m->path[0] != '/' && !is_vdso))
         return 0;
-    if (out->n == *cap) {
-        size_t bigger = *cap ? *cap * 2 : 64;
-        struct lp_object *v = realloc(out->v, bigger * sizeof(*v));
-        if (!v)
-            return -ENOMEM;
-        out->v = v;
-        *cap = bigger;
-    }
+    if (!CMN_GROW(out->v, *cap, out->n + 1, 64))
+        return -ENOMEM;
     struct lp_object *o = &out->v[out->n];
     memset(o, 0, sizeof(*o));
     struct source s = {.base = (uintptr_t)m->start, .fd = -1, .path = m->path, .is_vdso = is_vdso};

@@ -44,6 +44,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "include/libprof/prof_format.h"
 #include "common/record.h"
 #include "libprof/config.h"
@@ -53,6 +54,7 @@
 #include "libprof/log.h"
 #include "libprof/maps.h"
 #include "libprof/objects.h"
+#include "libprof/process.h"
 #include "libprof/rings.h"
 #include "libprof/snapshot.h"
 #include "libprof/threads.h"
@@ -101,13 +103,6 @@ static struct {
 
 extern char **environ;
 
-static uint64_t clock_ns(clockid_t clk)
-{
-    struct timespec ts;
-    clock_gettime(clk, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* When this process started (not this image: an exec keeps it), on CLOCK_REALTIME, from
  * /proc/self/stat's starttime (clock ticks after boot); 0 when unknown. */
 static uint64_t process_start_real_ns(void)
@@ -126,17 +121,14 @@ static uint64_t process_start_real_ns(void)
     long hz = sysconf(_SC_CLK_TCK);
     if (!ticks || hz <= 0)
         return 0;
-    uint64_t boot_real = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_BOOTTIME);
+    uint64_t boot_real = cmn_clock_ns(CLOCK_REALTIME) - cmn_clock_ns(CLOCK_BOOTTIME);
     return boot_real + ticks * (1000000000ull / (uint64_t)hz);
 }
 
 static void write_process_record(void)
 {
     struct prof_rec_process p = {
-        .pid = (uint32_t)getpid(),
-        .ppid = (uint32_t)getppid(),
         .start_mono_ns = session.start_ns,
-        .start_real_ns = clock_ns(CLOCK_REALTIME),
         .requested_hz = session.cfg.freq_hz,
         .effective_hz = session.timer.effective_hz,
         .timer_source = (uint16_t)session.timer.source,
@@ -144,9 +136,7 @@ static void write_process_record(void)
         .max_depth = (uint16_t)session.cfg.max_depth,
     };
     char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    exe[n > 0 ? n : 0] = '\0';
-    size_t need = cmn_record_size_str(sizeof(p), strlen(exe));
+    size_t need = lp_process_describe(&p, exe);
     void *dst = lp_writer_reserve(&session.writer, need);
     if (dst)
         lp_writer_commit(&session.writer, cmn_record_process(dst, need, &p, exe));
@@ -157,9 +147,9 @@ static void write_stats_record(void)
     uint64_t c[PROF_STAT_N];
     for (unsigned i = 0; i < PROF_STAT_N; i++)
         c[i] = atomic_load_explicit(&smp_sampler.counters[i], memory_order_relaxed);
-    c[PROF_STAT_DURATION_NS] = clock_ns(CLOCK_MONOTONIC) - session.start_ns;
+    c[PROF_STAT_DURATION_NS] = cmn_clock_ns(CLOCK_MONOTONIC) - session.start_ns;
     /* This image's CPU time: the process's counts the images before an exec too. */
-    c[PROF_STAT_CPU_NS] = clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.start_cpu_ns;
+    c[PROF_STAT_CPU_NS] = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.start_cpu_ns;
     size_t need = sizeof(struct prof_rec_stats) + sizeof(c);
     void *dst = lp_writer_reserve(&session.writer, need);
     if (dst)
@@ -315,7 +305,7 @@ static void stop_sampling(void)
 static void finish_profile(void)
 {
     struct lp_writer *w = &session.writer;
-    uint64_t now = clock_ns(CLOCK_MONOTONIC);
+    uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
     lp_writer_take_posts(w);
     lp_rings_drain(w, NULL);
     lp_writer_drain(w, &session.ring);
@@ -350,7 +340,7 @@ static int record_note(const char *text)
 {
     struct lp_writer *w = &session.writer;
     unsigned char rec[LP_LOG_LINE_MAX + 32];
-    size_t n = cmn_record_note(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC), text);
+    size_t n = cmn_record_note(rec, sizeof(rec), cmn_clock_ns(CLOCK_MONOTONIC), text);
     if (!w->buf || n == 0)
         return -1;
     if (w->running)
@@ -427,8 +417,8 @@ static void atfork_child(void)
     if (!session.cfg.follow)
         return;
     session.pid = getpid();
-    session.start_ns = clock_ns(CLOCK_MONOTONIC);
-    session.start_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    session.start_ns = cmn_clock_ns(CLOCK_MONOTONIC);
+    session.start_cpu_ns = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     for (unsigned i = 0; i < PROF_STAT_N; i++)
         atomic_store_explicit(&smp_sampler.counters[i], 0, memory_order_relaxed);
     if (start_session(1, was_sampling) != 0) {
@@ -541,8 +531,8 @@ __attribute__((constructor)) static void lp_constructor(void)
     struct lp_config_msgs msgs = {0};
     lp_libc_init();
     session.pid = getpid();
-    session.start_ns = clock_ns(CLOCK_MONOTONIC);
-    session.start_cpu_ns = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    session.start_ns = cmn_clock_ns(CLOCK_MONOTONIC);
+    session.start_cpu_ns = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     atomic_fetch_add(&session.app_threads, 1); /* the main thread */
     lp_config_load(&session.cfg, environ, &msgs);
     lp_log_open(session.cfg.log);
@@ -746,7 +736,7 @@ void lp_session_post_maps(void)
         return;
     unsigned char *recs;
     size_t len;
-    if (lp_maps_collect(clock_ns(CLOCK_MONOTONIC), &recs, &len) > 0)
+    if (lp_maps_collect(cmn_clock_ns(CLOCK_MONOTONIC), &recs, &len) > 0)
         lp_writer_post(&session.writer, recs, len);
     free(recs);
 }
@@ -757,7 +747,7 @@ void lp_session_post_thread_name(void)
     unsigned char rec[64];
     if (!lp_session_live() || prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
         return;
-    size_t n = cmn_record_thread(rec, sizeof(rec), clock_ns(CLOCK_MONOTONIC),
+    size_t n = cmn_record_thread(rec, sizeof(rec), cmn_clock_ns(CLOCK_MONOTONIC),
                                   (uint32_t)syscall(SYS_gettid), name);
     if (n)
         lp_writer_post(&session.writer, rec, n);

@@ -19,10 +19,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/grow.h"
 #include "common/record.h"
 #include "common/snap_calls.h"
 #include "libprof/fd.h"
 #include "libprof/maps.h"
+#include "libprof/process.h"
 #include "sampler/snapshot.h"
 
 #define LP_SNAP_MIN_SLOTS 64u
@@ -61,13 +64,6 @@ static long cut_short_call(pid_t tid)
     buf[n] = '\0';
     long nr = strtol(buf, NULL, 10);
     return cmn_snap_call_name(nr) != NULL ? nr : -1;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
 int lp_snapshot_install(int signo, unsigned max_frames, smp_sigaction_fn *sigaction_fn)
@@ -156,15 +152,9 @@ static int list_threads(pid_t skip, struct thread_info **out)
         long tid = strtol(e->d_name, NULL, 10);
         if (tid <= 0 || tid == skip)
             continue;
-        if (n == cap) {
-            size_t bigger = cap ? cap * 2 : 64;
-            struct thread_info *v = realloc(*out, bigger * sizeof(*v));
-            if (!v) {
-                rc = -ENOMEM;
-                break;
-            }
-            *out = v;
-            cap = bigger;
+        if (!CMN_GROW(*out, cap, n + 1, 64)) {
+            rc = -ENOMEM;
+            break;
         }
         if (read_thread((pid_t)tid, &(*out)[n]))
             n++;
@@ -271,13 +261,13 @@ static void collect(struct smp_snap_region *r, struct thread_info *t, unsigned n
             waiting++;
         }
     }
-    uint64_t deadline = now_ns() + LP_SNAPSHOT_WAIT_MS * 1000000ull;
+    uint64_t deadline = cmn_clock_ns(CLOCK_MONOTONIC) + LP_SNAPSHOT_WAIT_MS * 1000000ull;
     for (unsigned tick = 0;; tick++) {
         unsigned done = 0;
         for (unsigned i = 0; i < n; i++)
             done += atomic_load_explicit(&smp_snap_slot_at(r, i)->state,
                                          memory_order_acquire) == smp_snap_state(gen, SMP_SNAP_DONE);
-        if (done == waiting || now_ns() >= deadline)
+        if (done == waiting || cmn_clock_ns(CLOCK_MONOTONIC) >= deadline)
             break;
         /* The first answers come within microseconds: poll fast, then every millisecond. */
         if (tick < 20)
@@ -320,17 +310,9 @@ static void *out_room(struct out *o, size_t need)
 {
     if (o->failed)
         return NULL;
-    if (o->len + need > o->cap) {
-        size_t cap = o->cap ? o->cap * 2 : 65536;
-        while (cap < o->len + need)
-            cap *= 2;
-        unsigned char *bigger = realloc(o->buf, cap);
-        if (!bigger) {
-            o->failed = 1;
-            return NULL;
-        }
-        o->buf = bigger;
-        o->cap = cap;
+    if (!CMN_GROW(o->buf, o->cap, o->len + need, 65536)) {
+        o->failed = 1;
+        return NULL;
     }
     return o->buf + o->len;
 }
@@ -347,21 +329,14 @@ static void encode(struct out *o, uint64_t t0, struct smp_snap_region *r,
     void *at;
     if ((at = out_room(o, sizeof(struct prof_file_header))))
         out_put(o, cmn_record_file_header(at, sizeof(struct prof_file_header)));
-    struct timespec real;
-    clock_gettime(CLOCK_REALTIME, &real);
     struct prof_rec_process p = {
-        .pid = (uint32_t)getpid(),
-        .ppid = (uint32_t)getppid(),
         .start_mono_ns = t0,
-        .start_real_ns = (uint64_t)real.tv_sec * 1000000000u + (uint64_t)real.tv_nsec,
         .timer_source = PROF_TIMER_NONE,
         .unwinder = PROF_UNWIND_FP,
         .max_depth = (uint16_t)snap.max_frames,
     };
     char exe[PATH_MAX];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    exe[len > 0 ? len : 0] = '\0';
-    size_t need = cmn_record_size_str(sizeof(p), strlen(exe));
+    size_t need = lp_process_describe(&p, exe);
     if ((at = out_room(o, need)))
         out_put(o, cmn_record_process(at, need, &p, exe));
     unsigned char *maps;
@@ -397,7 +372,7 @@ static void encode(struct out *o, uint64_t t0, struct smp_snap_region *r,
 /* Takes the snapshot and writes it to fd; snap.mu held. */
 static int write_locked(int fd, pid_t skip_tid, lp_snapshot_idle_fn *idle)
 {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = cmn_clock_ns(CLOCK_MONOTONIC);
     struct thread_info *t;
     int n = list_threads(skip_tid, &t);
     if (n < 0)

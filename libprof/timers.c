@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/config.h"
 #include "libprof/fd.h"
@@ -245,14 +246,8 @@ static int arm_locked(pid_t tid)
 {
     if (!reg.chosen || reg.choice.source == PROF_TIMER_ITIMER || find(tid))
         return 0;
-    if (reg.n == reg.cap) {
-        size_t cap = reg.cap ? reg.cap * 2 : 64;
-        struct entry *bigger = realloc(reg.entries, cap * sizeof(*bigger));
-        if (!bigger)
-            return -ENOMEM;
-        reg.entries = bigger;
-        reg.cap = cap;
-    }
+    if (!CMN_GROW(reg.entries, reg.cap, reg.n + 1, 64))
+        return -ENOMEM;
     struct entry e = {.tid = tid, .fd = -1, .kring = {.fd = -1}};
     int rc = -EMFILE;
     /* A counter costs the application a descriptor; past the budget (a program with very

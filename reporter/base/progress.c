@@ -11,16 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/err.h"
 
 #define PROGRESS_WIDTH 30
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 int rep_progress_init(struct rep_progress *p, FILE *out, uint64_t input_bytes, bool force)
 {
@@ -34,7 +28,7 @@ void rep_progress_update(struct rep_progress *p, const char *what, size_t done, 
 {
     if (p == NULL || !p->is_on)
         return;
-    uint64_t t = now_ns();
+    uint64_t t = cmn_clock_ns(CLOCK_MONOTONIC);
     if (p->is_drawn && what == p->what && done != total && t - p->last_ns < 100000000u)
         return;
     p->last_ns = t;

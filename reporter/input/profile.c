@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "common/grow.h"
 #include "common/err.h"
 
 int rep_profile_init(struct rep_profile *p, const char *name)
@@ -35,25 +36,9 @@ void rep_profile_fini(struct rep_profile *p)
     rep_profile_init(p, name);
 }
 
-/* Makes room for one more element of elem_bytes in *arr; CMN_OK or CMN_E_NOMEM. */
-static int grow(void **arr, size_t n, size_t *cap, size_t elem_bytes)
-{
-    if (n < *cap)
-        return CMN_OK;
-    size_t new_cap = *cap ? *cap * 2 : 64;
-    if (new_cap > SIZE_MAX / elem_bytes)
-        return CMN_E_NOMEM;
-    void *a = realloc(*arr, new_cap * elem_bytes);
-    if (a == NULL)
-        return CMN_E_NOMEM;
-    *arr = a;
-    *cap = new_cap;
-    return CMN_OK;
-}
-
 int rep_profile_add_map(struct rep_profile *p, const struct rep_map *m)
 {
-    if (grow((void **)&p->maps, p->n_maps, &p->cap_maps, sizeof(*m)) != CMN_OK)
+    if (!CMN_GROW(p->maps, p->cap_maps, p->n_maps + 1, 64))
         return CMN_E_NOMEM;
     p->maps[p->n_maps++] = *m;
     return CMN_OK;
@@ -61,7 +46,7 @@ int rep_profile_add_map(struct rep_profile *p, const struct rep_map *m)
 
 int rep_profile_add_thread(struct rep_profile *p, const struct rep_thread *t)
 {
-    if (grow((void **)&p->threads, p->n_threads, &p->cap_threads, sizeof(*t)) != CMN_OK)
+    if (!CMN_GROW(p->threads, p->cap_threads, p->n_threads + 1, 64))
         return CMN_E_NOMEM;
     p->threads[p->n_threads] = *t;
     p->threads[p->n_threads].seq = p->n_threads;
@@ -71,7 +56,7 @@ int rep_profile_add_thread(struct rep_profile *p, const struct rep_thread *t)
 
 int rep_profile_add_sample(struct rep_profile *p, const struct rep_sample *s)
 {
-    if (grow((void **)&p->samples, p->n_samples, &p->cap_samples, sizeof(*s)) != CMN_OK)
+    if (!CMN_GROW(p->samples, p->cap_samples, p->n_samples + 1, 64))
         return CMN_E_NOMEM;
     p->samples[p->n_samples++] = *s;
     return CMN_OK;
@@ -79,8 +64,7 @@ int rep_profile_add_sample(struct rep_profile *p, const struct rep_sample *s)
 
 int rep_profile_add_snap_thread(struct rep_profile *p, const struct rep_snap_thread *t)
 {
-    if (grow((void **)&p->snap_threads, p->n_snap_threads, &p->cap_snap_threads, sizeof(*t)) !=
-        CMN_OK)
+    if (!CMN_GROW(p->snap_threads, p->cap_snap_threads, p->n_snap_threads + 1, 64))
         return CMN_E_NOMEM;
     p->snap_threads[p->n_snap_threads++] = *t;
     return CMN_OK;
@@ -88,7 +72,7 @@ int rep_profile_add_snap_thread(struct rep_profile *p, const struct rep_snap_thr
 
 int rep_profile_add_note(struct rep_profile *p, const char *text)
 {
-    if (grow((void **)&p->notes, p->n_notes, &p->cap_notes, sizeof(*p->notes)) != CMN_OK)
+    if (!CMN_GROW(p->notes, p->cap_notes, p->n_notes + 1, 64))
         return CMN_E_NOMEM;
     p->notes[p->n_notes++] = text;
     return CMN_OK;

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/grow.h"
 #include "include/libprof/prof_format.h"
 #include "common/err.h"
 #include "reporter/input/profile.h"
@@ -201,14 +202,8 @@ static int read_stack(struct rep_profile *p, const struct record *r, struct walk
         return corrupt(p, r, err, "more frames than the record holds");
     if (rec.id != w->n_stacks)
         return corrupt(p, r, err, "stack ids out of sequence");
-    if (w->n_stacks == w->cap_stacks) {
-        size_t cap = w->cap_stacks ? w->cap_stacks * 2 : 256;
-        struct stack_def *bigger = realloc(w->stacks, cap * sizeof(*bigger));
-        if (bigger == NULL)
-            return cmn_err_nomem(err);
-        w->stacks = bigger;
-        w->cap_stacks = cap;
-    }
+    if (!CMN_GROW(w->stacks, w->cap_stacks, w->n_stacks + 1, 256))
+        return cmn_err_nomem(err);
     w->stacks[w->n_stacks++] = (struct stack_def){.frames = r->at + sizeof(rec),
                                                   .sp_word = rec.sp_word,
                                                   .n_frames = rec.n_frames,

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/grow.h"
 #include "reporter/stacks/filter.h"
 #include "common/hash.h"
 #include "reporter/symbols/names.h"
@@ -61,14 +62,8 @@ static int reserve(struct rep_agg *a, size_t n)
         a->ids = ids;
         a->cap_ids = cap;
     }
-    if (a->n_stacks == a->cap_stacks) {
-        size_t cap = a->cap_stacks ? a->cap_stacks * 2 : 256;
-        struct rep_stack *st = realloc(a->stacks, cap * sizeof(*st));
-        if (st == NULL)
-            return CMN_E_NOMEM;
-        a->stacks = st;
-        a->cap_stacks = cap;
-    }
+    if (!CMN_GROW(a->stacks, a->cap_stacks, a->n_stacks + 1, 256))
+        return CMN_E_NOMEM;
     if ((a->n_stacks + 1) * 2 > a->table_cap) {
         size_t cap = a->table_cap ? a->table_cap * 2 : 512;
         size_t *table = calloc(cap, sizeof(*table));
@@ -164,14 +159,8 @@ static int map_index(struct rep_agg *a, const struct rep_map *m, uint32_t *plus 
             return CMN_OK;
         }
     }
-    if (a->n_maps == a->cap_maps) {
-        size_t cap = a->cap_maps ? a->cap_maps * 2 : 16;
-        struct rep_agg_map *nm = realloc(a->maps, cap * sizeof(*nm));
-        if (nm == NULL)
-            return CMN_E_NOMEM;
-        a->maps = nm;
-        a->cap_maps = cap;
-    }
+    if (!CMN_GROW(a->maps, a->cap_maps, a->n_maps + 1, 16))
+        return CMN_E_NOMEM;
     struct rep_agg_map *c = &a->maps[a->n_maps];
     *c = (struct rep_agg_map){.start = m->start, .end = m->end, .file_offset = m->file_offset,
                               .build_id_len = m->build_id_len};
@@ -239,24 +228,20 @@ static int push_label(struct rep_agg *a, struct rep_names *names, const char *la
 }
 
 /* Symbolizes sample smp into the scratch array, root first; *n gets the count of ids.
- * When the leaf had not pushed anything (rep_sym_ra_at_sp), the frame-pointer walk skipped
- * its caller, whose return address is the sample's sp_word: it goes in as the leaf's
+ * A caller the frame-pointer walk missed (rep_sym_leaf_caller) goes in as the leaf's
  * caller. The ids are gathered leaf first, then reversed. */
 static int symbolize(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p,
                      const struct rep_sample *smp, size_t *n)
 {
     size_t n_frames = smp->n_frames;
-    bool has_extra = false;
-    if (n_frames > 0 && smp->sp_word != 0 &&
-        (n_frames == 1 || rep_sample_frame(smp, 1) != smp->sp_word)) {
-        if (rep_sym_ra_at_sp(sym, rep_sample_frame(smp, 0), smp->time_ns, &has_extra) != CMN_OK)
-            return CMN_E_NOMEM;
-    }
+    uint64_t caller;
+    if (rep_sym_leaf_caller(sym, smp, &caller) != CMN_OK)
+        return CMN_E_NOMEM;
     *n = 0;
     for (size_t f = 0; f < n_frames; f++) {
         if (push_frames(a, sym, rep_sample_frame(smp, f), f > 0, smp->time_ns, n) != CMN_OK)
             return CMN_E_NOMEM;
-        if (f == 0 && has_extra && push_frames(a, sym, smp->sp_word, true, smp->time_ns, n))
+        if (f == 0 && caller != 0 && push_frames(a, sym, caller, true, smp->time_ns, n))
             return CMN_E_NOMEM;
     }
     if (a->filter != NULL && rep_filter_has_stack_rules(a->filter)) {

@@ -13,6 +13,7 @@
 
 #include "reporter/stacks/aggregate.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/hash.h"
 #include "reporter/symbols/names.h"
 
@@ -34,14 +35,8 @@ static int reserve(struct rep_flame *f)
 {
     if (f->n_nodes >= REP_FLAME_NONE - 1)
         return CMN_E_NOMEM;
-    if (f->n_nodes == f->cap_nodes) {
-        size_t cap = f->cap_nodes ? f->cap_nodes * 2 : 256;
-        struct rep_flame_node *nodes = realloc(f->nodes, cap * sizeof(*nodes));
-        if (nodes == NULL)
-            return CMN_E_NOMEM;
-        f->nodes = nodes;
-        f->cap_nodes = cap;
-    }
+    if (!CMN_GROW(f->nodes, f->cap_nodes, f->n_nodes + 1, 256))
+        return CMN_E_NOMEM;
     if ((f->n_nodes + 1) * 2 > f->table_cap) {
         size_t cap = f->table_cap ? f->table_cap * 2 : 512;
         uint32_t *table = calloc(cap, sizeof(*table));

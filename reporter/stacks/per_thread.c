@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/grow.h"
 #include "reporter/input/profile.h"
 
 int rep_per_thread_init(struct rep_per_thread *t, const struct rep_agg *like)
@@ -42,14 +43,8 @@ static int find_thread(struct rep_per_thread *t, uint32_t pid, uint32_t tid, con
             return CMN_OK;
         }
     }
-    if (t->n_threads == t->cap_threads) {
-        size_t cap = t->cap_threads ? t->cap_threads * 2 : 8;
-        struct rep_thread_agg *th = realloc(t->threads, cap * sizeof(*th));
-        if (th == NULL)
-            return CMN_E_NOMEM;
-        t->threads = th;
-        t->cap_threads = cap;
-    }
+    if (!CMN_GROW(t->threads, t->cap_threads, t->n_threads + 1, 8))
+        return CMN_E_NOMEM;
     struct rep_thread_agg *th = &t->threads[t->n_threads];
     memset(th, 0, sizeof(*th));
     th->pid = pid;

@@ -16,19 +16,14 @@
 
 #include "include/libprof/prof_format.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "reporter/input/profile.h"
 #include "reporter/symbols/symbols.h"
 
 static int push_frame(struct rep_snap_groups *g, uint64_t addr, uint32_t id)
 {
-    if (g->n_frames == g->cap_frames) {
-        size_t cap = g->cap_frames ? g->cap_frames * 2 : 1024;
-        struct rep_snap_frame *f = realloc(g->frames, cap * sizeof(*f));
-        if (f == NULL)
-            return CMN_E_NOMEM;
-        g->frames = f;
-        g->cap_frames = cap;
-    }
+    if (!CMN_GROW(g->frames, g->cap_frames, g->n_frames + 1, 1024))
+        return CMN_E_NOMEM;
     g->frames[g->n_frames++] = (struct rep_snap_frame){.addr = addr, .id = id};
     return CMN_OK;
 }
@@ -52,16 +47,14 @@ static int push_address(struct rep_snap_groups *g, struct rep_sym *sym, uint64_t
 static int symbolize(struct rep_snap_groups *g, struct rep_sym *sym, const struct rep_sample *s,
                      struct rep_snap_member *m)
 {
-    bool has_extra = false;
-    if (s->n_frames > 0 && s->sp_word != 0 &&
-        (s->n_frames == 1 || rep_sample_frame(s, 1) != s->sp_word) &&
-        rep_sym_ra_at_sp(sym, rep_sample_frame(s, 0), s->time_ns, &has_extra) != CMN_OK)
+    uint64_t caller;
+    if (rep_sym_leaf_caller(sym, s, &caller) != CMN_OK)
         return CMN_E_NOMEM;
     m->frames_at = g->n_frames;
     for (size_t f = 0; f < s->n_frames; f++) {
         if (push_address(g, sym, rep_sample_frame(s, f), f > 0, s->time_ns) != CMN_OK)
             return CMN_E_NOMEM;
-        if (f == 0 && has_extra && push_address(g, sym, s->sp_word, true, s->time_ns) != CMN_OK)
+        if (f == 0 && caller != 0 && push_address(g, sym, caller, true, s->time_ns) != CMN_OK)
             return CMN_E_NOMEM;
     }
     m->n_frames = (uint32_t)(g->n_frames - m->frames_at);

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/err.h"
 
 #define CFI_STATE_DEPTH 16u /* DW_CFA_remember_state nesting this reader follows */
@@ -283,13 +284,8 @@ int rep_cfi_init(struct rep_cfi *cfi, const uint8_t *data, size_t n, uint64_t vm
         struct rep_cfi_fde f;
         bool is_fde = get_u(&id, 4) != 0 && !id.is_bad;
         if (is_fde && parse_fde(cfi, &body, end, &f)) {
-            if (cfi->n_fdes == cap) {
-                cap = cap ? cap * 2 : 256;
-                struct rep_cfi_fde *fdes = realloc(cfi->fdes, cap * sizeof(*fdes));
-                if (fdes == NULL)
-                    return CMN_E_NOMEM;
-                cfi->fdes = fdes;
-            }
+            if (!CMN_GROW(cfi->fdes, cap, cfi->n_fdes + 1, 256))
+                return CMN_E_NOMEM;
             cfi->fdes[cfi->n_fdes++] = f;
         }
         c.at = end;

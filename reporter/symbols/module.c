@@ -37,6 +37,7 @@
 #include <sys/stat.h>
 
 #include "reporter/symbols/cfi.h"
+#include "common/build_id.h"
 #include "common/err.h"
 
 #define MODULE_BUILD_ID_MAX 64u
@@ -258,40 +259,15 @@ static void sort_funcs(struct rep_module *m, bool trust)
     m->n_funcs = kept;
 }
 
-static uint32_t get_u32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, sizeof(v));
-    return v;
-}
-
-/* Finds the NT_GNU_BUILD_ID note: a 12-byte header (namesz, descsz, type), the name
- * "GNU\0" padded to 4, then descsz bytes of id. */
+/* The NT_GNU_BUILD_ID note among the notes of section s (common/build_id.h). */
 static void load_build_id_from(struct rep_module *m, asection *s)
 {
     if (bfd_section_size(s) < 16 || bfd_section_size(s) > 4096)
         return;
     size_t size = bfd_section_size(s);
     unsigned char *buf = malloc(size);
-    if (buf == NULL || !bfd_get_section_contents(m->abfd, s, buf, 0, size)) {
-        free(buf);
-        return;
-    }
-    size_t at = 0;
-    while (size - at >= 12) {
-        uint32_t namesz = get_u32(buf + at), descsz = get_u32(buf + at + 4);
-        uint32_t type = get_u32(buf + at + 8);
-        size_t name_at = at + 12, desc_at = name_at + ((namesz + 3u) & ~3u);
-        if (namesz > size || descsz > size || desc_at + descsz > size)
-            break;
-        if (type == NT_GNU_BUILD_ID && namesz == 4 && memcmp(buf + name_at, "GNU", 4) == 0 &&
-            descsz <= MODULE_BUILD_ID_MAX) {
-            memcpy(m->build_id, buf + desc_at, descsz);
-            m->build_id_len = descsz;
-            break;
-        }
-        at = desc_at + ((descsz + 3u) & ~3u);
-    }
+    if (buf != NULL && bfd_get_section_contents(m->abfd, s, buf, 0, size))
+        m->build_id_len = cmn_build_id_note(buf, size, m->build_id, sizeof(m->build_id));
     free(buf);
 }
 

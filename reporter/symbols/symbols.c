@@ -18,6 +18,7 @@
 
 #include "reporter/symbols/demangle.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "reporter/base/warn.h"
 #include "common/hash.h"
 #include "reporter/symbols/module.h"
@@ -106,14 +107,8 @@ static int add_warning(struct rep_sym *s, const char *fmt, ...)
 
 static int add_warning(struct rep_sym *s, const char *fmt, ...)
 {
-    if (s->n_warnings == s->cap_warnings) {
-        size_t cap = s->cap_warnings ? s->cap_warnings * 2 : 8;
-        char **w = realloc(s->warnings, cap * sizeof(*w));
-        if (w == NULL)
-            return CMN_E_NOMEM;
-        s->warnings = w;
-        s->cap_warnings = cap;
-    }
+    if (!CMN_GROW(s->warnings, s->cap_warnings, s->n_warnings + 1, 8))
+        return CMN_E_NOMEM;
     va_list ap;
     va_start(ap, fmt);
     int rc = vasprintf(&s->warnings[s->n_warnings], fmt, ap);
@@ -181,14 +176,8 @@ static int module_entry(struct rep_sym *s, const char *path, int32_t *index,
             return CMN_OK;
         }
     }
-    if (s->n_modules == s->cap_modules) {
-        size_t cap = s->cap_modules ? s->cap_modules * 2 : 16;
-        struct rep_sym_module *m = realloc(s->modules, cap * sizeof(*m));
-        if (m == NULL)
-            return CMN_E_NOMEM;
-        s->modules = m;
-        s->cap_modules = cap;
-    }
+    if (!CMN_GROW(s->modules, s->cap_modules, s->n_modules + 1, 16))
+        return CMN_E_NOMEM;
     struct rep_sym_module *e = &s->modules[s->n_modules];
     memset(e, 0, sizeof(*e));
     e->path = strdup(path);
@@ -434,14 +423,8 @@ static int intern_line(struct rep_sym *s, const char *func, const char *file, un
 /* Appends one entry to the chains. */
 static int chain_push(struct rep_sym *s, uint32_t v)
 {
-    if (s->n_chains == s->cap_chains) {
-        size_t cap = s->cap_chains ? s->cap_chains * 2 : 4096;
-        uint32_t *c = realloc(s->chains, cap * sizeof(*c));
-        if (c == NULL)
-            return CMN_E_NOMEM;
-        s->chains = c;
-        s->cap_chains = cap;
-    }
+    if (!CMN_GROW(s->chains, s->cap_chains, s->n_chains + 1, 4096))
+        return CMN_E_NOMEM;
     s->chains[s->n_chains++] = v;
     return CMN_OK;
 }
@@ -572,4 +555,18 @@ void rep_sym_warn(const struct rep_sym *sym, size_t *n_printed)
 {
     for (; *n_printed < sym->n_warnings; (*n_printed)++)
         rep_warnf("%s", sym->warnings[*n_printed]);
+}
+
+int rep_sym_leaf_caller(struct rep_sym *s, const struct rep_sample *smp, uint64_t *caller)
+{
+    bool yes = false;
+    *caller = 0;
+    if (smp->n_frames == 0 || smp->sp_word == 0 ||
+        (smp->n_frames > 1 && rep_sample_frame(smp, 1) == smp->sp_word))
+        return CMN_OK;
+    if (rep_sym_ra_at_sp(s, rep_sample_frame(smp, 0), smp->time_ns, &yes) != CMN_OK)
+        return CMN_E_NOMEM;
+    if (yes)
+        *caller = smp->sp_word;
+    return CMN_OK;
 }

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * Who this process is, for the PROCESS record that opens every file the library writes
+ * (the profile, libprof/session.c; snapshots, libprof/snapshot.c). Application or writer
+ * thread; not async-signal-safe.
+ */
+#ifndef PROF_LIBPROF_PROCESS_H
+#define PROF_LIBPROF_PROCESS_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "include/libprof/prof_format.h"
+
+/* Not async-signal-safe. */
+/* Fills p's pid, ppid and start_real_ns (CLOCK_REALTIME now) and exe (PATH_MAX bytes) with
+ * this process's executable ("" when unknown); the caller sets the other fields. Returns
+ * the bytes of the record (cmn_record_process() of p and exe). */
+size_t lp_process_describe(struct prof_rec_process *p, char exe[PATH_MAX]);
+
+#endif
