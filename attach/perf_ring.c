@@ -32,6 +32,7 @@
 
 #include <asm/perf_regs.h>
 
+#include "common/grow.h"
 #include "common/err.h"
 #include "attach/procstat.h"
 
@@ -202,14 +203,8 @@ static int keep_counter(struct att_pring *p, int fd, pid_t tid, struct cmn_err *
     if (ioctl(fd, PERF_EVENT_IOC_ID, &id) != 0)
         return cmn_err_set(err, CMN_E_INPUT, "cannot sample process %d: PERF_EVENT_IOC_ID: %s",
                            (int)p->pid, strerror(errno));
-    if (p->n_counters == p->cap_counters) {
-        size_t cap = p->cap_counters ? 2 * p->cap_counters : 64;
-        struct att_pring_counter *v = realloc(p->counters, cap * sizeof(*v));
-        if (v == NULL)
-            return cmn_err_nomem(err);
-        p->counters = v;
-        p->cap_counters = cap;
-    }
+    if (!CMN_GROW(p->counters, p->cap_counters, p->n_counters + 1, 64))
+        return cmn_err_nomem(err);
     size_t at = p->n_counters;
     while (at > 0 && p->counters[at - 1].id > id)
         at--;
@@ -281,13 +276,8 @@ static int join_ring(struct att_pring *p, size_t k, int fd, pid_t tid, struct cm
 
 int att_pring_push_int(int **out, size_t *n, size_t *cap, int v)
 {
-    if (*n == *cap) {
-        *cap = *cap ? 2 * *cap : 64;
-        int *bigger = realloc(*out, *cap * sizeof(**out));
-        if (bigger == NULL)
-            return -ENOMEM;
-        *out = bigger;
-    }
+    if (!CMN_GROW(*out, *cap, *n + 1, 64))
+        return -ENOMEM;
     (*out)[(*n)++] = v;
     return 0;
 }

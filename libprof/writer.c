@@ -18,6 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/grow.h"
+#include "common/check.h"
 #include "libprof/fd.h"
 #include "libprof/libc.h"
 #include "libprof/log.h"
@@ -185,7 +187,7 @@ int lp_writer_flush(struct lp_writer *w)
 
 void *lp_writer_reserve(struct lp_writer *w, size_t need)
 {
-    if (!w->buf || need > LP_WRITER_BUF_BYTES)
+    if (PROF_NEVER(w->len > LP_WRITER_BUF_BYTES) || !w->buf || need > LP_WRITER_BUF_BYTES)
         return NULL;
     if (LP_WRITER_BUF_BYTES - w->len < need)
         lp_writer_flush(w);
@@ -194,6 +196,9 @@ void *lp_writer_reserve(struct lp_writer *w, size_t need)
 
 void lp_writer_commit(struct lp_writer *w, size_t n)
 {
+    /* Never past what lp_writer_reserve() gave: the profile would be corrupt from here. */
+    if (PROF_NEVER(n % PROF_REC_ALIGN != 0 || w->len + n > LP_WRITER_BUF_BYTES))
+        return;
     w->len += n;
 }
 
@@ -252,17 +257,9 @@ int lp_writer_post(struct lp_writer *w, const void *records, size_t len)
 {
     int rc = 0;
     pthread_mutex_lock(&w->post_mu);
-    if (w->posted_len + len > w->posted_cap) {
-        size_t cap = w->posted_cap ? w->posted_cap : 16384;
-        while (cap < w->posted_len + len)
-            cap *= 2;
-        unsigned char *bigger = cap <= LP_WRITER_POST_MAX ? realloc(w->posted, cap) : NULL;
-        if (bigger) {
-            w->posted = bigger;
-            w->posted_cap = cap;
-        }
-    }
-    if (w->posted_len + len <= w->posted_cap) {
+    /* The queue holds LP_WRITER_POST_MAX bytes at most. */
+    if (w->posted_len + len <= LP_WRITER_POST_MAX &&
+        CMN_GROW(w->posted, w->posted_cap, w->posted_len + len, 16384)) {
         memcpy(w->posted + w->posted_len, records, len);
         w->posted_len += len;
     } else {

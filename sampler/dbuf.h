@@ -29,6 +29,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "sampler/check.h"
+
 #define SMP_DBUF_TRIES 3 /* attempts of a reader to enter before it gives up */
 
 struct smp_dbuf {
@@ -53,8 +55,11 @@ static inline int smp_dbuf_enter(struct smp_dbuf *d)
 /* Async-signal-safe. Leaves copy i (a value smp_dbuf_enter() returned; -1 is ignored). */
 static inline void smp_dbuf_leave(struct smp_dbuf *d, int i)
 {
-    if (i >= 0)
-        atomic_fetch_sub(&d->readers[i & 1], 1);
+    if (i >= 0) {
+        unsigned was = atomic_fetch_sub(&d->readers[i & 1], 1);
+        SMP_RAW_CHECK(was > 0, "dbuf: a reader left a copy it had not entered");
+        (void)was;
+    }
 }
 
 /* Not async-signal-safe; writers serialized by the caller. The spare copy's index, once

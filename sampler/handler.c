@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "sampler/check.h"
 #include "sampler/ring.h"
 #include "sampler/timer_perf.h"
 #include "sampler/timer_thread.h"
@@ -263,6 +264,8 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
     atomic_fetch_add(&smp_sampler.in_flight, 1);
     if (atomic_load(&smp_sampler.active))
         take_sample(weight, ucontext);
-    atomic_fetch_sub_explicit(&smp_sampler.in_flight, 1, memory_order_release);
+    int was = atomic_fetch_sub_explicit(&smp_sampler.in_flight, 1, memory_order_release);
+    SMP_RAW_CHECK(was > 0, "handler: in_flight went below zero");
+    (void)was;
     errno = saved_errno;
 }

@@ -10,6 +10,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "sampler/check.h"
+
 static struct smp_slot *slot_at(const struct smp_ring *r, uint64_t pos)
 {
     return (struct smp_slot *)(r->slots + (pos & r->mask) * r->slot_bytes);
@@ -52,6 +54,7 @@ struct smp_slot *smp_ring_reserve(struct smp_ring *r)
 
 void smp_ring_publish(struct smp_ring *r, struct smp_slot *s)
 {
+    SMP_RAW_CHECK(load_seq(r, s, s->pos) == s->pos, "ring: publish of a slot not reserved");
     store_seq(r, s, s->pos, s->pos + 1);
 }
 
@@ -63,6 +66,8 @@ struct smp_slot *smp_ring_peek(struct smp_ring *r)
 
 void smp_ring_release(struct smp_ring *r, struct smp_slot *s)
 {
+    SMP_RAW_CHECK(s == slot_at(r, r->tail) && load_seq(r, s, r->tail) == r->tail + 1,
+                  "ring: release of a slot that is not the published tail");
     store_seq(r, s, r->tail, r->tail + r->mask + 1);
     r->tail++;
 }

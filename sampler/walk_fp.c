@@ -13,6 +13,7 @@
 #include "sampler/codemap.h"
 #include "common/fp_step.h"
 #include "sampler/probe.h"
+#include "sampler/check.h"
 
 /* The accessors' state: the code map the walk entered. */
 struct self_mem {
@@ -56,5 +57,6 @@ SMP_READS_STACK unsigned smp_walk_fp(const struct cmn_fp_regs *regs, const struc
     unsigned n = cmn_fp_walk(&m.base, regs, stack->lo, stack->hi, stack->root_fp, frames,
                              max_frames, stop_reason, flags);
     smp_codemap_leave(&m.map);
+    SMP_RAW_CHECK(n <= max_frames, "walk_fp: more frames than asked for");
     return n;
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/err.h"
 #include "common/parse.h"
 
@@ -72,14 +73,8 @@ static bool parse_percent(const char *s, size_t len, double *out)
 
 static int add_rule(struct rep_budget *b, const struct rep_budget_rule *r)
 {
-    if (b->n_rules == b->cap_rules) {
-        size_t cap = b->cap_rules ? 2 * b->cap_rules : 8;
-        struct rep_budget_rule *rules = realloc(b->rules, cap * sizeof(*rules));
-        if (rules == NULL)
-            return CMN_E_NOMEM;
-        b->rules = rules;
-        b->cap_rules = cap;
-    }
+    if (!CMN_GROW(b->rules, b->cap_rules, b->n_rules + 1, 8))
+        return CMN_E_NOMEM;
     b->rules[b->n_rules++] = *r;
     return CMN_OK;
 }

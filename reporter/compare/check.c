@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "reporter/compare/budget.h"
 #include "reporter/compare/diff.h"
 #include "common/err.h"
@@ -39,14 +40,8 @@ void rep_check_fini(struct rep_check *c)
 
 static int add_finding(struct rep_check *c, const struct rep_check_finding *f)
 {
-    if (c->n_items == c->cap_items) {
-        size_t cap = c->cap_items ? 2 * c->cap_items : 16;
-        struct rep_check_finding *items = realloc(c->items, cap * sizeof(*items));
-        if (items == NULL)
-            return CMN_E_NOMEM;
-        c->items = items;
-        c->cap_items = cap;
-    }
+    if (!CMN_GROW(c->items, c->cap_items, c->n_items + 1, 16))
+        return CMN_E_NOMEM;
     c->items[c->n_items++] = *f;
     return CMN_OK;
 }

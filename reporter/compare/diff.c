@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/check.h"
+#include "common/grow.h"
 #include "common/err.h"
 
 #define BETA_MAX_ITERS 300
@@ -43,15 +45,10 @@ void rep_diff_fini(struct rep_diff *d)
 
 int rep_diff_new_run(struct rep_diff *d, int side, struct rep_agg **run)
 {
+    assert(side == REP_DIFF_BASE || side == REP_DIFF_NEW);
     struct rep_diff_side *sd = &d->sides[side];
-    if (sd->n_runs == sd->cap_runs) {
-        size_t cap = sd->cap_runs ? 2 * sd->cap_runs : 4;
-        struct rep_agg *runs = realloc(sd->runs, cap * sizeof(*runs));
-        if (runs == NULL)
-            return CMN_E_NOMEM;
-        sd->runs = runs;
-        sd->cap_runs = cap;
-    }
+    if (!CMN_GROW(sd->runs, sd->cap_runs, sd->n_runs + 1, 4))
+        return CMN_E_NOMEM;
     *run = &sd->runs[sd->n_runs++];
     return rep_agg_init(*run);
 }

@@ -21,6 +21,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "common/check.h"
 #include "include/libprof/prof_format.h"
 
 struct rep_process {
@@ -142,6 +143,7 @@ double rep_profile_hz(const struct rep_profile *p);
 /* Frame i (0 is the leaf) of sample s. */
 static inline uint64_t rep_sample_frame(const struct rep_sample *s, size_t i)
 {
+    assert(i < s->n_frames);
     uint64_t v;
     memcpy(&v, s->frames + i * sizeof(v), sizeof(v));
     return v;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "reporter/stacks/aggregate.h"
 #include "common/err.h"
 #include "reporter/symbols/names.h"
@@ -34,17 +35,7 @@ struct text_buf {
 
 static int buf_reserve(struct text_buf *b, size_t more)
 {
-    if (b->n + more <= b->cap)
-        return CMN_OK;
-    size_t cap = b->cap ? b->cap : 65536;
-    while (cap < b->n + more)
-        cap *= 2;
-    char *d = realloc(b->data, cap);
-    if (d == NULL)
-        return CMN_E_NOMEM;
-    b->data = d;
-    b->cap = cap;
-    return CMN_OK;
+    return CMN_GROW(b->data, b->cap, b->n + more, 65536) ? CMN_OK : CMN_E_NOMEM;
 }
 
 static bool is_unsafe(unsigned char c)

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/err.h"
 
 #define PB_WIRE_VARINT 0u
@@ -37,19 +38,9 @@ static bool reserve(struct rep_pb *b, size_t more)
 {
     if (b->is_failed)
         return false;
-    if (b->n + more <= b->cap)
-        return true;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + more)
-        cap *= 2;
-    unsigned char *d = realloc(b->data, cap);
-    if (d == NULL) {
+    if (!CMN_GROW(b->data, b->cap, b->n + more, 256))
         b->is_failed = true;
-        return false;
-    }
-    b->data = d;
-    b->cap = cap;
-    return true;
+    return !b->is_failed;
 }
 
 void rep_pb_raw_varint(struct rep_pb *b, uint64_t v)

@@ -52,16 +52,8 @@ static void table_insert(size_t *table, size_t cap, uint64_t hash, size_t index)
 /* Room for one more stack of n ids. */
 static int reserve(struct rep_agg *a, size_t n)
 {
-    if (a->n_ids + n > a->cap_ids) {
-        size_t cap = a->cap_ids ? a->cap_ids : 4096;
-        while (cap < a->n_ids + n)
-            cap *= 2;
-        uint32_t *ids = realloc(a->ids, cap * sizeof(*ids));
-        if (ids == NULL)
-            return CMN_E_NOMEM;
-        a->ids = ids;
-        a->cap_ids = cap;
-    }
+    if (!CMN_GROW(a->ids, a->cap_ids, a->n_ids + n, 4096))
+        return CMN_E_NOMEM;
     if (!CMN_GROW(a->stacks, a->cap_stacks, a->n_stacks + 1, 256))
         return CMN_E_NOMEM;
     if ((a->n_stacks + 1) * 2 > a->table_cap) {
@@ -135,17 +127,7 @@ static void add_time(struct rep_agg *a, const struct rep_profile *p, uint64_t we
 /* Makes room for n more ids in the scratch array after the first used. */
 static int scratch_room(struct rep_agg *a, size_t used, size_t n)
 {
-    if (used + n <= a->cap_scratch)
-        return CMN_OK;
-    size_t cap = a->cap_scratch ? a->cap_scratch : 1024;
-    while (cap < used + n)
-        cap *= 2;
-    uint32_t *s = realloc(a->scratch, cap * sizeof(*s));
-    if (s == NULL)
-        return CMN_E_NOMEM;
-    a->scratch = s;
-    a->cap_scratch = cap;
-    return CMN_OK;
+    return CMN_GROW(a->scratch, a->cap_scratch, used + n, 1024) ? CMN_OK : CMN_E_NOMEM;
 }
 
 /* The index + 1 in a->maps of a copy of m, added if new. */
@@ -178,15 +160,10 @@ static int note_locs(struct rep_agg *a, struct rep_sym *sym, uint64_t addr, bool
     for (size_t i = 0; i < n; i++) {
         uint32_t id = ids[i];
         if (id >= a->n_locs) {
-            size_t cap = a->n_locs ? a->n_locs : 1024;
-            while (cap <= id)
-                cap *= 2;
-            struct rep_agg_loc *l = realloc(a->locs, cap * sizeof(*l));
-            if (l == NULL)
+            size_t old = a->n_locs;
+            if (!CMN_GROW(a->locs, a->n_locs, (size_t)id + 1, 1024))
                 return CMN_E_NOMEM;
-            memset(l + a->n_locs, 0, (cap - a->n_locs) * sizeof(*l));
-            a->locs = l;
-            a->n_locs = cap;
+            memset(a->locs + old, 0, (a->n_locs - old) * sizeof(*a->locs));
         }
         if (a->locs[id].addr != 0)
             continue;

@@ -12,6 +12,8 @@
 #ifndef PROF_REPORTER_STACKS_AGGREGATE_H
 #define PROF_REPORTER_STACKS_AGGREGATE_H
 
+#include "common/check.h"
+
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -110,6 +112,7 @@ void rep_agg_end_profile(struct rep_agg *a, const struct rep_profile *p);
 /* The ids of stack i, root first. */
 static inline const uint32_t *rep_agg_stack_ids(const struct rep_agg *a, size_t i)
 {
+    assert(i < a->n_stacks);
     return a->ids + a->stacks[i].ids_at;
 }
 

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/grow.h"
 #include "common/err.h"
 #include "reporter/symbols/names.h"
 #include "reporter/input/profile.h"
@@ -150,15 +151,10 @@ static int verdict_of(struct rep_filter *f, const struct rep_names *names, uint3
                       uint8_t *v /* out */)
 {
     if (id >= f->cap_verdicts) {
-        size_t cap = f->cap_verdicts ? f->cap_verdicts : 1024;
-        while (cap <= id)
-            cap *= 2;
-        uint8_t *nv = realloc(f->verdicts, cap);
-        if (nv == NULL)
+        size_t old = f->cap_verdicts;
+        if (!CMN_GROW(f->verdicts, f->cap_verdicts, (size_t)id + 1, 1024))
             return CMN_E_NOMEM;
-        memset(nv + f->cap_verdicts, 0, cap - f->cap_verdicts);
-        f->verdicts = nv;
-        f->cap_verdicts = cap;
+        memset(f->verdicts + old, 0, f->cap_verdicts - old);
     }
     if (f->verdicts[id] == 0) {
         const char *name = rep_names_get(names, id);

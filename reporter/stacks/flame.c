@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/check.h"
 #include "reporter/stacks/aggregate.h"
 #include "common/err.h"
 #include "common/grow.h"
@@ -77,6 +78,7 @@ void rep_flame_fini(struct rep_flame *f)
 
 uint32_t rep_flame_child(const struct rep_flame *f, uint32_t node, uint32_t name_id)
 {
+    assert(node < f->n_nodes);
     if (f->table_cap == 0)
         return REP_FLAME_NONE;
     uint64_t hash = key_hash(node, name_id);
@@ -199,9 +201,12 @@ int rep_flame_order(struct rep_flame *f, const struct rep_names *names, enum rep
         uint64_t at = f->nodes[i].start;
         for (uint32_t c = f->nodes[i].first_child; c != REP_FLAME_NONE;
              c = f->nodes[c].next_sibling) {
+            assert(c > i); /* made after its parent */
             f->nodes[c].start = at;
             at += f->nodes[c].total;
         }
+        /* The children and the node's own samples fill it exactly. */
+        assert(at + f->nodes[i].self == f->nodes[i].start + f->nodes[i].total);
     }
     return CMN_OK;
 }

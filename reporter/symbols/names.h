@@ -9,6 +9,8 @@
 #ifndef PROF_REPORTER_SYMBOLS_NAMES_H
 #define PROF_REPORTER_SYMBOLS_NAMES_H
 
+#include "common/check.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +40,7 @@ int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *i
 /* The string of an id that rep_names_intern() returned. */
 static inline const char *rep_names_get(const struct rep_names *t, uint32_t id)
 {
+    assert(id < t->n_names);
     return t->strs[id];
 }
 
