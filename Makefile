@@ -12,15 +12,20 @@ OBJ     := $(BUILD)/obj
 PREFIX  ?= /usr/local
 TEST_FUZZ_SECONDS ?= 15
 
+# DEBUG=1: the debug checks (PROF_ALWAYS/PROF_NEVER assert, SMP_RAW_CHECK aborts).
+DEBUG       ?= 0
 WARN        := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT         := -O2 -g
 BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -I. $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
+ifeq ($(DEBUG),1)
+BASE_CFLAGS += -DPROF_DEBUG
+endif
 LIB_CFLAGS  := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec
 LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs -Wl,--exclude-libs,ALL \
                -Wl,-z,start-stop-visibility=hidden
 REP_LDLIBS  := -lbfd -lz -lm
 WORK_CFLAGS := -std=gnu11 -I. -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
-               -fno-inline-functions -fno-optimize-sibling-calls $(WARN)
+               -fno-inline-functions -fno-optimize-sibling-calls $(WARN) -MMD -MP
 
 SMP_SRCS := $(wildcard sampler/*.c)
 LP_SRCS  := $(wildcard libprof/*.c)
@@ -74,29 +79,39 @@ EXAMPLES     := $(patsubst examples/%.c,$(BUILD)/examples/%,$(wildcard examples/
 LIB  := $(BUILD)/libprof.so
 PROF := $(BUILD)/prof
 
+# Everything built depends on the settings it was built with: a change of CC, the flags,
+# UNWIND or DEBUG rewrites this file, and so rebuilds what used the old ones.
+FLAGS_FILE := $(BUILD)/flags
+FLAGS_NOW  := $(CC) $(BASE_CFLAGS) | $(LIB_CFLAGS) | $(LIB_LDFLAGS) | $(REP_LDLIBS) | \
+              UNWIND=$(UNWIND) | $(WORK_CFLAGS) | $(EXTRA_LDFLAGS)
+$(shell mkdir -p $(BUILD))
+ifneq ($(file <$(FLAGS_FILE)),$(FLAGS_NOW))
+$(file >$(FLAGS_FILE),$(FLAGS_NOW))
+endif
+
 .PHONY: all deps test unit e2e lint asan fuzz bench demo install clean test-aarch64
 all: $(LIB) $(PROF)
 
 deps:
 	@scripts/setup.sh
 
-$(OBJ)/sampler/%.o: sampler/%.c
+$(OBJ)/sampler/%.o: sampler/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
-$(OBJ)/libprof/%.o: libprof/%.c
+$(OBJ)/libprof/%.o: libprof/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(LIB_CFLAGS) -c $< -o $@
 
-$(OBJ)/reporter/%.o: reporter/%.c
+$(OBJ)/reporter/%.o: reporter/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -c $< -o $@
 
-$(OBJ)/attach/%.o: attach/%.c
+$(OBJ)/attach/%.o: attach/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -c $< -o $@
 
-$(OBJ)/tests/%.o: tests/%.c
+$(OBJ)/tests/%.o: tests/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) $(TEST_CFLAGS) -Wno-missing-prototypes \
 	    -DBUILD_DIR='"$(abspath $(BUILD))"' -DSRC_DIR='"$(CURDIR)"' -c $< -o $@
@@ -106,35 +121,35 @@ $(OBJ)/tests/%.o: tests/%.c
 $(OBJ)/tests/libprof/test_backtrace.o: TEST_CFLAGS = -fno-omit-frame-pointer -fno-optimize-sibling-calls \
     -mno-omit-leaf-frame-pointer
 
-$(LIB): $(LIB_OBJS)
-	$(CC) $(LIB_LDFLAGS) $(EXTRA_LDFLAGS) -o $@ $^ $(UNW_LDLIBS) -lpthread -ldl
+$(LIB): $(LIB_OBJS) $(FLAGS_FILE)
+	$(CC) $(LIB_LDFLAGS) $(EXTRA_LDFLAGS) -o $@ $(filter %.o,$^) $(UNW_LDLIBS) -lpthread -ldl
 
-$(PROF): $(REP_OBJS) $(ATT_OBJS)
-	$(CC) $(EXTRA_LDFLAGS) -o $@ $^ $(REP_LDLIBS)
+$(PROF): $(REP_OBJS) $(ATT_OBJS) $(FLAGS_FILE)
+	$(CC) $(EXTRA_LDFLAGS) -o $@ $(filter %.o,$^) $(REP_LDLIBS)
 
-$(BUILD)/workloads/%: tests/workloads/%.c
+$(BUILD)/workloads/%: tests/workloads/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(WORK_CFLAGS) -o $@ $< -lpthread -lm
+	$(CC) $(WORK_CFLAGS) -MF $@.d -o $@ $< -lpthread -lm
 
-$(BUILD)/examples/%: examples/%.c
+$(BUILD)/examples/%: examples/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(WORK_CFLAGS) -o $@ $< -lpthread -lm
+	$(CC) $(WORK_CFLAGS) -MF $@.d -o $@ $< -lpthread -lm
 
 # The stack-walk benchmark links the steppers' objects directly (bench/walk.sh runs it).
 WALK_BENCH_OBJS := $(filter $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/walk_unw.o \
                    $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o,$(SMP_OBJS))
-$(BUILD)/bench/walk: bench/walk.c $(WALK_BENCH_OBJS)
+$(BUILD)/bench/walk: bench/walk.c $(WALK_BENCH_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(BASE_CFLAGS) -fno-omit-frame-pointer -o $@ $< $(WALK_BENCH_OBJS) \
+	$(CC) $(BASE_CFLAGS) -MF $@.d -fno-omit-frame-pointer -o $@ $< $(WALK_BENCH_OBJS) \
 	    $(if $(filter 1,$(UNWIND)),-lunwind) -lpthread
 
-$(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS)
+$(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(EXTRA_LDFLAGS) -o $@ $^ -lcriterion $(REP_LDLIBS) $(UNW_LDLIBS) -lpthread -ldl
+	$(CC) $(EXTRA_LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion $(REP_LDLIBS) $(UNW_LDLIBS) -lpthread -ldl
 
-$(BUILD)/tests/e2e: $(E2E_TOBJS)
+$(BUILD)/tests/e2e: $(E2E_TOBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(EXTRA_LDFLAGS) -o $@ $^ -lcriterion -lpthread
+	$(CC) $(EXTRA_LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion -lpthread
 
 unit: $(BUILD)/tests/unit
 e2e: all $(BUILD)/tests/e2e $(WORKLOADS)
@@ -174,7 +189,7 @@ lint: $(LIB) $(HANDLER_OBJS)
 # AddressSanitizer and UBSan over the unit tests and the reporter (the preloaded
 # library cannot carry ASan into an uninstrumented program, so e2e stays out).
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build/asan \
+	@$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
 	    EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" unit build/asan/prof
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp scripts/run-tests.sh build/asan unit
@@ -207,6 +222,6 @@ install: all
 	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libprof.pc
 
 clean:
-	rm -rf build
+	rm -rf $(BUILD)
 
 -include $(shell find $(BUILD) -name '*.d' 2>/dev/null)
