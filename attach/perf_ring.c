@@ -32,9 +32,9 @@
 
 #include <asm/perf_regs.h>
 
-#include "common/grow.h"
-#include "common/err.h"
 #include "attach/procstat.h"
+#include "common/err.h"
+#include "common/grow.h"
 
 /*
  * Bytes of user stack the kernel copies into each sample, from the stack pointer up. The

@@ -20,11 +20,11 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "common/grow.h"
-#include "common/record.h"
-#include "common/maps_line.h"
 #include "common/build_id.h"
 #include "common/err.h"
+#include "common/grow.h"
+#include "common/maps_line.h"
+#include "common/record.h"
 
 #define NOTES_MAX 65536u /* note segment bytes looked at */
 

@@ -38,15 +38,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/clock.h"
-#include "common/grow.h"
-#include "include/libprof/prof_format.h"
-#include "common/record.h"
-#include "common/err.h"
 #include "attach/procmaps.h"
 #include "attach/procstat.h"
 #include "attach/ptrace_unwind.h"
 #include "attach/remote_walk.h"
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/grow.h"
+#include "common/record.h"
+#include "include/libprof/prof_format.h"
 
 #define MAX_ROUNDS 64   /* task listings at most: a process that keeps starting threads */
 #define POLL_NS 1000000 /* between two looks at the threads not stopped yet */

@@ -16,8 +16,8 @@
 
 #include <libunwind-ptrace.h>
 
-#include "include/libprof/prof_format.h"
 #include "attach/procmaps.h"
+#include "include/libprof/prof_format.h"
 
 bool att_punw_is_built(void)
 {

@@ -49,16 +49,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/clock.h"
-#include "include/libprof/prof_format.h"
-#include "common/intern.h"
-#include "common/record.h"
-#include "common/err.h"
-#include "common/hash.h"
 #include "attach/perf_ring.h"
 #include "attach/procmaps.h"
 #include "attach/procstat.h"
 #include "attach/remote_walk.h"
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/hash.h"
+#include "common/intern.h"
+#include "common/record.h"
+#include "include/libprof/prof_format.h"
 
 #define POLL_MS 100u               /* longest wait between drains: what a killed prof loses */
 #define BATCH_BYTES (64u * 1024u)  /* entries of one PROF_REC_SAMPLES at most */

@@ -24,10 +24,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/procstat.h"
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/parse.h"
-#include "attach/procstat.h"
 
 #define ENVIRON_MAX (1u << 20) /* bytes of /proc/PID/environ looked at */
 

@@ -31,9 +31,9 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "common/fp_step.h"
 #include "libprof/unwind.h"
 #include "sampler/codemap.h"
-#include "common/fp_step.h"
 #include "sampler/probe.h"
 
 #define PROF_BT_MAX_FRAMES 4096 /* steps of one walk at most, whatever `max` says */

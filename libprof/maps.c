@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "common/grow.h"
-#include "common/record.h"
 #include "common/maps_line.h"
+#include "common/record.h"
 #include "libprof/fd.h"
 #include "libprof/objects.h"
 #include "libprof/writer.h"

@@ -15,9 +15,9 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/build_id.h"
 #include "common/grow.h"
 #include "common/maps_line.h"
-#include "common/build_id.h"
 #include "libprof/fd.h"
 
 #define LP_OBJECT_NOTES_MAX 4096u /* bytes of a note segment read for the build-id */

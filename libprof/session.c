@@ -45,8 +45,8 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "include/libprof/prof_format.h"
 #include "common/record.h"
+#include "include/libprof/prof_format.h"
 #include "libprof/config.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
@@ -58,8 +58,8 @@
 #include "libprof/rings.h"
 #include "libprof/snapshot.h"
 #include "libprof/threads.h"
-#include "libprof/trampolines.h"
 #include "libprof/timers.h"
+#include "libprof/trampolines.h"
 #include "libprof/unwind.h"
 #include "libprof/writer.h"
 #include "sampler/handler.h"

@@ -13,8 +13,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "libprof/fd.h"
 #include "common/record.h"
+#include "libprof/fd.h"
 #include "libprof/writer.h"
 #include "sampler/handler.h"
 

@@ -17,8 +17,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "include/libprof/prof_format.h"
 #include "common/maps_line.h"
+#include "include/libprof/prof_format.h"
 #include "libprof/fd.h"
 #include "libprof/libc.h"
 #include "sampler/codemap.h"

@@ -18,12 +18,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "common/grow.h"
 #include "common/check.h"
+#include "common/grow.h"
+#include "common/record.h"
 #include "libprof/fd.h"
 #include "libprof/libc.h"
 #include "libprof/log.h"
-#include "common/record.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
 

@@ -10,10 +10,10 @@
  */
 #include "sampler/walk_fp.h"
 
-#include "sampler/codemap.h"
 #include "common/fp_step.h"
-#include "sampler/probe.h"
 #include "sampler/check.h"
+#include "sampler/codemap.h"
+#include "sampler/probe.h"
 
 /* The accessors' state: the code map the walk entered. */
 struct self_mem {

@@ -17,19 +17,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "common/parse.h"
 #include "include/libprof/prof_format.h"
+#include "reporter/base/warn.h"
+#include "reporter/cmd/cmd.h"
 #include "reporter/compare/budget.h"
 #include "reporter/compare/check.h"
 #include "reporter/compare/diff.h"
-#include "common/err.h"
-#include "reporter/cmd/cmd.h"
-#include "reporter/base/warn.h"
-#include "reporter/symbols/names.h"
-#include "reporter/output/diff.h"
 #include "reporter/input/profile.h"
 #include "reporter/input/read.h"
 #include "reporter/input/warnings.h"
+#include "reporter/output/diff.h"
+#include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 
 const char rep_cmd_diff_usage[] =

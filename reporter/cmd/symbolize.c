@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/symbols/demangle.h"
 #include "common/err.h"
+#include "reporter/symbols/demangle.h"
 #include "reporter/symbols/module.h"
 
 #define MAX_INLINED 16

@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/grow.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/parse.h"
 
 #define BUDGET_MAX_BYTES (1u << 20) /* a larger file is not a budget */

@@ -12,10 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "common/grow.h"
 #include "reporter/compare/budget.h"
 #include "reporter/compare/diff.h"
-#include "common/err.h"
 #include "reporter/symbols/names.h"
 
 void rep_check_defaults(struct rep_check_opts *o)

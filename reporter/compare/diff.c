@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "common/check.h"
-#include "common/grow.h"
 #include "common/err.h"
+#include "common/grow.h"
 
 #define BETA_MAX_ITERS 300
 #define BETA_EPS 1e-15

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
-#include "common/grow.h"
 #include "common/err.h"
+#include "common/grow.h"
 
 int rep_profile_init(struct rep_profile *p, const char *name)
 {

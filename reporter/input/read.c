@@ -24,9 +24,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/err.h"
 #include "common/grow.h"
 #include "include/libprof/prof_format.h"
-#include "common/err.h"
 #include "reporter/input/profile.h"
 
 #define READ_CHUNK_BYTES (1u << 20)

@@ -13,10 +13,10 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "reporter/compare/diff.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
+#include "reporter/compare/diff.h"
 #include "reporter/output/diff_svg.h"
+#include "reporter/symbols/names.h"
 
 /* One function's values as printed. */
 struct diff_row {

@@ -16,12 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "reporter/stacks/aggregate.h"
-#include "reporter/compare/diff.h"
 #include "common/err.h"
+#include "reporter/compare/diff.h"
+#include "reporter/output/svg.h"
+#include "reporter/stacks/aggregate.h"
 #include "reporter/stacks/flame.h"
 #include "reporter/symbols/names.h"
-#include "reporter/output/svg.h"
 
 #define NEUTRAL_RGB 0xdcdcdcu /* unchanged or within noise */
 #define PALE 220.0            /* the other channels of the faintest red or blue */

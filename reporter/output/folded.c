@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "common/grow.h"
 #include "reporter/stacks/aggregate.h"
-#include "common/err.h"
 #include "reporter/symbols/names.h"
 
 struct folded_line {

@@ -11,8 +11,8 @@
 
 #include "common/err.h"
 #include "reporter/output/escape.h"
-#include "reporter/stacks/flame.h"
 #include "reporter/output/svg.h"
+#include "reporter/stacks/flame.h"
 
 static const char page_css[] =
     "body { margin: 0; padding: 8px 12px; background: #fdfcf4; font: 14px sans-serif; }\n"

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/grow.h"
 #include "common/err.h"
+#include "common/grow.h"
 
 #define PB_WIRE_VARINT 0u
 #define PB_WIRE_LEN 2u

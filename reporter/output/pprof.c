@@ -15,10 +15,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
 #include "reporter/output/pb.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/symbols/names.h"
 
 /* profile.proto field numbers. */
 #define PF_SAMPLE_TYPE 1

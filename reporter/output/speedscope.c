@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
 #include "reporter/output/escape.h"
-#include "reporter/symbols/names.h"
+#include "reporter/stacks/aggregate.h"
 #include "reporter/stacks/per_thread.h"
+#include "reporter/symbols/names.h"
 
 #define NO_FRAME UINT32_MAX
 

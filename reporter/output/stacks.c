@@ -10,12 +10,12 @@
 #include <stdbool.h>
 #include <string.h>
 
-#include "include/libprof/prof_format.h"
-#include "common/snap_calls.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
+#include "common/snap_calls.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/input/profile.h"
 #include "reporter/stacks/snap_groups.h"
+#include "reporter/symbols/names.h"
 
 const char *rep_out_stacks_state_word(char state)
 {

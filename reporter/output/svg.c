@@ -15,9 +15,9 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/hash.h"
 #include "reporter/output/escape.h"
 #include "reporter/stacks/flame.h"
-#include "common/hash.h"
 #include "reporter/symbols/names.h"
 
 #define SVG_WIDTH 1200.0

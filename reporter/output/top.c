@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
+#include "reporter/stacks/aggregate.h"
 #include "reporter/symbols/names.h"
 
 struct top_row {

@@ -13,11 +13,11 @@
 
 #include "common/err.h"
 #include "common/grow.h"
-#include "reporter/stacks/filter.h"
 #include "common/hash.h"
-#include "reporter/symbols/names.h"
-#include "reporter/input/profile.h"
 #include "reporter/base/progress.h"
+#include "reporter/input/profile.h"
+#include "reporter/stacks/filter.h"
+#include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 
 int rep_agg_init(struct rep_agg *a)

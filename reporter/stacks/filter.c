@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/grow.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
+#include "common/grow.h"
 #include "reporter/input/profile.h"
+#include "reporter/symbols/names.h"
 
 #define FILTER_KNOWN 1u  /* the verdicts of this id are decided */
 #define FILTER_FOCUS 2u  /* its name matches --focus */

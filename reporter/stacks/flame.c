@@ -12,10 +12,10 @@
 #include <string.h>
 
 #include "common/check.h"
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "reporter/stacks/aggregate.h"
 #include "reporter/symbols/names.h"
 
 static uint64_t key_hash(uint32_t parent, uint32_t name_id)

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "reporter/stacks/aggregate.h"
 #include "reporter/stacks/flame.h"
-#include "common/err.h"
 #include "reporter/symbols/names.h"
 
 /* The call tree of in's stacks with their weights. */

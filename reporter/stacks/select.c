@@ -11,9 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "common/parse.h"
 #include "reporter/stacks/aggregate.h"
-#include "common/err.h"
 #include "reporter/stacks/prune.h"
 #include "reporter/symbols/symbols.h"
 

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/libprof/prof_format.h"
 #include "common/err.h"
 #include "common/grow.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/input/profile.h"
 #include "reporter/symbols/symbols.h"
 

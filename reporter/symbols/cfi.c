@@ -20,8 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/grow.h"
 #include "common/err.h"
+#include "common/grow.h"
 
 #define CFI_STATE_DEPTH 16u /* DW_CFA_remember_state nesting this reader follows */
 

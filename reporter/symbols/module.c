@@ -36,9 +36,9 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "reporter/symbols/cfi.h"
 #include "common/build_id.h"
 #include "common/err.h"
+#include "reporter/symbols/cfi.h"
 
 #define MODULE_BUILD_ID_MAX 64u
 #define MODULE_DEBUG_DIR "/usr/lib/debug/.build-id"

@@ -16,14 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/symbols/demangle.h"
 #include "common/err.h"
 #include "common/grow.h"
-#include "reporter/base/warn.h"
 #include "common/hash.h"
+#include "reporter/base/warn.h"
+#include "reporter/input/profile.h"
+#include "reporter/symbols/demangle.h"
 #include "reporter/symbols/module.h"
 #include "reporter/symbols/names.h"
-#include "reporter/input/profile.h"
 #include "reporter/symbols/vdso.h"
 
 /* Functions inlined into one another at one address, at most; deeper chains keep their

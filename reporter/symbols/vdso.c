@@ -14,8 +14,8 @@
 #include <sys/auxv.h>
 #include <unistd.h>
 
-#include "include/libprof/prof_format.h"
 #include "common/err.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/symbols/module.h"
 
 /* The image's size in bytes, 0 when it does not look like a 64-bit ELF image. */

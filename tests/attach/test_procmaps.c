@@ -7,8 +7,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "common/err.h"
 #include "attach/procmaps.h"
+#include "common/err.h"
 
 static void add(struct att_maps *m, uint64_t start, uint64_t end, uint64_t offset,
                 const char *path)

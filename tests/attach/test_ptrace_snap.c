@@ -18,11 +18,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "include/libprof/prof_format.h"
-#include "common/err.h"
 #include "attach/procstat.h"
-#include "reporter/input/profile.h"
 #include "attach/ptrace_snap.h"
+#include "common/err.h"
+#include "include/libprof/prof_format.h"
+#include "reporter/input/profile.h"
 #include "reporter/input/read.h"
 
 static int signal_fd = -1; /* the child writes a byte here for each SIGUSR1 */

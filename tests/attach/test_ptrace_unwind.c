@@ -18,13 +18,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "include/libprof/prof_format.h"
-#include "common/err.h"
 #include "attach/procmaps.h"
 #include "attach/procstat.h"
-#include "reporter/input/profile.h"
 #include "attach/ptrace_snap.h"
 #include "attach/ptrace_unwind.h"
+#include "common/err.h"
+#include "include/libprof/prof_format.h"
+#include "reporter/input/profile.h"
 #include "reporter/input/read.h"
 
 #define N_CHAIN 3 /* chain_a -> chain_b -> chain_c */

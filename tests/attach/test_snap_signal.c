@@ -13,9 +13,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "common/err.h"
 #include "attach/procstat.h"
 #include "attach/snap_signal.h"
+#include "common/err.h"
 
 static int parsed(const char *s)
 {

@@ -6,9 +6,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/record.h"
 #include "libprof/intern.h"
 #include "libprof/unwind.h"
-#include "common/record.h"
 #include "sampler/codemap.h"
 
 Test(intern, same_stack_gets_the_same_id)

@@ -11,9 +11,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/record.h"
 #include "libprof/log.h"
 #include "libprof/maps.h"
-#include "common/record.h"
 #include "libprof/threads.h"
 #include "libprof/writer.h"
 #include "sampler/ring.h"

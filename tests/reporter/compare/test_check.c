@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
+#include "common/err.h"
 #include "reporter/compare/budget.h"
 #include "reporter/compare/check.h"
 #include "reporter/compare/diff.h"
-#include "common/err.h"
+#include "reporter/stacks/aggregate.h"
 #include "reporter/symbols/names.h"
 
 struct fixture {

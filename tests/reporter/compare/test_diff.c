@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
-#include "reporter/compare/diff.h"
 #include "common/err.h"
+#include "reporter/compare/diff.h"
+#include "reporter/stacks/aggregate.h"
 #include "reporter/symbols/names.h"
 
 struct fixture {

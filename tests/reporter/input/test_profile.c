@@ -5,8 +5,8 @@
  */
 #include <criterion/criterion.h>
 
-#include "include/libprof/prof_format.h"
 #include "common/err.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/input/profile.h"
 
 Test(profile, takes_the_rate_the_timer_delivered_from_the_stats)

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "include/libprof/prof_format.h"
-#include "common/record.h"
 #include "common/err.h"
+#include "common/record.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/input/profile.h"
 #include "reporter/input/read.h"
 

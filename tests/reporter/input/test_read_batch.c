@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 #include <string.h>
 
-#include "common/record.h"
 #include "common/err.h"
+#include "common/record.h"
 #include "reporter/input/profile.h"
 #include "reporter/input/read.h"
 

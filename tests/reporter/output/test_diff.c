@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
-#include "reporter/compare/diff.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
+#include "reporter/compare/diff.h"
 #include "reporter/output/diff.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/symbols/names.h"
 
 struct fixture {
     struct rep_names names;

@@ -8,14 +8,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/libprof/prof_format.h"
-#include "common/record.h"
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
-#include "reporter/output/folded.h"
+#include "common/record.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/input/profile.h"
 #include "reporter/input/read.h"
+#include "reporter/output/folded.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 #include "tests/reporter/stacks/agg_fixture.h"
 

@@ -8,11 +8,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
+#include "reporter/output/json.h"
+#include "reporter/stacks/aggregate.h"
 #include "reporter/stacks/flame.h"
 #include "reporter/symbols/names.h"
-#include "reporter/output/json.h"
 #include "tests/reporter/stacks/agg_fixture.h"
 
 /* Runs the output into a string (free it). */

@@ -12,10 +12,10 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
 #include "reporter/output/pprof.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/symbols/names.h"
 
 struct field {
     uint32_t num;

@@ -9,15 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/libprof/prof_format.h"
-#include "common/record.h"
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
-#include "reporter/output/speedscope.h"
-#include "reporter/stacks/per_thread.h"
+#include "common/record.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/input/profile.h"
 #include "reporter/input/read.h"
+#include "reporter/output/speedscope.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/stacks/per_thread.h"
+#include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 
 static char *speedscope(const struct rep_per_thread *t, const struct rep_names *names)

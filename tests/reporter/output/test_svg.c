@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
-#include "reporter/stacks/flame.h"
-#include "reporter/symbols/names.h"
 #include "reporter/output/html.h"
 #include "reporter/output/svg.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/stacks/flame.h"
+#include "reporter/symbols/names.h"
 #include "tests/reporter/stacks/agg_fixture.h"
 
 /* Draws the aggregate (as an HTML page when is_html) into a string (free it). */

@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
 #include "reporter/output/top.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/symbols/names.h"
 #include "tests/reporter/stacks/agg_fixture.h"
 
 /* total 20: flat r 10, b 6, a 2, c 2, main 0; cum main 20, r 10, a 8, b 6, c 2. */

@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
+#include "reporter/stacks/aggregate.h"
 #include "reporter/symbols/names.h"
 
 struct fixture {

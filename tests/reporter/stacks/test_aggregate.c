@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
 #include "reporter/input/profile.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 
 __attribute__((noinline)) int agg_test_leaf(int x);

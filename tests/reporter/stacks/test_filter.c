@@ -10,12 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
-#include "reporter/stacks/filter.h"
-#include "reporter/symbols/names.h"
 #include "reporter/input/profile.h"
+#include "reporter/stacks/aggregate.h"
+#include "reporter/stacks/filter.h"
 #include "reporter/stacks/select.h"
+#include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 
 #define START_NS 1000000000ull

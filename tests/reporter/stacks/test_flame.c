@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "reporter/stacks/aggregate.h"
 #include "common/err.h"
+#include "reporter/stacks/aggregate.h"
 #include "reporter/stacks/flame.h"
 #include "reporter/symbols/names.h"
 

@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "include/libprof/prof_format.h"
-#include "common/record.h"
 #include "common/err.h"
-#include "reporter/symbols/names.h"
-#include "reporter/output/stacks.h"
+#include "common/record.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/input/profile.h"
 #include "reporter/input/read.h"
+#include "reporter/output/stacks.h"
 #include "reporter/stacks/snap_groups.h"
+#include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 
 #define ANON_START 0x10000u /* an anonymous executable mapping: every address is "[anon]" */

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "reporter/symbols/cfi.h"
 #include "common/err.h"
+#include "reporter/symbols/cfi.h"
 
 #define SECTION_VMA 0x1000u
 

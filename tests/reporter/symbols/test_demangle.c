@@ -5,8 +5,8 @@
 #include <criterion/criterion.h>
 #include <stdlib.h>
 
-#include "reporter/symbols/demangle.h"
 #include "common/err.h"
+#include "reporter/symbols/demangle.h"
 
 static void expect(const char *raw, const char *want)
 {

@@ -18,9 +18,9 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "reporter/input/profile.h"
 #include "reporter/symbols/module.h"
 #include "reporter/symbols/names.h"
-#include "reporter/input/profile.h"
 #include "reporter/symbols/symbols.h"
 
 /* Functions with known names for the symbolizer to find. */
