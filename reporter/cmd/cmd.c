@@ -4,7 +4,9 @@
  */
 #include "reporter/cmd/cmd.h"
 
+#include <errno.h>
 #include <getopt.h>
+#include <string.h>
 
 #include "common/err.h"
 
@@ -15,4 +17,24 @@ int rep_cmd_unknown_option(struct cmn_err *err, const char *cmd, char **argv)
                            optopt);
     return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option %s (see prof --help)", cmd,
                        argv[optind - 1]);
+}
+
+int rep_cmd_open_output(const char *path, FILE **out, struct cmn_err *err)
+{
+    *out = stdout;
+    if (path != NULL && (*out = fopen(path, "w")) == NULL)
+        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", path, strerror(errno));
+    return CMN_OK;
+}
+
+int rep_cmd_close_output(const char *path, FILE *out, int rc, struct cmn_err *err)
+{
+    if (out != NULL && out != stdout && fclose(out) != 0 && rc == CMN_OK)
+        rc = CMN_E_IO;
+    if (rc == CMN_E_NOMEM)
+        return cmn_err_nomem(err);
+    if (rc == CMN_E_IO)
+        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s",
+                           path != NULL ? path : "standard output", strerror(errno));
+    return rc;
 }

@@ -270,11 +270,10 @@ static int check_sides(const struct diff_cmd_opts *o, const struct rep_diff *d, 
 static int write_result(const struct diff_cmd_opts *o, const struct rep_diff *d,
                         const struct rep_names *names, bool *regressed, struct cmn_err *err)
 {
-    const char *name = o->output != NULL ? o->output : "standard output";
-    FILE *out = stdout;
-    if (o->output != NULL && (out = fopen(o->output, "w")) == NULL)
-        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", o->output, strerror(errno));
-    int rc;
+    FILE *out;
+    int rc = rep_cmd_open_output(o->output, &out, err);
+    if (rc != CMN_OK)
+        return rc;
     if (o->is_check) {
         struct rep_check c;
         rc = rep_check_run(&c, d, names, &o->check);
@@ -286,13 +285,7 @@ static int write_result(const struct diff_cmd_opts *o, const struct rep_diff *d,
     } else {
         rc = rep_out_diff(out, d, names, &o->out);
     }
-    if (o->output != NULL && fclose(out) != 0 && rc == CMN_OK)
-        rc = CMN_E_IO;
-    if (rc == CMN_E_NOMEM)
-        return cmn_err_nomem(err);
-    if (rc == CMN_E_IO)
-        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s", name, strerror(errno));
-    return rc;
+    return rep_cmd_close_output(o->output, out, rc, err);
 }
 
 /* prof diff (is_check false) or prof check. */

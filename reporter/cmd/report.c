@@ -251,18 +251,12 @@ static int write_output(const struct report_opts *o, const struct rep_agg *agg,
                         const struct rep_per_thread *threads, const struct rep_names *names,
                         struct cmn_err *err)
 {
-    const char *name = o->output != NULL ? o->output : "standard output";
-    FILE *out = stdout;
-    if (o->output != NULL && (out = fopen(o->output, "w")) == NULL)
-        return cmn_err_set(err, CMN_E_INPUT, "%s: %s", o->output, strerror(errno));
-    int rc = write_format(out, o, agg, threads, names);
-    if (o->output != NULL && fclose(out) != 0 && rc == CMN_OK)
-        rc = CMN_E_IO;
-    if (rc == CMN_E_NOMEM)
-        return cmn_err_nomem(err);
-    if (rc == CMN_E_IO)
-        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s", name, strerror(errno));
-    return rc;
+    FILE *out;
+    int rc = rep_cmd_open_output(o->output, &out, err);
+    if (rc != CMN_OK)
+        return rc;
+    rc = write_format(out, o, agg, threads, names);
+    return rep_cmd_close_output(o->output, out, rc, err);
 }
 
 static int run_report(const struct report_opts *o, struct cmn_err *err)

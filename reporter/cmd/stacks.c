@@ -373,23 +373,18 @@ static int write_output(const struct stacks_opts *o, const struct rep_profile *p
     rep_sym_init(&sym, &names);
     sym.is_offline = o->is_offline;
     sym.is_lines = !o->is_folded; /* the text names file:line; folded, like report, not */
-    const char *name = o->output != NULL ? o->output : "standard output";
-    FILE *out = stdout;
+    FILE *out = NULL;
     int rc = rep_sym_use_profile(&sym, p);
-    if (rc == CMN_OK && o->output != NULL && (out = fopen(o->output, "w")) == NULL)
-        rc = cmn_err_set(err, CMN_E_INPUT, "%s: %s", o->output, strerror(errno));
-    else if (rc == CMN_OK)
+    if (rc == CMN_OK && (rc = rep_cmd_open_output(o->output, &out, err)) == CMN_OK) {
         rc = write_format(out, o, p, &sym);
-    if (out != NULL && out != stdout && fclose(out) != 0 && rc == CMN_OK)
-        rc = CMN_E_IO;
+        rc = rep_cmd_close_output(o->output, out, rc, err);
+    } else if (rc == CMN_E_NOMEM) {
+        rc = cmn_err_nomem(err);
+    }
     size_t n_printed = 0;
     rep_sym_warn(&sym, &n_printed);
     rep_sym_fini(&sym);
     rep_names_fini(&names);
-    if (rc == CMN_E_NOMEM)
-        return cmn_err_nomem(err);
-    if (rc == CMN_E_IO)
-        return cmn_err_set(err, CMN_E_IO, "%s: write error: %s", name, strerror(errno));
     return rc;
 }
 
