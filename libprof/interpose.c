@@ -365,12 +365,55 @@ static char *const *env_without_us(char *const *envp, char **arr, char *buf)
     return arr;
 }
 
+/* With PROF_FOLLOW=1, a relative PROF_OUTPUT becomes absolute from the directory this
+ * process started in, so that every process of the tree writes where the first one does
+ * (a program exec'd in another directory would look for the output's folder there). The
+ * PROF_OUTPUT=... entry to rewrite, or NULL. */
+static const char *env_relative_output(char *const *envp)
+{
+    for (size_t i = 0; envp && envp[i]; i++)
+        if (strncmp(envp[i], "PROF_OUTPUT=", 12) == 0)
+            return envp[i][12] != '\0' && envp[i][12] != '/' ? envp[i] : NULL;
+    return NULL;
+}
+
+static char *const *env_with_output(char *const *envp, char **arr, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (size_t i = 0; envp[i]; i++) {
+        if (strncmp(envp[i], "PROF_OUTPUT=", 12) != 0) {
+            arr[n++] = envp[i];
+            continue;
+        }
+        /* By hand: a vfork child may be here, so nothing that could allocate. */
+        const char *cwd = lp_session_start_cwd(), *rel = envp[i] + 12;
+        size_t lc = strlen(cwd), lr = strlen(rel);
+        if (12 + lc + 1 + lr + 1 > cap) {
+            arr[n++] = envp[i];
+            continue;
+        }
+        memcpy(buf, "PROF_OUTPUT=", 12);
+        memcpy(buf + 12, cwd, lc);
+        buf[12 + lc] = '/';
+        memcpy(buf + 12 + lc + 1, rel, lr + 1);
+        arr[n++] = buf;
+    }
+    arr[n] = NULL;
+    return arr;
+}
+
 #define EXEC_ENV(name, envp)                                                               \
     int follow_ = lp_session_follow();                                                     \
     const char *preload_ = follow_ ? NULL : env_preload(envp);                             \
-    char *name##_arr[preload_ ? env_count(envp) + 1 : 1];                                  \
-    char name##_buf[preload_ ? strlen(preload_) + 1 : 1];                                  \
-    char *const *name = preload_ ? env_without_us(envp, name##_arr, name##_buf) : (envp)
+    const char *output_ = follow_ ? env_relative_output(envp) : NULL;                      \
+    char *name##_arr[preload_ || output_ ? env_count(envp) + 1 : 1];                       \
+    size_t name##_cap = preload_ ? strlen(preload_) + 1                                    \
+                        : output_ ? strlen(output_) + strlen(lp_session_start_cwd()) + 2   \
+                                  : 1;                                                     \
+    char name##_buf[name##_cap];                                                           \
+    char *const *name = preload_   ? env_without_us(envp, name##_arr, name##_buf)          \
+                        : output_ ? env_with_output(envp, name##_arr, name##_buf, name##_cap) \
+                                  : (envp)
 
 LP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {

@@ -100,7 +100,7 @@ static unsigned chain_frames(const unsigned char *ips, uint64_t nr, unsigned ker
 /* A sample record's body (after its header) into one sample of w. */
 static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
                        const struct lp_ksamples_ends *ends, unsigned kernel_cap,
-                       unsigned max_frames)
+                       unsigned max_frames, uint32_t weight)
 {
     uint32_t pid_tid[2];
     uint64_t time_ns, nr;
@@ -136,7 +136,7 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
         sp_word = 0; /* a leaf called by the trampoline: its caller is never shown */
     struct prof_rec_sample rec = {.time_ns = time_ns,
                                   .tid = pid_tid[1],
-                                  .weight = 1,
+                                  .weight = weight,
                                   .n_frames = (uint16_t)n,
                                   .stop_reason = why,
                                   .flags = why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED,
@@ -144,7 +144,7 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
     lp_writer_put_sample(w, &rec, frames);
     count(PROF_STAT_SAMPLES, 1);
     count(PROF_STAT_KERNEL_SAMPLES, 1);
-    count(PROF_STAT_WEIGHT, 1);
+    count(PROF_STAT_WEIGHT, weight);
     if (why != PROF_STOP_END) {
         count(PROF_STAT_TRUNCATED, 1);
         count(PROF_STAT_STOP_DEPTH + why - PROF_STOP_DEPTH, 1);
@@ -153,7 +153,7 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
 
 size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
                          const struct lp_ksamples_ends *ends, unsigned kernel_cap,
-                         unsigned max_frames)
+                         unsigned max_frames, uint32_t weight)
 {
     if (!k->map)
         return 0;
@@ -174,7 +174,7 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
         size_t body = h.size - sizeof(h);
         if (h.type == PERF_RECORD_SAMPLE && body <= sizeof(rec)) {
             copy_out(data, size, tail + sizeof(h), rec, body);
-            put_record(w, rec, body, ends, kernel_cap, max_frames);
+            put_record(w, rec, body, ends, kernel_cap, max_frames, weight);
             moved++;
         } else if (h.type == PERF_RECORD_LOST && body >= 16) {
             uint64_t lost[2];

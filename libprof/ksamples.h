@@ -33,12 +33,13 @@ struct lp_ksamples_ends {
     uintptr_t self_hi;
 };
 
-/* Not async-signal-safe; the writer buffer's owner. Moves every record of ring k into w;
- * returns the samples moved. kernel_cap: the frames the counter asked the kernel for (a
- * chain that long was cut by the kernel: depth); max_frames: PROF_DEPTH. Records the
- * kernel lost (its ring was full) count as dropped samples. */
+/* Not async-signal-safe; the writer buffer's owner. Moves every record of ring k into w,
+ * each sample weighing weight periods of the profile's rate (the kernel-time counter runs
+ * slower: libprof/timers.c); returns the samples moved. kernel_cap: the frames the counter
+ * asked the kernel for (a chain that long was cut by the kernel: depth); max_frames:
+ * PROF_DEPTH. Records the kernel lost (its ring was full) count as dropped samples. */
 size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
                          const struct lp_ksamples_ends *ends, unsigned kernel_cap,
-                         unsigned max_frames);
+                         unsigned max_frames, uint32_t weight);
 
 #endif

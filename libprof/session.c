@@ -84,6 +84,9 @@ static struct {
     size_t ring_bytes;
     uint64_t start_ns;        /* CLOCK_MONOTONIC at start */
     uint64_t start_cpu_ns;    /* CLOCK_PROCESS_CPUTIME_ID at start */
+    char start_cwd[PATH_MAX]; /* the working directory at start: a relative PROF_OUTPUT is
+                               * taken from it, for this process, its fork children and the
+                               * programs it execs (libprof/interpose.c) */
     struct lp_timer_choice timer; /* the source, its signal and rate; from start */
     int installed_signo;      /* the signal our handler is installed for, 0 = none yet;
                                * under sig_mu once live */
@@ -432,9 +435,7 @@ static void atfork_child(void)
  * count. -EINVAL/-ENAMETOOLONG for a bad template. */
 static int candidate_path(int is_child, unsigned k, char *path, size_t cap)
 {
-    char cwd[PATH_MAX], tmpl[PATH_MAX + 32];
-    if (!getcwd(cwd, sizeof(cwd)))
-        strcpy(cwd, "/");
+    char tmpl[PATH_MAX + 32];
     int has_pid = strstr(session.cfg.output, "%p") != NULL;
     if (is_child && !has_pid)
         k++;
@@ -444,7 +445,7 @@ static int candidate_path(int is_child, unsigned k, char *path, size_t cap)
         snprintf(tmpl, sizeof(tmpl), k == 1 ? "%s.%%p" : "%s.%%p.%u", session.cfg.output, k);
     else
         snprintf(tmpl, sizeof(tmpl), "%s.%u", session.cfg.output, k + 1);
-    return lp_config_expand_path(tmpl, session.pid, cwd, path, cap);
+    return lp_config_expand_path(tmpl, session.pid, session.start_cwd, path, cap);
 }
 
 /* Opens the profile at the first name no other process owns (libprof/writer.h). */
@@ -533,6 +534,8 @@ __attribute__((constructor)) static void lp_constructor(void)
     session.pid = getpid();
     session.start_ns = cmn_clock_ns(CLOCK_MONOTONIC);
     session.start_cpu_ns = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    if (!getcwd(session.start_cwd, sizeof(session.start_cwd)))
+        strcpy(session.start_cwd, "/");
     atomic_fetch_add(&session.app_threads, 1); /* the main thread */
     lp_config_load(&session.cfg, environ, &msgs);
     lp_log_open(session.cfg.log);
@@ -692,6 +695,11 @@ void lp_session_thread_exit(void)
 int lp_session_follow(void)
 {
     return session.cfg.follow;
+}
+
+const char *lp_session_start_cwd(void)
+{
+    return session.start_cwd;
 }
 
 int lp_session_sampling(void)

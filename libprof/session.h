@@ -28,6 +28,9 @@ void lp_session_thread_start(void);
 void lp_session_thread_exit(void);
 /* PROF_FOLLOW: 1 when children and exec'd programs are profiled too. */
 int lp_session_follow(void);
+/* The working directory the process started in (a relative PROF_OUTPUT is taken from it):
+ * async-signal-safe to read, set once by the constructor. */
+const char *lp_session_start_cwd(void);
 /* 1 when the session is live and sampling (not paused). */
 int lp_session_sampling(void);
 /* Stops sampling, writes the last records and closes the profile. Idempotent; a no-op in a

@@ -54,6 +54,7 @@ static struct {
     size_t perf_budget; /* descriptors we may hold: a small part of RLIMIT_NOFILE */
     int ksample;        /* kernel-only counters work here: each thread gets one */
     unsigned max_stack; /* frames a kernel-recorded call chain holds at most */
+    unsigned khz;       /* the kernel-time counters' rate: reg.hz / LP_KSAMPLE_SLOWER */
 } reg = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static pid_t self_tid(void)
@@ -142,6 +143,18 @@ static unsigned max_stack(const struct lp_config *cfg)
 }
 
 /* Opens a kernel-time counter on this thread and closes it: are they permitted here? */
+/* The kernel-time counter runs this many times slower than the profile's rate, each of
+ * its samples weighing as many periods: every counter costs a timer interrupt per period
+ * of the thread's CPU time, kernel or not, and a timer interrupt is dear in a virtual
+ * machine (about 25 us here), while most programs spend little of their time in the
+ * kernel. */
+#define LP_KSAMPLE_SLOWER 4u
+
+static unsigned kernel_hz(unsigned hz)
+{
+    return hz / LP_KSAMPLE_SLOWER > 0 ? hz / LP_KSAMPLE_SLOWER : 1;
+}
+
 static int try_kernel_counter(unsigned hz, unsigned frames)
 {
     struct smp_perf_kring k;
@@ -217,7 +230,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
         budget = lim.rlim_cur / 8;
     int ksample = out->source == PROF_TIMER_PERF && out->period_ns != 0 &&
-                  try_kernel_counter(cfg->freq_hz, max_stack(cfg)) == 0;
+                  try_kernel_counter(kernel_hz(cfg->freq_hz), max_stack(cfg)) == 0;
     if (out->source == PROF_TIMER_PERF && out->period_ns != 0 && !ksample)
         lp_note("kernel-only perf counters are not permitted here (perf_event_paranoid); the "
                 "time threads spend in system calls is counted on their next sample instead "
@@ -229,6 +242,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     reg.perf_budget = budget;
     reg.ksample = ksample;
     reg.max_stack = max_stack(cfg);
+    reg.khz = kernel_hz(cfg->freq_hz);
     pthread_mutex_unlock(&reg.mu);
     return 0;
 }
@@ -256,7 +270,7 @@ static int arm_locked(pid_t tid)
      * that the thread's samples weigh 1. */
     if (reg.choice.source == PROF_TIMER_PERF && reg.n_perf < reg.perf_budget) {
         if (reg.ksample && reg.n_perf + 2 <= reg.perf_budget &&
-            smp_timer_perf_open_kernel(tid, reg.hz, reg.max_stack, &e.kring) != 0)
+            smp_timer_perf_open_kernel(tid, reg.khz, reg.max_stack, &e.kring) != 0)
             e.kring.fd = -1;
         uint32_t flags = e.kring.fd >= 0 ? SMP_PERF_FD_KSAMPLED : 0;
         rc = smp_timer_perf_open(tid, reg.choice.signo, reg.hz, reg.choice.event, flags, &e.id);
@@ -427,7 +441,8 @@ size_t lp_timers_drain_kernel(struct lp_writer *w, const struct lp_ksamples_ends
     size_t n = 0;
     pthread_mutex_lock(&reg.mu);
     for (size_t i = 0; i < reg.n; i++)
-        n += lp_ksamples_drain(w, &reg.entries[i].kring, ends, reg.max_stack, max_frames);
+        n += lp_ksamples_drain(w, &reg.entries[i].kring, ends, reg.max_stack, max_frames,
+                               (uint32_t)(reg.hz / reg.khz));
     pthread_mutex_unlock(&reg.mu);
     return n;
 }

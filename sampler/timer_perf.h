@@ -13,11 +13,11 @@
  * only while the thread runs its own code, never inside a system call, which a signal
  * would cut short (a blocking pipe write returns a partial count when a handler runs in
  * its middle, SA_RESTART or not). The time a thread spends in the kernel is sampled by a
- * second counter, kernel-only, that never signals: at each of its overflows the kernel
- * records the thread's user-space call chain (frame pointers), the word at its user stack
- * pointer and the time into a small ring mapped from the counter, which libprof's writer
- * thread reads (libprof/ksamples.c): a system call's time is charged to the stack that
- * made it. Where kernel-only counters are not permitted (perf_event_paranoid 2 without
+ * second counter, kernel-only, that never signals (at a lower rate, libprof/timers.c): at
+ * each of its overflows the kernel records the thread's user-space call chain (frame
+ * pointers), the word at its user stack pointer and the time into a small ring mapped
+ * from the counter, which libprof's writer thread reads (libprof/ksamples.c): a system
+ * call's time is charged to the stack that made it. Where kernel-only counters are not permitted (perf_event_paranoid 2 without
  * privileges) there is no second counter, and the handler weighs each sample by the
  * thread's CPU time since its last one instead (sampler/handler.c): the time is counted,
  * on the thread's next sample in user space.

@@ -9,9 +9,12 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests/e2e/support.h"
 
@@ -183,4 +186,68 @@ Test(e2e_fork, a_stillborn_profile_does_not_spoil_a_family)
     e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", e2e_path("fam.prof.99999")));
     cr_expect_eq(p.status, 2, "an empty file alone is bad input");
     e2e_proc_free(&p);
+}
+
+/* A process that lowered its descriptor limit below descriptors it opened high checks its
+ * children for those numbers (Python's test_close_fds_when_max_fd_is_lowered): under a
+ * small limit libprof takes the lowest free numbers. */
+Test(e2e_fork, under_a_small_descriptor_limit_libprofs_descriptors_stay_low)
+{
+    struct e2e_proc p;
+    run_lib(&p, "low.prof", E2E_ARGV("PROF_FREQ=1000"), 20,
+            E2E_ARGV("/bin/sh", "-c", "ulimit -n 29; exec /bin/ls -l /proc/self/fd/"));
+    cr_assert_eq(p.status, 0, "ls exited %d: %s", p.status, p.err);
+    int n_ours = 0;
+    for (const char *line = p.out; *line;) {
+        const char *nl = strchr(line, '\n');
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        const char *arrow = strstr(line, " -> ");
+        if (arrow && (size_t)(arrow - line) < len &&
+            (memmem(arrow, len - (size_t)(arrow - line), ".prof", 5) ||
+             memmem(arrow, len - (size_t)(arrow - line), "perf_event", 10))) {
+            const char *num = arrow;
+            while (num > line && num[-1] != ' ')
+                num--;
+            int fd = atoi(num);
+            n_ours++;
+            cr_expect(fd >= 3 && fd < 17, "descriptor %d is libprof's under a limit of 29: %.*s",
+                      fd, (int)len, line);
+        }
+        if (!nl)
+            break;
+        line = nl + 1;
+    }
+    cr_expect_gt(n_ours, 0, "libprof holds no descriptor in ls?\n%s", p.out);
+    e2e_proc_free(&p);
+}
+
+/* A relative PROF_OUTPUT is taken from the directory the profiled program started in, for
+ * its fork children and for programs exec'd after a chdir: every profile of the tree lands
+ * in one folder, and none fails to be created (which would say so on the program's
+ * stderr). */
+Test(e2e_fork, a_relative_output_path_holds_for_the_whole_tree)
+{
+    cr_assert_eq(mkdir(e2e_path("out"), 0755), 0);
+    cr_assert_eq(mkdir(e2e_path("sub"), 0755), 0);
+    struct e2e_proc p;
+    struct e2e_opts o = {.preload = 1,
+                         .env = E2E_ARGV("PROF_OUTPUT=out/p.%p.prof", "PROF_FREQ=1000")};
+    e2e_run(&p, &o,
+            E2E_ARGV("/bin/sh", "-c",
+                     "spin() { i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; }; spin; "
+                     "cd sub && (spin) && exec /bin/sh -c 'i=0; while [ $i -lt 100000 ]; do "
+                     "i=$((i+1)); done'"));
+    cr_assert_eq(p.status, 0, "%s", p.err);
+    cr_expect_eq(p.err_len, 0, "the library printed: %s", p.err);
+    e2e_proc_free(&p);
+    DIR *d = opendir(e2e_path("out"));
+    cr_assert_not_null(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, "p.", 2) == 0;
+    closedir(d);
+    /* The shell's, its subshell's, and the exec'd program's (which takes the shell's file
+     * when the shell had no samples yet). */
+    cr_expect_geq(n, 2, "%zu profiles in out/", n);
+    cr_expect_eq(access(e2e_path("sub/out"), F_OK), -1, "a profile folder in sub/");
 }
