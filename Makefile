@@ -58,7 +58,7 @@ LIB_OBJS := $(SMP_OBJS) $(LP_OBJS)
 
 # The objects on the signal handler's path; `make lint` checks what they call (the list is
 # the script's argument: it is written here only).
-HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/ring.o \
+HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk.o $(OBJ)/sampler/ring.o \
                 $(OBJ)/sampler/snapshot.o $(OBJ)/sampler/app_action.o \
                 $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o \
                 $(filter $(OBJ)/sampler/walk_unw.o,$(SMP_OBJS))
@@ -68,7 +68,8 @@ HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler
 LP_LIVE_OBJS := $(OBJ)/libprof/session.o $(OBJ)/libprof/interpose.o $(OBJ)/libprof/api.o
 UNIT_OBJS    := $(SMP_OBJS) $(filter-out $(LP_LIVE_OBJS),$(LP_OBJS)) \
                 $(filter-out $(OBJ)/reporter/cmd/main.o,$(REP_OBJS)) $(ATT_OBJS)
-UNIT_SRCS    := $(wildcard tests/arch/test_*.c tests/sampler/test_*.c tests/libprof/test_*.c \
+UNIT_SRCS    := $(wildcard tests/arch/test_*.c tests/common/test_*.c tests/sampler/test_*.c \
+                          tests/libprof/test_*.c \
                           tests/attach/test_*.c tests/reporter/*/test_*.c)
 UNIT_TOBJS   := $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRCS))
 E2E_SRCS     := $(wildcard tests/e2e/*.c)
@@ -136,7 +137,7 @@ $(BUILD)/examples/%: examples/%.c $(FLAGS_FILE)
 	$(CC) $(WORK_CFLAGS) -MF $@.d -o $@ $< -lpthread -lm
 
 # The stack-walk benchmark links the steppers' objects directly (bench/walk.sh runs it).
-WALK_BENCH_OBJS := $(filter $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/walk_unw.o \
+WALK_BENCH_OBJS := $(filter $(OBJ)/sampler/walk.o $(OBJ)/sampler/walk_unw.o \
                    $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o,$(SMP_OBJS))
 $(BUILD)/bench/walk: bench/walk.c $(WALK_BENCH_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
@@ -167,8 +168,8 @@ test: deps
 # (tests/arch/mini) and run under qemu-user; skipped with a message without the tools.
 AARCH64_CC    ?= aarch64-linux-gnu-gcc
 QEMU_AARCH64  ?= qemu-aarch64
-AARCH64_SRCS  := sampler/walk_fp.c sampler/probe.c sampler/codemap.c tests/arch/mini/main.c \
-                 tests/arch/test_leaf.c tests/sampler/test_walk_fp.c \
+AARCH64_SRCS  := sampler/walk.c sampler/probe.c sampler/codemap.c tests/arch/mini/main.c \
+                 tests/arch/test_leaf.c tests/sampler/test_walk.c \
                  tests/sampler/test_probe.c tests/sampler/test_codemap.c
 test-aarch64:
 	@if ! command -v $(AARCH64_CC) >/dev/null 2>&1 || \

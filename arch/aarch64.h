@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <signal.h>
 #include <ucontext.h>
 
 #define ARCH_NAME "aarch64"
@@ -22,6 +23,14 @@
 #define ARCH_FRAME_FP_OFF 0u
 #define ARCH_FRAME_RET_OFF 8u
 #define ARCH_HAS_LR 1 /* bl leaves the return address in x30 */
+#define ARCH_FRAME_CFA_OFF 16u /* the caller's stack pointer is at least this far above x29 */
+#define ARCH_FP_CFA_EXACT 0    /* ... not exactly: the record may sit anywhere in the frame */
+
+/* DWARF register numbers (the AAPCS64 DWARF supplement). */
+#define ARCH_DWARF_SP 31u
+#define ARCH_DWARF_FP 29u
+#define ARCH_DWARF_RA 30u
+#define ARCH_DWARF_X86_64 0
 
 static inline uintptr_t arch_pc(const ucontext_t *uc)
 {
@@ -116,5 +125,13 @@ static inline uintptr_t arch_sigframe_uc(uintptr_t fp)
     (void)fp;
     return 0;
 }
+
+/* From the stack pointer at the trampoline: the kernel's rt_sigframe starts there, a
+ * siginfo_t and then the ucontext_t (arch/arm64/kernel/signal.c). */
+static inline uintptr_t arch_sigframe_uc_at(uintptr_t sp)
+{
+    return sp + sizeof(siginfo_t);
+}
+#define ARCH_UC_LR_OFF (offsetof(ucontext_t, uc_mcontext.regs) + 30 * sizeof(uint64_t))
 
 #endif

@@ -24,6 +24,15 @@
 #define ARCH_FRAME_FP_OFF 0u  /* caller's frame pointer, from the frame pointer */
 #define ARCH_FRAME_RET_OFF 8u /* return address, from the frame pointer */
 #define ARCH_HAS_LR 0         /* the return address of a call is pushed, not in a register */
+#define ARCH_FRAME_CFA_OFF 16u /* the caller's stack pointer, from the frame pointer */
+#define ARCH_FP_CFA_EXACT 1    /* ... exactly: the saved pair ends the frame */
+
+/* DWARF register numbers: the stack pointer, the frame pointer, the return address's
+ * column (the System V x86_64 ABI's). */
+#define ARCH_DWARF_SP 7u
+#define ARCH_DWARF_FP 6u
+#define ARCH_DWARF_RA 16u
+#define ARCH_DWARF_X86_64 1 /* the linker's PLT rule is x86_64's */
 
 static inline uintptr_t arch_pc(const ucontext_t *uc)
 {
@@ -151,5 +160,13 @@ static inline uintptr_t arch_sigframe_uc(uintptr_t fp)
 {
     return fp + 16;
 }
+
+/* The same from the stack pointer at the trampoline (the handler's return popped the
+ * trampoline's address off the kernel's frame: the ucontext_t is what is left). */
+static inline uintptr_t arch_sigframe_uc_at(uintptr_t sp)
+{
+    return sp;
+}
+#define ARCH_UC_LR_OFF 0 /* no link register */
 
 #endif

@@ -17,6 +17,7 @@
 struct cmn_maps_line {
     uint64_t start, end; /* [start, end) */
     uint64_t offset;     /* file offset of start */
+    uint64_t dev;        /* the file's device, (major << 32) | minor; 0 with inode 0 */
     uint64_t inode;      /* the file's inode, 0 for anonymous and special mappings */
     uint32_t prot;       /* PROF_MAP_* */
     const char *path;    /* into the line: the file, "[vdso]" and the like, "" anonymous */
@@ -38,6 +39,13 @@ static inline int cmn_maps_parse_line(const char *line, struct cmn_maps_line *m)
     m->offset = strtoull(perms + 5, &end, 16);
     m->path = "";
     m->inode = 0;
+    m->dev = 0;
+    if (*end == ' ') {
+        char *at;
+        uint64_t major = strtoull(end + 1, &at, 16);
+        if (*at == ':')
+            m->dev = major << 32 | strtoull(at + 1, NULL, 16);
+    }
     end = strchr(end + 1, ' '); /* past the device */
     if (end != NULL) {
         m->inode = strtoull(end + 1, &end, 10);

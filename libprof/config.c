@@ -37,7 +37,8 @@ static const struct keyword timer_names[] = {
 };
 
 static const struct keyword unwind_names[] = {
-    { "fp", PROF_UNWIND_FP }, { "libunwind", PROF_UNWIND_LIBUNWIND }, { NULL, 0 },
+    { "auto", PROF_UNWIND_AUTO }, { "fp", PROF_UNWIND_FP }, { "dwarf", PROF_UNWIND_DWARF },
+    { "libunwind", PROF_UNWIND_LIBUNWIND }, { NULL, 0 },
 };
 
 static const struct keyword event_names[] = {
@@ -191,7 +192,7 @@ int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs 
     c->follow = (int)follow;
     load_keyword(env, "PROF_TIMER", timer_names, LP_TIMER_AUTO, &c->timer, msgs);
     load_keyword(env, "PROF_EVENT", event_names, SMP_PERF_TASK_CLOCK, &c->event, msgs);
-    load_keyword(env, "PROF_UNWIND", unwind_names, PROF_UNWIND_FP, &c->unwinder, msgs);
+    load_keyword(env, "PROF_UNWIND", unwind_names, PROF_UNWIND_AUTO, &c->unwinder, msgs);
     load_signal(env, "PROF_SIGNAL", "the timer's default", &c->signo, msgs);
     load_signal(env, "PROF_SNAPSHOT_SIGNAL", "RTMAX-3", &c->snap_signo, msgs);
     if (c->snap_signo == 0) {

@@ -36,7 +36,8 @@ struct lp_config {
     int snap_signo;        /* PROF_SNAPSHOT_SIGNAL: asks for an all-thread snapshot; 0 = off */
     int follow;            /* PROF_FOLLOW: 1 = profile forked children and exec'd programs */
     unsigned event;        /* PROF_EVENT: SMP_PERF_* event of the perf source */
-    unsigned unwinder;     /* PROF_UNWIND: PROF_UNWIND_FP (default) or PROF_UNWIND_LIBUNWIND */
+    unsigned unwinder;     /* PROF_UNWIND: PROF_UNWIND_AUTO (default), _FP, _DWARF or
+                            * _LIBUNWIND */
     int enabled;           /* 0 when a value makes profiling impossible */
 };
 

@@ -153,6 +153,7 @@ static void write_stats_record(void)
     c[PROF_STAT_DURATION_NS] = cmn_clock_ns(CLOCK_MONOTONIC) - session.start_ns;
     /* This image's CPU time: the process's counts the images before an exec too. */
     c[PROF_STAT_CPU_NS] = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.start_cpu_ns;
+    c[PROF_STAT_UNWIND_BYTES] = lp_unwind_table_bytes(&c[PROF_STAT_UNWIND_MODULES]);
     size_t need = sizeof(struct prof_rec_stats) + sizeof(c);
     void *dst = lp_writer_reserve(&session.writer, need);
     if (dst)
@@ -283,6 +284,7 @@ static void find_kernel_ends(struct lp_ksamples_ends *e)
 static int on_writer_period(void)
 {
     int busy = 0;
+    lp_unwind_serve();
     lp_snapshot_serve(session.writer.path, session.writer.tid, drain_while_waiting);
     lp_rings_drain(&session.writer, &busy);
     drain_kernel_samples();
@@ -469,6 +471,19 @@ static int open_profile(int is_child)
     return rc;
 }
 
+/* The in-process stepper for PROF_UNWIND (libunwind's walks fall back to frame pointers). */
+static unsigned walk_mode_of(unsigned unwinder)
+{
+    switch (unwinder) {
+    case PROF_UNWIND_AUTO:
+        return SMP_WALK_AUTO;
+    case PROF_UNWIND_DWARF:
+        return SMP_WALK_TABLES;
+    default:
+        return SMP_WALK_FP;
+    }
+}
+
 static int start_session(int is_child, int sample_now)
 {
     int rc;
@@ -479,8 +494,8 @@ static int start_session(int is_child, int sample_now)
     /* The stepper is ready before the handler exists (libprof/unwind.h). */
     if (lp_unwind_init(session.cfg.unwinder) != 0) {
         lp_note("PROF_UNWIND=libunwind: libunwind is not available (libprof built without "
-                "it, or libunwind.so.8 not installed); using frame pointers");
-        session.cfg.unwinder = PROF_UNWIND_FP;
+                "it, or libunwind.so.8 not installed); using unwind tables");
+        session.cfg.unwinder = PROF_UNWIND_AUTO;
     }
     if ((rc = open_profile(is_child)) != 0)
         return rc;
@@ -501,6 +516,7 @@ static int start_session(int is_child, int sample_now)
     if (!is_child)
         smp_self.ring = lp_rings_take();
     smp_sampler.max_frames = session.cfg.max_depth;
+    smp_sampler.walk_mode = walk_mode_of(session.cfg.unwinder);
     smp_sampler.source = session.timer.source;
     smp_sampler.period_ns = session.timer.period_ns;
     lp_thread_enter();

@@ -26,6 +26,7 @@
 #include "libprof/fd.h"
 #include "libprof/maps.h"
 #include "libprof/process.h"
+#include "libprof/unwind.h"
 #include "sampler/snapshot.h"
 
 #define LP_SNAP_MIN_SLOTS 64u
@@ -380,6 +381,9 @@ static int write_locked(int fd, pid_t skip_tid, lp_snapshot_idle_fn *idle)
     struct smp_snap_region *r = n > 0 ? region_for((unsigned)n) : NULL;
     int rc = n > 0 && !r ? -ENOMEM : 0;
     if (rc == 0) {
+        /* Every module's unwind table first: no walk of the snapshot stops at one that is
+         * still to come. */
+        lp_unwind_build_all();
         if (n > 0)
             collect(r, t, (unsigned)n, idle);
         struct out o = { 0 };

@@ -17,10 +17,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/maps_line.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/fd.h"
 #include "libprof/libc.h"
+#include "libprof/uwtables.h"
 #include "sampler/codemap.h"
 #include "sampler/dbuf.h"
 #include "sampler/probe.h"
@@ -30,6 +32,8 @@ struct module_table {
     size_t n;                                 /* entries in use */
     struct smp_code_range ranges[SMP_CODEMAP_MAX];
     uint64_t file_offsets[SMP_CODEMAP_MAX];   /* offset in the file of ranges[i].start */
+    uint32_t module_ids[SMP_CODEMAP_MAX];     /* the unwind-table module of each range
+                                               * (libprof/uwtables.h), 0 none */
     uint32_t path_at[SMP_CODEMAP_MAX];        /* offset of its path in `paths` */
     size_t n_path_bytes;                      /* bytes of `paths` in use */
     char paths[LP_UNWIND_PATH_BYTES];         /* NUL-terminated paths, "" when anonymous */
@@ -39,6 +43,7 @@ static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER; /* serializes refre
 static struct module_table modules[2];
 static struct smp_dbuf modules_dbuf;
 static _Atomic int modules_loaded; /* 0 before the first load */
+static uint64_t last_rescan_ns;    /* when the writer last reread the maps on request */
 
 void lp_codemap_publish(const struct smp_code_range *ranges, size_t n)
 {
@@ -67,6 +72,7 @@ static void parse_maps_line(const char *line, struct module_table *t)
     t->ranges[t->n] = (struct smp_code_range){.start = (uintptr_t)m.start,
                                                .end = (uintptr_t)m.end};
     t->file_offsets[t->n] = m.offset;
+    t->module_ids[t->n] = lp_uwtables_module(&m);
     t->path_at[t->n] = (uint32_t)t->n_path_bytes;
     t->n_path_bytes += len;
     t->n++;
@@ -103,6 +109,22 @@ int lp_unwind_module_at(uintptr_t pc, char *path, size_t cap, uint64_t *file_off
     return rc;
 }
 
+/* Publishes the ranges of t as the code map, each with its module's unwind table as far as
+ * it is built; map_lock held. */
+static void publish_code_map(const struct module_table *t)
+{
+    int j = smp_dbuf_spare(&smp_codemap.dbuf);
+    struct smp_codemap_table *c = &smp_codemap.tables[j];
+    size_t n = t->n < SMP_CODEMAP_MAX ? t->n : SMP_CODEMAP_MAX;
+    for (size_t i = 0; i < n; i++) {
+        c->ranges[i] = t->ranges[i];
+        lp_uwtables_annotate(&c->ranges[i], t->module_ids[i], t->file_offsets[i]);
+    }
+    c->n = n;
+    smp_dbuf_publish(&smp_codemap.dbuf, j);
+    atomic_store_explicit(&smp_codemap.published, 1, memory_order_release);
+}
+
 /* Reads the executable ranges of /proc/self/maps (sorted by the kernel) and publishes them
  * to the handlers; map_lock held. Without the file, no map is published and every address
  * passes. */
@@ -119,9 +141,50 @@ static void load_code_map(void)
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         parse_maps_line(line, t);
     free(text);
-    lp_codemap_publish(t->ranges, t->n);
+    publish_code_map(t);
     smp_dbuf_publish(&modules_dbuf, j);
     atomic_store_explicit(&modules_loaded, 1, memory_order_release);
+}
+
+void lp_unwind_serve(void)
+{
+    int rescan = atomic_load_explicit(&smp_codemap_rescan, memory_order_relaxed);
+    uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
+    if (rescan && now - last_rescan_ns < LP_UNWIND_RESCAN_NS)
+        rescan = 0; /* served at a later period: the flag stays set */
+    if (!rescan && atomic_load(&smp_codemap_n_wanted) == lp_uwtables_served())
+        return;
+    pthread_mutex_lock(&map_lock);
+    if (rescan) {
+        atomic_store(&smp_codemap_rescan, 0);
+        last_rescan_ns = now;
+    }
+    /* A module the map names was asked for: build it first, so that the map published
+     * next has its table. */
+    unsigned changed = lp_uwtables_build_wanted();
+    if (rescan)
+        load_code_map();
+    else if (changed > 0)
+        publish_code_map(&modules[atomic_load(&modules_dbuf.current) & 1]);
+    pthread_mutex_unlock(&map_lock);
+}
+
+void lp_unwind_build_all(void)
+{
+    pthread_mutex_lock(&map_lock);
+    lp_uwtables_want_all();
+    if (lp_uwtables_build_wanted() > 0)
+        publish_code_map(&modules[atomic_load(&modules_dbuf.current) & 1]);
+    pthread_mutex_unlock(&map_lock);
+}
+
+uint64_t lp_unwind_table_bytes(uint64_t *n_tables)
+{
+    pthread_mutex_lock(&map_lock);
+    uint64_t bytes = lp_uwtables_bytes();
+    *n_tables = lp_uwtables_count();
+    pthread_mutex_unlock(&map_lock);
+    return bytes;
 }
 
 #ifdef PROF_HAVE_LIBUNWIND
@@ -430,6 +493,7 @@ void lp_unwind_fork_parent(void)
 
 void lp_unwind_fork_child(void)
 {
+    lp_uwtables_fork_child();
     smp_walk_unw_after_fork();
     smp_dbuf_reset(&snaps_dbuf);
     smp_dbuf_reset(&modules_dbuf);
@@ -489,6 +553,7 @@ void lp_unwind_fork_parent(void)
 
 void lp_unwind_fork_child(void)
 {
+    lp_uwtables_fork_child();
     smp_dbuf_reset(&modules_dbuf);
     smp_dbuf_reset(&smp_codemap.dbuf);
     pthread_mutex_unlock(&map_lock);

@@ -40,6 +40,21 @@ int lp_unwind_init(unsigned unwinder);
  * handler. */
 void lp_unwind_refresh(void);
 
+#define LP_UNWIND_RESCAN_NS 20000000ull /* the maps are reread on request at most this often */
+
+/* Not async-signal-safe; the writer thread, every period and when a handler wakes it.
+ * Serves what walks asked for (sampler/codemap.h): builds the unwind tables of the modules
+ * they met without one (libprof/uwtables.h), and rereads the maps after a pc outside
+ * them; publishes the code map again when anything changed. */
+void lp_unwind_serve(void);
+/* Not async-signal-safe; any thread but a handler. Builds the unwind table of every
+ * module that has none yet, and publishes them: before a snapshot, whose walks must not
+ * stop at a table that is still to come. */
+void lp_unwind_build_all(void);
+/* Not async-signal-safe. The memory of the unwind tables built so far; their number into
+ * *n_tables. */
+uint64_t lp_unwind_table_bytes(uint64_t *n_tables);
+
 /* Async-signal-safe, re-entrant. The file holding code address pc and pc's offset in it,
  * from the executable mappings read at the last lp_unwind_init()/refresh: 0 with the path
  * copied into path (cap bytes at most, NUL-terminated; "" for anonymous code) and

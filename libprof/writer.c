@@ -9,7 +9,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/futex.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
@@ -24,6 +26,7 @@
 #include "libprof/fd.h"
 #include "libprof/libc.h"
 #include "libprof/log.h"
+#include "sampler/codemap.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
 
@@ -333,21 +336,23 @@ static void *writer_main(void *arg)
     w->tid = (pid_t)syscall(SYS_gettid);
     pthread_cond_broadcast(&w->cv);
     unsigned period_ms = LP_WRITER_PERIOD_MS;
+    /* The thread sleeps on smp_writer_wake, which handlers can bump (a module's unwind
+     * table asked for) as well as the other threads here: a bump after `seen` was read
+     * ends the next sleep at once, so a request made during a period's work is served
+     * right after it. */
+    uint32_t seen = atomic_load(&smp_writer_wake);
     for (;;) {
         int stop = w->stop;
         uint64_t req = w->flush_req;
         if (!stop && req == w->flush_done) {
-            struct timespec until;
-            clock_gettime(CLOCK_MONOTONIC, &until);
-            until.tv_nsec += (long)period_ms * 1000000L;
-            if (until.tv_nsec >= 1000000000L) {
-                until.tv_sec++;
-                until.tv_nsec -= 1000000000L;
-            }
-            pthread_cond_timedwait(&w->cv, &w->mu, &until);
+            pthread_mutex_unlock(&w->mu);
+            struct timespec rel = {0, (long)period_ms * 1000000L};
+            syscall(SYS_futex, &smp_writer_wake, FUTEX_WAIT_PRIVATE, seen, &rel, NULL, 0);
+            pthread_mutex_lock(&w->mu);
             stop = w->stop;
             req = w->flush_req;
         }
+        seen = atomic_load(&smp_writer_wake);
         pthread_mutex_unlock(&w->mu);
         int chores = w->on_period ? w->on_period() : 0;
         int busy = chores & LP_WRITER_BUSY;
@@ -426,6 +431,7 @@ int lp_writer_sync(struct lp_writer *w, unsigned timeout_ms)
     pthread_mutex_lock(&w->mu);
     uint64_t ticket = ++w->flush_req;
     pthread_cond_broadcast(&w->cv);
+    smp_writer_wake_up();
     while (w->flush_done < ticket && rc == 0)
         rc = pthread_cond_timedwait(&w->cv, &w->mu, &until);
     pthread_mutex_unlock(&w->mu);
@@ -439,6 +445,7 @@ int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms)
     pthread_mutex_lock(&w->mu);
     w->stop = 1;
     pthread_cond_broadcast(&w->cv);
+    smp_writer_wake_up();
     pthread_mutex_unlock(&w->mu);
     struct timespec until;
     deadline_in(&until, timeout_ms, CLOCK_REALTIME);

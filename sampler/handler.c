@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The profiling signal handler (see handler.h). Everything reachable from here is on the
- * handler's path: this file, walk_fp.c, walk_unw.c, probe.c, codemap.c, ring.c and
+ * handler's path: this file, walk.c, walk_unw.c, probe.c, codemap.c, ring.c and
  * app_action.c, checked by `make lint` against an allowlist of async-signal-safe calls. The
  * thread's stack bounds were captured outside the handler; the walk never reads outside
  * them.
@@ -20,7 +20,7 @@
 #include "sampler/ring.h"
 #include "sampler/timer_perf.h"
 #include "sampler/timer_thread.h"
-#include "sampler/walk_fp.h"
+#include "sampler/walk.h"
 #ifdef PROF_HAVE_LIBUNWIND
 #include "sampler/walk_unw.h"
 #endif
@@ -32,6 +32,12 @@ _Atomic uint32_t smp_perf_fds[SMP_PERF_FD_MAX];
 static void count(unsigned idx)
 {
     atomic_fetch_add_explicit(&smp_sampler.counters[idx], 1, memory_order_relaxed);
+}
+
+static void add(unsigned idx, uint64_t n)
+{
+    if (n != 0)
+        atomic_fetch_add_explicit(&smp_sampler.counters[idx], n, memory_order_relaxed);
 }
 
 /* The system calls below are made from functions of their own, never inlined into the
@@ -60,8 +66,9 @@ SMP_SYSCALL_SITE uint32_t smp_self_tid(void)
 }
 
 /* When the interrupted code runs on the thread's alternate signal stack (an application
- * signal handler installed with SA_ONSTACK), that stack's bounds replace the thread's:
- * the walk then reads the handler's frames there, and stops where they end. */
+ * signal handler installed with SA_ONSTACK), that stack's bounds replace the thread's: the
+ * walk then reads the handler's frames there, and crosses the signal frame back to the
+ * thread's own stack. */
 SMP_SYSCALL_SITE static void use_alt_stack_if_there(uintptr_t sp, struct smp_stack *stack)
 {
     stack_t ss;
@@ -71,14 +78,15 @@ SMP_SYSCALL_SITE static void use_alt_stack_if_there(uintptr_t sp, struct smp_sta
         return;
     uintptr_t lo = (uintptr_t)ss.ss_sp, hi = lo + ss.ss_size;
     if (sp >= lo && sp < hi) {
+        stack->thread_lo = stack->lo;
+        stack->thread_hi = stack->hi;
         stack->lo = lo;
         stack->hi = hi;
-        stack->root_fp = 0;
     }
 }
 
 SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames,
-                                       const ucontext_t *uc)
+                                       const ucontext_t *uc, struct smp_walk_out *out)
 {
     struct cmn_fp_regs regs = {
         .pc = arch_pc(uc), .sp = arch_sp(uc), .fp = arch_fp(uc), .lr = arch_lr(uc)
@@ -86,43 +94,33 @@ SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *fr
     struct smp_stack stack = {
         .lo = smp_self.stack_lo, .hi = smp_self.stack_hi, .root_fp = smp_self.root_fp
     };
-    uint8_t why, flags;
 
     rec->flags = 0;
+    rec->sp_word = 0;
+    *out = (struct smp_walk_out){.stop_reason = PROF_STOP_NO_STACK};
     if (stack.hi == 0) {
         frames[0] = arch_strip_pac(regs.pc);
         rec->n_frames = 1;
-        rec->sp_word = 0;
         return PROF_STOP_NO_STACK;
     }
     use_alt_stack_if_there(regs.sp, &stack);
 #ifdef PROF_HAVE_LIBUNWIND
-    /* libunwind finds the leaf's caller from unwind tables itself: sp_word stays 0 so that
-     * the reporter adds nothing. A nested walk on this thread falls back to the chain. */
+    /* A nested walk on this thread falls back to the stepper below. */
     if (smp_unw_enabled) {
+        uint8_t why;
         unsigned n = smp_walk_unw((void *)uc, &regs, &stack, frames,
                                   smp_sampler.max_frames, &why);
         if (n > 0) {
             rec->n_frames = (uint16_t)n;
-            rec->sp_word = 0;
+            out->stop_reason = why;
             return why;
         }
     }
 #endif
-    rec->n_frames = (uint16_t)smp_walk_fp(&regs, &stack, frames,
-                                               smp_sampler.max_frames, &why, &flags);
-    rec->flags = flags;
-    /* The word at sp is the leaf's return address when the leaf's unwind information says
-     * so (the reporter checks it against the leaf's CFI; nothing here takes it as a frame).
-     * When the stepper already proved the caller (PROF_SAMPLE_LEAF_CALLER), sp_word is 0
-     * so that the reporter does not add it a second time. */
-    /* A leaf whose frame pointer is the entry trampoline's is called by the trampoline,
-     * which stacks never show: no candidate then. */
-    int sp_ok = regs.sp >= stack.lo && regs.sp < stack.hi && stack.hi - regs.sp >= 8 &&
-                !(regs.sp & 7u) && !(flags & PROF_SAMPLE_LEAF_CALLER) &&
-                (stack.root_fp == 0 || regs.fp != stack.root_fp);
-    rec->sp_word = sp_ok ? *(const uint64_t *)regs.sp : 0;
-    return why;
+    rec->n_frames = (uint16_t)smp_walk(&regs, &stack, frames, smp_sampler.max_frames,
+                                       smp_sampler.walk_mode, out);
+    rec->flags = out->flags;
+    return out->stop_reason;
 }
 
 /* The weight of a perf clock sample: the thread's CPU time since its last sample, in
@@ -218,7 +216,8 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
         count(PROF_STAT_DROPPED);
         return;
     }
-    uint8_t why = smp_take_stack(&slot->rec, slot->frames, uc);
+    struct smp_walk_out walk;
+    uint8_t why = smp_take_stack(&slot->rec, slot->frames, uc, &walk);
     slot->rec.time_ns = smp_clock_ns(CLOCK_MONOTONIC);
     slot->rec.tid = smp_self_tid();
     slot->rec.weight = weight;
@@ -232,8 +231,12 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
                               memory_order_relaxed);
     if (why != PROF_STOP_END) {
         count(PROF_STAT_TRUNCATED);
-        count(PROF_STAT_STOP_DEPTH + why - PROF_STOP_DEPTH);
+        if (why < PROF_STOP_N)
+            count(PROF_STAT_STOP_OF(why));
     }
+    add(PROF_STAT_FRAMES_TABLE, walk.n_by_table);
+    add(PROF_STAT_FRAMES_FP, walk.n_by_fp);
+    add(PROF_STAT_FRAMES_PENDING, walk.n_pending);
 }
 
 void smp_handler(int sig, siginfo_t *info, void *ucontext)

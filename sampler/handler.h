@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The profiling signal handler and the state it reads. The handler takes one sample of the
- * interrupted thread: registers from the ucontext, a frame-pointer walk bounded by the
- * thread's stack, written straight into a ring slot. It never blocks, allocates or locks;
+ * interrupted thread: registers from the ucontext, a walk bounded by the thread's stack
+ * (sampler/walk.h), written straight into a ring slot. It never blocks, allocates or locks;
  * when the ring is full it counts the drop. Nothing asynchronous interrupts it
  * (sampler/install.h): it always runs to its end.
  *
@@ -31,6 +31,7 @@
 
 #include "include/libprof/prof_format.h"
 #include "sampler/app_action.h"
+#include "sampler/walk.h"
 
 struct smp_ring;
 
@@ -46,6 +47,7 @@ struct smp_sampler {
                                                 * ring of their own, or whose ring is full;
                                                 * libprof/, see above */
     unsigned max_frames;                       /* walk depth limit, <= the ring's */
+    unsigned walk_mode;                        /* SMP_WALK_* (PROF_UNWIND); libprof/ */
     uint64_t period_ns;                        /* perf clock period: a sample weighs the
                                                 * thread's CPU time since its last one in
                                                 * periods; 0: every sample weighs 1 (or its
@@ -78,9 +80,11 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext);
 
 /* Async-signal-safe, on the thread that was interrupted (in a handler of ours). Walks the
  * stack of the context uc with the configured stepper, bounded by smp_self's stack (or the
- * alternate signal stack it runs on): writes frames (smp_sampler.max_frames at most) and
- * rec's n_frames, flags and sp_word, and returns the stop reason (PROF_STOP_*). */
-uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames, const ucontext_t *uc);
+ * alternate signal stack it runs on): writes frames (smp_sampler.max_frames at most),
+ * rec's n_frames and flags (sp_word 0) and *out, and returns the stop reason
+ * (PROF_STOP_*). */
+uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames, const ucontext_t *uc,
+                       struct smp_walk_out *out);
 
 /* Where a signal on our signal came from (smp_signal_origin()). */
 #define SMP_SIGNAL_OURS 0 /* one of our timers sent it: a sample */

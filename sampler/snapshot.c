@@ -33,7 +33,8 @@ static void answer(const ucontext_t *uc)
             !atomic_compare_exchange_strong_explicit(&s->state, &want, smp_snap_state(gen, SMP_SNAP_WRITING),
                                                      memory_order_acquire, memory_order_relaxed))
             continue;
-        uint8_t why = smp_take_stack(&s->rec, s->frames, uc);
+        struct smp_walk_out walk;
+        uint8_t why = smp_take_stack(&s->rec, s->frames, uc, &walk);
         s->rec.time_ns = smp_clock_ns(CLOCK_MONOTONIC);
         s->rec.tid = tid;
         s->rec.weight = 1;

@@ -25,7 +25,7 @@
 
 #include <stdint.h>
 
-#include "sampler/walk_fp.h"
+#include "sampler/walk.h"
 
 /* 1 when the handler walks with libunwind: set by libprof/unwind.c before the handler is
  * installed, read by the handler. */
@@ -43,7 +43,7 @@ void smp_walk_unw_set_api(void *init_local2, void *step, void *get_reg, void *ge
 extern __thread int smp_unw_busy __attribute__((tls_model("initial-exec")));
 
 /* Async-signal-safe once lp_unwind_init() has run; not re-entrant on one thread: a nested
- * call returns 0 and the caller walks with smp_walk_fp() instead. Walks from ucontext (the
+ * call returns 0 and the caller walks with smp_walk() instead. Walks from ucontext (the
  * handler's third argument), writing the leaf pc then one return address per frame into
  * frames (at most max_frames >= 1), and stops with a PROF_STOP_* reason in *stop_reason:
  * END when libunwind reaches the outermost frame or the frame of libprof's entry

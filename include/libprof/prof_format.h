@@ -50,6 +50,9 @@
 /* Stack steppers (prof_rec_process.unwinder). */
 #define PROF_UNWIND_FP 1u        /* frame-pointer chain */
 #define PROF_UNWIND_LIBUNWIND 2u /* libunwind with .eh_frame unwind tables */
+#define PROF_UNWIND_AUTO 3u      /* libprof's unwind tables where there are, frame pointers
+                                  * elsewhere */
+#define PROF_UNWIND_DWARF 4u     /* libprof's unwind tables only */
 
 /* Why a stack walk ended (prof_rec_sample.stop_reason). Only PROF_STOP_END is complete. */
 #define PROF_STOP_END 0u      /* reached a null frame pointer or return address: the root */
@@ -58,7 +61,14 @@
 #define PROF_STOP_ALIGN 3u    /* a frame pointer was misaligned */
 #define PROF_STOP_ORDER 4u    /* frame addresses did not strictly increase */
 #define PROF_STOP_NO_STACK 5u /* the thread's stack bounds were unknown: leaf only */
-#define PROF_STOP_N 6u
+#define PROF_STOP_RULE 6u     /* an unwind rule the stepper does not follow (a DWARF
+                               * expression, a register it does not track) */
+#define PROF_STOP_CODE 7u     /* a return address outside every executable mapping */
+#define PROF_STOP_NO_INFO 8u  /* no unwind table row, and PROF_UNWIND=dwarf forbids a
+                               * frame-pointer step */
+#define PROF_STOP_PENDING 9u  /* the frame's module has an unwind table that was not built
+                               * yet (the first moments after the module was first met) */
+#define PROF_STOP_N 10u
 
 /* Sample flags (prof_rec_sample.flags). */
 #define PROF_SAMPLE_TRUNCATED 1u   /* stop_reason != PROF_STOP_END */
@@ -91,7 +101,23 @@
                                      * (a kernel-only counter's, no signal) */
 #define PROF_STAT_KERNEL_SELF 16 /* kernel-time samples taken inside libprof's own signal
                                   * handlers (its cost, not the program's): not recorded */
-#define PROF_STAT_N 17
+#define PROF_STAT_STOP_RULE 17    /* truncated samples by reason: PROF_STOP_RULE */
+#define PROF_STAT_STOP_CODE 18    /* PROF_STOP_CODE */
+#define PROF_STAT_STOP_NO_INFO 19 /* PROF_STOP_NO_INFO */
+#define PROF_STAT_FRAMES_TABLE 20 /* frames stepped by an unwind table */
+#define PROF_STAT_FRAMES_FP 21    /* frames stepped by frame pointer (no table row there) */
+#define PROF_STAT_FRAMES_PENDING 22 /* walks that met a module whose table was not built
+                                     * yet (they stop there: PROF_STOP_PENDING) */
+#define PROF_STAT_UNWIND_BYTES 23 /* memory of the unwind tables built, at the end */
+#define PROF_STAT_UNWIND_MODULES 24 /* modules with an unwind table, at the end */
+#define PROF_STAT_STOP_PENDING 25 /* truncated samples by reason: PROF_STOP_PENDING */
+#define PROF_STAT_N 26
+
+/* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
+#define PROF_STAT_STOP_OF(r)                                                                \
+    ((r) < PROF_STOP_RULE      ? PROF_STAT_STOP_DEPTH + (r) - PROF_STOP_DEPTH               \
+     : (r) < PROF_STOP_PENDING ? PROF_STAT_STOP_RULE + (r) - PROF_STOP_RULE                 \
+                               : PROF_STAT_STOP_PENDING)
 
 struct prof_file_header {
     char magic[8];         /* PROF_FILE_MAGIC */

@@ -102,6 +102,20 @@ struct report_opts {
     bool is_help;       /* -h, --help */
 };
 
+/* How the library's walks went: frames stepped by unwind table and by frame pointer, the
+ * tables' memory. Printed when the profile has those counts (PROF_UNWIND=auto|dwarf). */
+static void print_unwind_stats(const struct rep_profile *p)
+{
+    const uint64_t *c = p->stats;
+    if (!p->has_stats || c[PROF_STAT_FRAMES_TABLE] + c[PROF_STAT_UNWIND_MODULES] == 0)
+        return;
+    fprintf(stderr,
+            "prof: %s: frames by unwind table %" PRIu64 ", by frame pointer %" PRIu64
+            "; %" PRIu64 " tables, %.1f MiB\n",
+            p->name, c[PROF_STAT_FRAMES_TABLE], c[PROF_STAT_FRAMES_FP],
+            c[PROF_STAT_UNWIND_MODULES], (double)c[PROF_STAT_UNWIND_BYTES] / (1 << 20));
+}
+
 /* The per-file line of counts, then warnings about how the run ended. */
 static void print_file_stats(const struct rep_profile *p)
 {
@@ -125,17 +139,18 @@ static void print_file_stats(const struct rep_profile *p)
                  p->stats[PROF_STAT_KERNEL_SAMPLES]);
     fprintf(stderr, "prof: %s: %zu samples%s, %s, %" PRIu64 " truncated", p->name,
             p->n_samples_read, in_kernel, dropped, truncated);
-    if (truncated > 0) {
-        fprintf(stderr,
-                " (depth %" PRIu64 ", bounds %" PRIu64 ", align %" PRIu64 ", order %" PRIu64
-                ", no-stack %" PRIu64,
-                by_reason[PROF_STOP_DEPTH], by_reason[PROF_STOP_BOUNDS], by_reason[PROF_STOP_ALIGN],
-                by_reason[PROF_STOP_ORDER], by_reason[PROF_STOP_NO_STACK]);
-        if (by_reason[PROF_STOP_N] > 0)
-            fprintf(stderr, ", other %" PRIu64, by_reason[PROF_STOP_N]);
-        fputc(')', stderr);
+    /* The reasons that stopped a walk, those that did only. */
+    const char *sep = " (";
+    for (unsigned r = PROF_STOP_END + 1; r <= PROF_STOP_N; r++) {
+        if (by_reason[r] == 0)
+            continue;
+        fprintf(stderr, "%s%s %" PRIu64, sep, rep_stop_name(r), by_reason[r]);
+        sep = ", ";
     }
+    if (truncated > 0)
+        fputc(')', stderr);
     fputc('\n', stderr);
+    print_unwind_stats(p);
 }
 
 /* What the callbacks of a streamed read need. */

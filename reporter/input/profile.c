@@ -12,6 +12,18 @@
 #include "common/err.h"
 #include "common/grow.h"
 
+const char *rep_stop_name(unsigned r)
+{
+    static const char *const names[PROF_STOP_N] = {
+        [PROF_STOP_END] = "complete", [PROF_STOP_DEPTH] = "depth",
+        [PROF_STOP_BOUNDS] = "bounds", [PROF_STOP_ALIGN] = "align",
+        [PROF_STOP_ORDER] = "order",   [PROF_STOP_NO_STACK] = "no-stack",
+        [PROF_STOP_RULE] = "rule",     [PROF_STOP_CODE] = "not-code",
+        [PROF_STOP_NO_INFO] = "no-info", [PROF_STOP_PENDING] = "table-pending",
+    };
+    return r < PROF_STOP_N && names[r] ? names[r] : "other";
+}
+
 int rep_profile_init(struct rep_profile *p, const char *name)
 {
     memset(p, 0, sizeof(*p));

@@ -149,4 +149,8 @@ static inline uint64_t rep_sample_frame(const struct rep_sample *s, size_t i)
     return v;
 }
 
+/* The short name of stop reason r ("depth", "bounds", ...), as the counts print it;
+ * "other" for one this reader does not know. */
+const char *rep_stop_name(unsigned r);
+
 #endif

@@ -368,6 +368,15 @@ long e2e_folded_ending(const struct e2e_folded *f, const char *path)
     return sum;
 }
 
+long e2e_folded_exactly(const struct e2e_folded *f, const char *stack)
+{
+    long sum = 0;
+    for (size_t i = 0; i < f->n_stacks; i++)
+        if (strcmp(f->stacks[i].frames, stack) == 0)
+            sum += f->stacks[i].count;
+    return sum;
+}
+
 void e2e_report_folded(struct e2e_folded *f, const char *profile)
 {
     struct e2e_proc p;

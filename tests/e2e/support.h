@@ -131,6 +131,13 @@ long e2e_folded_containing(const struct e2e_folded *f, const char *name);
  * whole stack or preceded by more frames. */
 long e2e_folded_ending(const struct e2e_folded *f, const char *path);
 
+/* Sum of the counts of the stacks that are exactly `stack`. */
+long e2e_folded_exactly(const struct e2e_folded *f, const char *stack);
+/* A module's unwind table is built at the first sample that needs it: that sample, and
+ * any other taken before the table is there, ends at the frame that needed it
+ * (PROF_STOP_PENDING). Tests that expect every sample whole allow this many. */
+#define E2E_PENDING_MAX 3
+
 /* Runs `prof report --format folded FILE`, asserts exit 0, parses stdout into f. */
 void e2e_report_folded(struct e2e_folded *f, const char *profile);
 

@@ -83,7 +83,7 @@ Test(intern, refuses_beyond_its_frame_budget)
 
 Test(intern, keeps_sp_word_only_inside_code)
 {
-    static const struct smp_code_range code[] = { { 0x1000, 0x2000 } };
+    static const struct smp_code_range code[] = { { .start = 0x1000, .end = 0x2000 } };
     lp_codemap_publish(code, 1);
     cr_assert_eq(lp_intern_filter_sp(0x1800), 0x1800);
     cr_assert_eq(lp_intern_filter_sp(0x2000), 0);

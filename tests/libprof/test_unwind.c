@@ -20,14 +20,23 @@ Test(unwind_config, prof_unwind_picks_the_stepper)
     struct lp_config_msgs m = {0};
     char *dflt[] = {NULL};
     lp_config_load(&c, dflt, &m);
-    cr_assert_eq(c.unwinder, PROF_UNWIND_FP);
-    char *unw[] = {"PROF_UNWIND=libunwind", NULL};
-    cr_assert_eq(lp_config_load(&c, unw, &m), 0);
-    cr_assert_eq(c.unwinder, PROF_UNWIND_LIBUNWIND);
-    char *bad[] = {"PROF_UNWIND=dwarf", NULL};
+    cr_assert_eq(c.unwinder, PROF_UNWIND_AUTO);
+    static const struct {
+        char *env;
+        unsigned unwinder;
+    } names[] = {{"PROF_UNWIND=libunwind", PROF_UNWIND_LIBUNWIND},
+                 {"PROF_UNWIND=fp", PROF_UNWIND_FP},
+                 {"PROF_UNWIND=dwarf", PROF_UNWIND_DWARF},
+                 {"PROF_UNWIND=auto", PROF_UNWIND_AUTO}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char *env[] = {names[i].env, NULL};
+        cr_assert_eq(lp_config_load(&c, env, &m), 0);
+        cr_assert_eq(c.unwinder, names[i].unwinder, "%s", names[i].env);
+    }
+    char *bad[] = {"PROF_UNWIND=orc", NULL};
     cr_assert_eq(lp_config_load(&c, bad, &m), 1);
-    cr_assert_eq(c.unwinder, PROF_UNWIND_FP);
-    cr_assert(strstr(m.text[m.n - 1], "PROF_UNWIND='dwarf'") != NULL, "%s", m.text[m.n - 1]);
+    cr_assert_eq(c.unwinder, PROF_UNWIND_AUTO);
+    cr_assert(strstr(m.text[m.n - 1], "PROF_UNWIND='orc'") != NULL, "%s", m.text[m.n - 1]);
 }
 
 Test(unwind, the_module_table_names_this_program_and_its_offset)

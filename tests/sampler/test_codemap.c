@@ -11,10 +11,21 @@
 #include "include/libprof/prof_format.h"
 #include "libprof/unwind.h"
 #include "sampler/codemap.h"
-#include "sampler/walk_fp.h"
+#include "sampler/walk.h"
+
+/* The frame-pointer walk (PROF_UNWIND=fp) through smp_walk(). */
+static unsigned walk_fp(const struct cmn_fp_regs *regs, const struct smp_stack *stack,
+                        uint64_t *frames, unsigned max, uint8_t *why, uint8_t *flags)
+{
+    struct smp_walk_out o;
+    unsigned n = smp_walk(regs, stack, frames, max, SMP_WALK_FP, &o);
+    *why = o.stop_reason;
+    *flags = o.flags;
+    return n;
+}
 
 /* Made-up ranges: no stepper loads from them (code bytes go through the probe). */
-static const struct smp_code_range two[] = {{0x1000, 0x2000}, {0x5000, 0x5100}};
+static const struct smp_code_range two[] = {{.start = 0x1000, .end = 0x2000}, {.start = 0x5000, .end = 0x5100}};
 
 Test(codemap, every_address_passes_before_a_map_is_published)
 {
@@ -89,7 +100,7 @@ Test(codemap, the_fp_walk_stops_at_a_return_address_outside_code)
     struct smp_stack stack = {.lo = (uintptr_t)&stk[0], .hi = (uintptr_t)&stk[64]};
     uint64_t f[8];
     uint8_t why, flags;
-    cr_assert_eq(smp_walk_fp(&regs, &stack, f, 8, &why, &flags), 2);
-    cr_assert_eq(why, PROF_STOP_BOUNDS);
+    cr_assert_eq(walk_fp(&regs, &stack, f, 8, &why, &flags), 2);
+    cr_assert_eq(why, PROF_STOP_CODE);
     cr_assert_eq(f[1], 0x1800);
 }

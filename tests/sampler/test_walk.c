@@ -1,12 +1,23 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Unit tests of the frame-pointer stepper (sampler/walk_fp.c) on synthetic stacks: a good
+/* Unit tests of the stack walk (sampler/walk.c) stepping by frame pointer on synthetic stacks: a good
  * chain, the trampoline root, and every way a chain can be wrong, none of which may make
  * the walk read outside the bounds it was given. */
 #include <criterion/criterion.h>
 #include <pthread.h>
 
 #include "include/libprof/prof_format.h"
-#include "sampler/walk_fp.h"
+#include "sampler/walk.h"
+
+/* The frame-pointer walk (PROF_UNWIND=fp) through smp_walk(). */
+static unsigned walk_fp(const struct cmn_fp_regs *regs, const struct smp_stack *stack,
+                        uint64_t *frames, unsigned max, uint8_t *why, uint8_t *flags)
+{
+    struct smp_walk_out o;
+    unsigned n = smp_walk(regs, stack, frames, max, SMP_WALK_FP, &o);
+    *why = o.stop_reason;
+    *flags = o.flags;
+    return n;
+}
 
 #define WORDS 256
 
@@ -29,7 +40,7 @@ static unsigned walk(uintptr_t fp, uintptr_t root, unsigned max, uint64_t *out, 
     struct cmn_fp_regs regs = { .pc = 0xaaaa, .sp = at(0), .fp = fp };
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS), .root_fp = root };
     uint8_t flags;
-    return smp_walk_fp(&regs, &stack, out, max, why, &flags);
+    return walk_fp(&regs, &stack, out, max, why, &flags);
 }
 
 static void good_chain(void)
@@ -131,8 +142,8 @@ Test(walk_fp, never_reads_below_the_stack_pointer)
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS) };
     good_chain();
     uint8_t flags;
-    cr_assert_eq(smp_walk_fp(&regs, &stack, f, 16, &why, &flags), 1);
-    cr_assert_eq(why, PROF_STOP_BOUNDS);
+    cr_assert_eq(walk_fp(&regs, &stack, f, 16, &why, &flags), 1);
+    cr_assert_eq(why, PROF_STOP_ORDER, "a frame pointer below the stack pointer");
 }
 
 Test(walk_fp, ends_at_a_zero_return_address)
@@ -190,7 +201,7 @@ __attribute__((noinline, optimize("no-omit-frame-pointer"))) static void level3(
 #endif
     struct cmn_fp_regs regs = { .pc = pc, .sp = fp, .fp = fp };
     struct smp_stack stack = { .lo = (uintptr_t)addr, .hi = (uintptr_t)addr + size };
-    real_n = smp_walk_fp(&regs, &stack, real_frames, 16, &real_why, &real_flags);
+    real_n = walk_fp(&regs, &stack, real_frames, 16, &real_why, &real_flags);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -236,7 +247,7 @@ static unsigned walk_leaf(const uint8_t *pc, unsigned max, uint64_t *out, uint8_
 {
     struct cmn_fp_regs regs = { .pc = (uintptr_t)pc, .sp = at(0), .fp = at(10) };
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS) };
-    return smp_walk_fp(&regs, &stack, out, max, why, flags);
+    return walk_fp(&regs, &stack, out, max, why, flags);
 }
 
 Test(walk_fp, at_ret_recovers_the_caller_from_the_word_at_sp)
@@ -351,7 +362,7 @@ static unsigned walk_leaf_lr(const uint8_t *pc, uintptr_t lr, uint64_t *out, uin
 {
     struct cmn_fp_regs regs = { .pc = (uintptr_t)pc, .sp = at(0), .fp = at(10), .lr = lr };
     struct smp_stack stack = { .lo = at(0), .hi = at(WORDS) };
-    return smp_walk_fp(&regs, &stack, out, 16, why, flags);
+    return walk_fp(&regs, &stack, out, 16, why, flags);
 }
 
 Test(walk_fp, aarch64_at_ret_and_stp_takes_the_caller_from_lr)

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The few things read from an ELF file on disk to build unwind tables: its loadable
+ * segments (to turn a mapping's file offset into link-time addresses) and a section by
+ * name (.eh_frame, .debug_frame). 64-bit little-endian files only (x86_64, aarch64). Every
+ * read is a pread() checked against the file's size, so a truncated or hostile file gives
+ * an error, never a fault. Used by the preloaded library's writer thread and by the prof
+ * command. Header-only, never installed; not async-signal-safe (it allocates).
+ */
+#ifndef PROF_COMMON_ELF_FILE_H
+#define PROF_COMMON_ELF_FILE_H
+
+#include <elf.h>
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define CMN_ELF_MAX_LOADS 16u               /* PT_LOAD segments kept */
+#define CMN_ELF_MAX_SECTION (256u << 20)    /* the largest section read */
+#define CMN_ELF_MAX_SHNUM 65280u            /* sections looked through */
+
+/* A loadable segment: file bytes [offset, offset + filesz) at link-time vaddr. */
+struct cmn_elf_load {
+    uint64_t offset;
+    uint64_t vaddr;
+    uint64_t filesz;
+    uint64_t memsz;
+};
+
+/* Reads exactly n bytes at off; 0 or -errno (-EIO when the file is shorter). */
+static inline int cmn_elf_pread(int fd, void *dst, size_t n, uint64_t off)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t got = pread(fd, (char *)dst + done, n - done, (off_t)(off + done));
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            return got < 0 ? -errno : -EIO;
+        done += (size_t)got;
+    }
+    return 0;
+}
+
+/* The file's header, checked: 0, or -ENOEXEC when it is not a 64-bit little-endian ELF. */
+static inline int cmn_elf_header(int fd, Elf64_Ehdr *eh)
+{
+    int rc = cmn_elf_pread(fd, eh, sizeof(*eh), 0);
+    if (rc != 0)
+        return rc == -EIO ? -ENOEXEC : rc;
+    if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+        eh->e_ident[EI_DATA] != ELFDATA2LSB)
+        return -ENOEXEC;
+    return 0;
+}
+
+/* The PT_LOAD segments, in file order, into loads (cap entries); their number, or -errno. */
+static inline int cmn_elf_loads(int fd, struct cmn_elf_load *loads, unsigned cap)
+{
+    Elf64_Ehdr eh;
+    int rc = cmn_elf_header(fd, &eh);
+    if (rc != 0)
+        return rc;
+    if (eh.e_phentsize != sizeof(Elf64_Phdr) || eh.e_phnum > 4096)
+        return -ENOEXEC;
+    unsigned n = 0;
+    for (unsigned i = 0; i < eh.e_phnum && n < cap; i++) {
+        Elf64_Phdr ph;
+        if ((rc = cmn_elf_pread(fd, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * sizeof(ph))))
+            return rc;
+        if (ph.p_type == PT_LOAD)
+            loads[n++] = (struct cmn_elf_load){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz};
+    }
+    return (int)n;
+}
+
+/* The link-time address of file offset off into *vaddr, by the segment holding it: 1, or 0
+ * when none does. */
+static inline int cmn_elf_vaddr_of(const struct cmn_elf_load *loads, unsigned n, uint64_t off,
+                                   uint64_t *vaddr)
+{
+    for (unsigned i = 0; i < n; i++) {
+        if (off >= loads[i].offset && off - loads[i].offset < loads[i].filesz) {
+            *vaddr = loads[i].vaddr + (off - loads[i].offset);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* A section's header by name; 0, -ENOENT when there is none, or -errno. */
+static inline int cmn_elf_section(int fd, const char *name, Elf64_Shdr *out)
+{
+    Elf64_Ehdr eh;
+    int rc = cmn_elf_header(fd, &eh);
+    if (rc != 0)
+        return rc;
+    if (eh.e_shoff == 0 || eh.e_shentsize != sizeof(Elf64_Shdr) || eh.e_shnum == 0 ||
+        eh.e_shnum > CMN_ELF_MAX_SHNUM || eh.e_shstrndx >= eh.e_shnum)
+        return -ENOENT;
+    Elf64_Shdr strs;
+    if ((rc = cmn_elf_pread(fd, &strs, sizeof(strs),
+                            eh.e_shoff + (uint64_t)eh.e_shstrndx * sizeof(strs))))
+        return rc;
+    size_t len = strlen(name) + 1;
+    for (unsigned i = 1; i < eh.e_shnum; i++) {
+        Elf64_Shdr sh;
+        char buf[64];
+        if ((rc = cmn_elf_pread(fd, &sh, sizeof(sh), eh.e_shoff + (uint64_t)i * sizeof(sh))))
+            return rc;
+        if (sh.sh_name >= strs.sh_size || strs.sh_size - sh.sh_name < len ||
+            len > sizeof(buf) || cmn_elf_pread(fd, buf, len, strs.sh_offset + sh.sh_name))
+            continue;
+        if (memcmp(buf, name, len) == 0) {
+            *out = sh;
+            return sh.sh_type == SHT_NOBITS ? -ENOENT : 0;
+        }
+    }
+    return -ENOENT;
+}
+
+/* A section's bytes, malloc'ed (free them): 0 with *data and *size, or -errno. */
+static inline int cmn_elf_read_section(int fd, const Elf64_Shdr *sh, uint8_t **data, size_t *size)
+{
+    if (sh->sh_size == 0 || sh->sh_size > CMN_ELF_MAX_SECTION)
+        return -EFBIG;
+    uint8_t *d = malloc(sh->sh_size);
+    if (d == NULL)
+        return -ENOMEM;
+    int rc = cmn_elf_pread(fd, d, sh->sh_size, sh->sh_offset);
+    if (rc != 0) {
+        free(d);
+        return rc;
+    }
+    *data = d;
+    *size = sh->sh_size;
+    return 0;
+}
+
+#endif

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The stack walk, once, for every place that walks a stack: the sampling and snapshot
+ * handlers walking their own thread (sampler/walk.c), the backtrace API, and the prof
+ * command walking copies of another process's stacks (attach/). Each frame is stepped by
+ * the unwind table of the module its pc lies in (common/uw_table.h), where there is one;
+ * elsewhere by frame pointer (common/fp_step.h). How memory and tables are reached is the
+ * caller's (struct cmn_uw_mem): direct loads and the code map in the handler, a stack
+ * copy and the target's files from outside.
+ *
+ * A step by table: the frame's rule gives its canonical frame address (CFA: the stack
+ * pointer before the call that made the frame), the slot of the return address and
+ * whether the caller's frame pointer was saved, and where. The caller's pc is the return
+ * address, its stack pointer the CFA. The leaf's row says where its return address is at
+ * the exact instruction it was interrupted at (a prologue, an epilogue, a leaf without a
+ * frame), so the leaf's caller is proven like any other. Other frames' pcs are return
+ * addresses: their rows are looked up at pc - 1, inside the call. A return into the
+ * signal trampoline (a CMN_UW_SIGNAL row) is crossed: the interrupted context the kernel
+ * saved above it gives the next pc, exact again, and its stack pointer, which may lie on
+ * another stack (an application's handler running on its alternate stack).
+ *
+ * Every stack read is bounds-checked ([sp, hi) of the stack the frame is on, aligned),
+ * every CFA must lie strictly above the last, every return address in code; anything
+ * else stops the walk with its reason (PROF_STOP_*). It stops complete (PROF_STOP_END)
+ * at a frame whose return address is undefined (the C library's _start and the first
+ * frame of a clone()d thread say so), at a null return address or frame pointer, or at
+ * root_fp, the frame of the caller's entry trampoline, which is not recorded. Header-only;
+ * async-signal-safe when the accessors are.
+ */
+#ifndef PROF_COMMON_UW_STEP_H
+#define PROF_COMMON_UW_STEP_H
+
+#include <stdint.h>
+
+#include "arch/arch.h"
+#include "common/fp_step.h"
+#include "common/uw_table.h"
+#include "include/libprof/prof_format.h"
+
+/* How the walk reaches memory and tables. */
+struct cmn_uw_mem {
+    struct cmn_fp_mem fp; /* first: stack words, code bytes, "is code" */
+    /* The table of the module that holds code address pc, and the load bias to subtract
+     * from pc for it; NULL: step by frame pointer there, or, with *pending set, stop: the
+     * module has a table that is not built yet. NULL accessor: never a table. */
+    const struct cmn_uw_table *(*table)(const struct cmn_uw_mem *m, uintptr_t pc,
+                                        uintptr_t *bias, int *pending);
+    /* The bounds of another stack of the thread's that holds sp (its own, when the walk
+     * began on the alternate signal stack): 1 and *lo, *hi set, else 0. May be NULL. */
+    int (*other_stack)(const struct cmn_uw_mem *m, uintptr_t sp, uintptr_t *lo,
+                       uintptr_t *hi);
+};
+
+/* A walk's limits and results. */
+struct cmn_uw_walk {
+    uintptr_t lo, hi;     /* the stack the walk starts on: [lo, hi) */
+    uintptr_t root_fp;    /* the entry trampoline's frame: the walk ends there, 0 none */
+    uint64_t *frames;     /* out: leaf pc, then return addresses */
+    unsigned max_frames;  /* >= 1 */
+    int tables_only;      /* 1: a pc without a table row stops the walk (PROF_STOP_NO_INFO)
+                           * instead of a step by frame pointer */
+    uint8_t stop_reason;  /* out: PROF_STOP_* */
+    uint8_t flags;        /* out: PROF_SAMPLE_LEAF_CALLER when the leaf's caller came from
+                           * its instruction bytes (a frame-pointer step) */
+    uint16_t n_by_table;  /* out: frames stepped by an unwind table */
+    uint16_t n_by_fp;     /* out: frames stepped by frame pointer */
+};
+
+/* The registers of the frame being stepped. */
+struct cmn_uw_frame {
+    uintptr_t pc, sp, fp, lr;
+    int exact;      /* pc is an interrupted instruction, not a return address */
+    int fp_known;   /* fp holds the frame pointer's value */
+    int lr_known;   /* lr holds the link register's value */
+    int sp_exact;   /* sp is the frame's stack pointer (not a lower bound of it) */
+    uintptr_t lo, hi; /* the stack the frame is on */
+};
+
+CMN_FP_INLINE int cmn_uw_word(const struct cmn_uw_mem *m, const struct cmn_uw_frame *f,
+                              uintptr_t addr, uintptr_t *out)
+{
+    return cmn_fp_word(&m->fp, addr, f->sp > f->lo ? f->sp : f->lo, f->hi, out);
+}
+
+/* Crosses a signal frame: the interrupted context lies at arch_sigframe_uc_at(sp). */
+CMN_FP_INLINE uint8_t cmn_uw_signal(const struct cmn_uw_mem *m, struct cmn_uw_frame *f)
+{
+    uintptr_t uc = arch_sigframe_uc_at(f->sp), pc, sp, fp, lr = 0;
+    if (uc == 0 || !cmn_uw_word(m, f, uc + ARCH_UC_PC_OFF, &pc) ||
+        !cmn_uw_word(m, f, uc + ARCH_UC_SP_OFF, &sp) ||
+        !cmn_uw_word(m, f, uc + ARCH_UC_FP_OFF, &fp) ||
+        (ARCH_HAS_LR && !cmn_uw_word(m, f, uc + ARCH_UC_LR_OFF, &lr)))
+        return PROF_STOP_BOUNDS;
+    if (sp < f->lo || sp >= f->hi) {
+        uintptr_t lo, hi;
+        if (m->other_stack == NULL || !m->other_stack(m, sp, &lo, &hi))
+            return PROF_STOP_BOUNDS;
+        f->lo = lo;
+        f->hi = hi;
+    } else if (sp <= f->sp) {
+        return PROF_STOP_ORDER;
+    }
+    *f = (struct cmn_uw_frame){.pc = arch_strip_pac(pc), .sp = sp, .fp = fp, .lr = lr,
+                               .exact = 1, .fp_known = 1, .lr_known = ARCH_HAS_LR,
+                               .sp_exact = 1, .lo = f->lo, .hi = f->hi};
+    return PROF_STOP_END;
+}
+
+/* What a step can end with besides PROF_STOP_*: the walk is complete at this frame
+ * (CMN_UW_ENDED), or at the entry trampoline's, which is not recorded (CMN_UW_ROOT). */
+#define CMN_UW_ENDED 0xfeu
+#define CMN_UW_ROOT 0xffu
+
+/* The caller's frame pointer by rule field fp_at; 0 when it cannot be read. */
+CMN_FP_INLINE int cmn_uw_caller_fp(const struct cmn_uw_mem *m, const struct cmn_uw_frame *f,
+                                   unsigned fp_at, uintptr_t cfa, uintptr_t *fp, int *known)
+{
+    *fp = f->fp;
+    *known = f->fp_known;
+    if (fp_at == CMN_UW_REG_SAME)
+        return 1;
+    if (fp_at == CMN_UW_REG_UNKNOWN) {
+        *known = 0;
+        return 1;
+    }
+    *known = 1;
+    if (fp_at == CMN_UW_FP_AT_FP)
+        return f->fp_known && cmn_uw_word(m, f, f->fp, fp);
+    /* A slot below the stack pointer was popped already (compilers keep the saved rule
+     * through `pop %rbp` to the `ret`): the register holds the caller's value again. */
+    if (cfa - 8u * fp_at < f->sp) {
+        *known = f->fp_known;
+        return 1;
+    }
+    return cmn_uw_word(m, f, cfa - 8u * fp_at, fp);
+}
+
+/* One step by the rule of the frame f: f becomes its caller's. PROF_STOP_END when it
+ * stepped. */
+CMN_FP_INLINE uint8_t cmn_uw_step_rule(const struct cmn_uw_mem *m, struct cmn_uw_frame *f,
+                                       uint32_t rule, uintptr_t root_fp)
+{
+    unsigned kind = cmn_uw_kind(rule);
+    intptr_t off = cmn_uw_off(rule);
+    uintptr_t cfa;
+    if ((kind == CMN_UW_CFA_SP || kind == CMN_UW_PLT) && !f->sp_exact)
+        return PROF_STOP_RULE;
+    if ((kind == CMN_UW_CFA_FP || kind == CMN_UW_CFA_FP_DEREF) && !f->fp_known)
+        return PROF_STOP_RULE;
+    switch (kind) {
+    case CMN_UW_CFA_SP:
+        cfa = f->sp + (uintptr_t)off;
+        break;
+    case CMN_UW_CFA_FP:
+        cfa = f->fp + (uintptr_t)off;
+        break;
+    case CMN_UW_CFA_FP_DEREF:
+        if (!cmn_uw_word(m, f, f->fp + (uintptr_t)off, &cfa))
+            return PROF_STOP_BOUNDS;
+        break;
+    case CMN_UW_PLT:
+        cfa = f->sp + 8 + ((f->pc & 15u) >= (uintptr_t)off ? 8 : 0);
+        break;
+    case CMN_UW_END:
+        return CMN_UW_ENDED;
+    case CMN_UW_SIGNAL:
+        return cmn_uw_signal(m, f);
+    default:
+        return PROF_STOP_RULE;
+    }
+    /* The CFA lies above the frame's stack pointer; only a leaf whose return address is
+     * still in the link register (aarch64) may have none of its own (CFA = sp). */
+    unsigned ra_at = cmn_uw_ra(rule);
+    int lr_leaf = ra_at == CMN_UW_REG_SAME && f->lr_known;
+    if (cfa < f->sp || (cfa == f->sp && !lr_leaf))
+        return PROF_STOP_ORDER;
+    if (cfa > f->hi || (cfa & (sizeof(uintptr_t) - 1)))
+        return PROF_STOP_BOUNDS;
+    /* The entry trampoline's frame (its CFA sits two words above its frame pointer): its
+     * caller is libc's start code, which stacks do not show. */
+    if (root_fp != 0 && cfa == root_fp + 2 * sizeof(uintptr_t))
+        return CMN_UW_ROOT;
+    uintptr_t ra, fp;
+    int fp_known;
+    if (ra_at == CMN_UW_REG_SAME) {
+        if (!f->lr_known)
+            return PROF_STOP_RULE;
+        ra = f->lr;
+    } else if (ra_at > CMN_UW_SLOT_MAX) {
+        return PROF_STOP_RULE;
+    } else if (!cmn_uw_word(m, f, cfa - 8u * ra_at, &ra)) {
+        return PROF_STOP_BOUNDS;
+    }
+    if (!cmn_uw_caller_fp(m, f, cmn_uw_fp(rule), cfa, &fp, &fp_known))
+        return PROF_STOP_BOUNDS;
+    *f = (struct cmn_uw_frame){.pc = arch_strip_pac(ra), .sp = cfa, .fp = fp,
+                               .fp_known = fp_known, .sp_exact = 1, .lo = f->lo, .hi = f->hi};
+    return PROF_STOP_END;
+}
+
+/* The interrupted leaf without a table row: the instruction bytes at its pc may prove
+ * that its frame is not set up (at its entry, between push and mov of the frame pointer,
+ * at its ret; arch_leaf_state()), and where its return address is. 1 with f stepped to
+ * the caller, whose frame the frame pointer still describes; 0 when they prove nothing. */
+CMN_FP_INLINE int cmn_uw_leaf_bytes(const struct cmn_uw_mem *m, struct cmn_uw_frame *f)
+{
+    uintptr_t ra = 0, sp = f->sp;
+    unsigned state = cmn_fp_leaf_state(&m->fp, f->pc);
+    if (state == ARCH_LEAF_RA_AT_SP) {
+        sp = f->sp + sizeof(uintptr_t);
+        if (!cmn_uw_word(m, f, f->sp, &ra))
+            return 0;
+    } else if (state == ARCH_LEAF_RA_AT_SP1) {
+        uintptr_t saved_fp;
+        sp = f->sp + 2 * sizeof(uintptr_t);
+        if (!cmn_uw_word(m, f, f->sp, &saved_fp) || saved_fp != f->fp ||
+            !cmn_uw_word(m, f, f->sp + sizeof(uintptr_t), &ra))
+            return 0;
+    } else if (state == ARCH_LEAF_RA_IN_LR && f->lr_known) {
+        ra = f->lr;
+    }
+    ra = arch_strip_pac(ra);
+    if (ra == 0 || !m->fp.is_code(&m->fp, ra))
+        return 0;
+    *f = (struct cmn_uw_frame){.pc = ra, .sp = sp, .fp = f->fp, .fp_known = f->fp_known,
+                               .sp_exact = f->sp_exact, .lo = f->lo, .hi = f->hi};
+    return 1;
+}
+
+/* One step by frame pointer from f; *leaf_caller is set when the leaf's caller came from
+ * its instruction bytes. */
+CMN_FP_INLINE uint8_t cmn_uw_step_fp(const struct cmn_uw_mem *m, struct cmn_uw_frame *f,
+                                     uintptr_t root_fp, int *leaf_caller)
+{
+    if (f->exact && !*leaf_caller && cmn_uw_leaf_bytes(m, f)) {
+        *leaf_caller = 1;
+        return PROF_STOP_END;
+    }
+    if (!f->fp_known)
+        return PROF_STOP_RULE;
+    if (f->fp == 0)
+        return CMN_UW_ENDED;
+    if (f->fp == root_fp)
+        return CMN_UW_ROOT;
+    if (f->fp >= f->lo && f->fp < f->sp)
+        return PROF_STOP_ORDER; /* below the frame's own stack pointer: a cycle, or garbage */
+    uint8_t why = cmn_fp_check_frame(f->fp, f->sp > f->lo ? f->sp : f->lo, f->hi, 0);
+    if (why != PROF_STOP_END)
+        return why;
+    uintptr_t ret, next_fp;
+    if (!m->fp.stack_word(&m->fp, f->fp + ARCH_FRAME_RET_OFF, &ret) ||
+        !m->fp.stack_word(&m->fp, f->fp + ARCH_FRAME_FP_OFF, &next_fp))
+        return PROF_STOP_BOUNDS;
+    if (ret == 0)
+        return CMN_UW_ENDED;
+    /* x86_64's frame ends right above the saved pair; aarch64's frame record may sit
+     * anywhere in its frame, so the caller's stack pointer is then only a lower bound. */
+    *f = (struct cmn_uw_frame){.pc = arch_strip_pac(ret), .sp = f->fp + ARCH_FRAME_CFA_OFF,
+                               .fp = next_fp, .fp_known = 1, .sp_exact = ARCH_FP_CFA_EXACT,
+                               .lo = f->lo, .hi = f->hi};
+    return PROF_STOP_END;
+}
+
+/* The walk. Writes the leaf pc, then one return address per frame, into w->frames (at most
+ * w->max_frames), sets w's results and returns the number of frames. Reads the stack only
+ * inside [max(lo, sp), hi) of the stack each frame is on. */
+CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_fp_regs *regs,
+                                   struct cmn_uw_walk *w)
+{
+    struct cmn_uw_frame f = {.pc = arch_strip_pac(regs->pc), .sp = regs->sp, .fp = regs->fp,
+                             .lr = regs->lr, .exact = 1, .fp_known = 1,
+                             .lr_known = ARCH_HAS_LR, .sp_exact = 1, .lo = w->lo, .hi = w->hi};
+    unsigned n = 0;
+    int leaf_caller = 0;
+    uint8_t why;
+    w->frames[n++] = f.pc;
+    w->flags = 0;
+    w->n_by_table = w->n_by_fp = 0;
+    for (;;) {
+        uintptr_t bias = 0, at = f.exact ? f.pc : f.pc - 1;
+        int pending = 0;
+        const struct cmn_uw_table *t = m->table ? m->table(m, at, &bias, &pending) : NULL;
+        uint32_t rule = t ? cmn_uw_lookup(t, (uint64_t)(at - bias)) : 0;
+        if (pending) {
+            /* Without its table a frame-pointer step could skip the caller of a function
+             * that keeps no frame pointer: the walk stops for the moment it takes (at the
+             * entry trampoline's frame it is complete). */
+            why = w->root_fp != 0 && f.fp_known && f.fp == w->root_fp ? CMN_UW_ROOT
+                                                                      : PROF_STOP_PENDING;
+        } else if (cmn_uw_kind(rule) != CMN_UW_NONE) {
+            why = cmn_uw_step_rule(m, &f, rule, w->root_fp);
+            w->n_by_table++;
+        } else if (w->tables_only) {
+            why = PROF_STOP_NO_INFO;
+        } else {
+            why = cmn_uw_step_fp(m, &f, w->root_fp, &leaf_caller);
+            w->n_by_fp++;
+        }
+        if (why == CMN_UW_ROOT && n > 1)
+            n--; /* the return address into the trampoline */
+        if (why != PROF_STOP_END)
+            break;
+        if (f.pc == 0) {
+            why = CMN_UW_ENDED;
+            break;
+        }
+        if (!m->fp.is_code(&m->fp, f.pc)) {
+            why = PROF_STOP_CODE;
+            break;
+        }
+        if (n >= w->max_frames) {
+            why = PROF_STOP_DEPTH;
+            break;
+        }
+        w->frames[n++] = f.pc;
+    }
+    if (leaf_caller && n >= 2)
+        w->flags = PROF_SAMPLE_LEAF_CALLER;
+    w->stop_reason = why == CMN_UW_ENDED || why == CMN_UW_ROOT ? PROF_STOP_END : why;
+    return n;
+}
+
+#endif

@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The modules' unwind tables (see uwtables.h). The registry is an array indexed by module
+ * id; ids are never reused, so a request a handler made for an id always names the module
+ * it meant. A module is PENDING until a walk asks for its table, then BUILT or NONE.
+ */
+#include "libprof/uwtables.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include "arch/arch.h"
+#include "common/elf_file.h"
+#include "common/uw_build.h"
+#include "common/uw_table.h"
+#include "libprof/fd.h"
+#include "libprof/log.h"
+#include "libprof/objects.h"
+#include "sampler/codemap.h"
+
+#define LP_UW_PENDING 0
+#define LP_UW_BUILT 1
+#define LP_UW_NONE 2
+
+struct module {
+    uint64_t dev, ino;      /* the file's identity; both 0 for the vDSO */
+    char *path;             /* as /proc/self/maps names it; owned */
+    int state;              /* LP_UW_* */
+    const struct cmn_uw_table *table; /* when BUILT; mapped for good */
+    unsigned n_loads;
+    struct cmn_elf_load loads[CMN_ELF_MAX_LOADS]; /* its link-time layout, when BUILT */
+};
+
+static struct module registry[SMP_MODULES_MAX]; /* [0] unused: id 0 is "none" */
+static uint32_t n_registered = 1;
+static uint64_t table_bytes;
+static unsigned n_tables;
+static uint32_t n_wanted_seen; /* smp_codemap_n_wanted when last served */
+
+static int is_vdso(const char *path)
+{
+    return strcmp(path, "[vdso]") == 0;
+}
+
+uint32_t lp_uwtables_module(const struct cmn_maps_line *m)
+{
+    int vdso = is_vdso(m->path);
+    if (!vdso && (m->inode == 0 || m->path[0] != '/'))
+        return 0;
+    uint64_t dev = vdso ? 0 : m->dev, ino = vdso ? 0 : m->inode;
+    for (uint32_t id = 1; id < n_registered; id++)
+        if (registry[id].dev == dev && registry[id].ino == ino &&
+            (ino != 0 || is_vdso(registry[id].path)))
+            return id;
+    if (n_registered >= SMP_MODULES_MAX)
+        return 0;
+    char *path = strdup(m->path);
+    if (path == NULL)
+        return 0;
+    registry[n_registered] = (struct module){.dev = dev, .ino = ino, .path = path};
+    return n_registered++;
+}
+
+void lp_uwtables_annotate(struct smp_code_range *r, uint32_t id, uint64_t offset)
+{
+    r->table = NULL;
+    r->bias = 0;
+    r->module = 0;
+    if (id == 0 || id >= n_registered)
+        return;
+    const struct module *mod = &registry[id];
+    uint64_t vaddr;
+    if (mod->state == LP_UW_PENDING)
+        r->module = id;
+    else if (mod->state == LP_UW_BUILT && cmn_elf_vaddr_of(mod->loads, mod->n_loads, offset,
+                                                           &vaddr)) {
+        r->table = mod->table;
+        r->bias = r->start - (uintptr_t)vaddr;
+    }
+}
+
+/* The object holding the module's code in memory, from a scan: by identity. */
+static const struct lp_object *find_object(const struct lp_objects *objs,
+                                           const struct module *mod)
+{
+    for (size_t i = 0; i < objs->n; i++) {
+        const struct lp_object *o = &objs->v[i];
+        if (mod->ino != 0 ? o->inode == mod->ino && strcmp(o->path, mod->path) == 0
+                          : strcmp(o->path, "[vdso]") == 0)
+            return o;
+    }
+    return NULL;
+}
+
+/* The module's layout from the object's program headers. */
+static void take_loads(struct module *mod, const struct lp_object *o)
+{
+    mod->n_loads = 0;
+    for (unsigned i = 0; i < o->phnum && mod->n_loads < CMN_ELF_MAX_LOADS; i++) {
+        const ElfW(Phdr) *ph = &o->phdrs[i];
+        if (ph->p_type == PT_LOAD)
+            mod->loads[mod->n_loads++] = (struct cmn_elf_load){ph->p_offset, ph->p_vaddr,
+                                                               ph->p_filesz, ph->p_memsz};
+    }
+}
+
+/* .eh_frame as the loader mapped it: located by .eh_frame_hdr (PT_GNU_EH_FRAME), read to
+ * the end of the segment holding it, and added to b. 0, or -errno. */
+static int add_mapped_eh_frame(struct cmn_cfi_build *b, const struct lp_object *o,
+                               uint8_t **keep)
+{
+    const ElfW(Phdr) *hdr = NULL;
+    for (unsigned i = 0; i < o->phnum && hdr == NULL; i++)
+        if (o->phdrs[i].p_type == PT_GNU_EH_FRAME)
+            hdr = &o->phdrs[i];
+    if (hdr == NULL)
+        return -ENOENT;
+    uint8_t head[16];
+    size_t head_n = hdr->p_memsz < sizeof(head) ? hdr->p_memsz : sizeof(head);
+    uintptr_t head_at = o->bias + hdr->p_vaddr;
+    if (head_n < 8 || lp_objects_read_memory(head, head_at, head_n) != 0 || head[0] != 1)
+        return -EINVAL;
+    struct cmn_cfi_section hs = {head, head_n, head_at, 0, false};
+    struct cmn_cfi_cursor c = {head, 4, head_n, false};
+    uint64_t eh_at = cmn_cfi_ptr(&c, head[1], &hs);
+    if (c.is_bad)
+        return -EINVAL;
+    const ElfW(Phdr) *seg = NULL;
+    for (unsigned i = 0; i < o->phnum && seg == NULL; i++) {
+        const ElfW(Phdr) *ph = &o->phdrs[i];
+        if (ph->p_type == PT_LOAD && eh_at >= o->bias + ph->p_vaddr &&
+            eh_at - (o->bias + ph->p_vaddr) < ph->p_filesz)
+            seg = ph;
+    }
+    if (seg == NULL)
+        return -EINVAL;
+    size_t n = (size_t)(o->bias + seg->p_vaddr + seg->p_filesz - eh_at);
+    if (n > CMN_ELF_MAX_SECTION)
+        n = CMN_ELF_MAX_SECTION;
+    uint8_t *data = malloc(n);
+    if (data == NULL)
+        return -ENOMEM;
+    if (lp_objects_read_memory(data, eh_at, n) != 0) {
+        free(data);
+        return -EFAULT;
+    }
+    struct cmn_cfi_section s = {data, n, eh_at, o->bias, false};
+    cmn_cfi_add_section(b, &s);
+    *keep = data;
+    return 0;
+}
+
+/* A section of the module's file, when the file is still the one mapped. */
+static void add_file_section(struct cmn_cfi_build *b, const struct module *mod,
+                             const char *name, int is_debug_frame)
+{
+    if (mod->path[0] != '/')
+        return;
+    int fd = lp_fd_open(mod->path, O_RDONLY, 0);
+    if (fd < 0)
+        return;
+    struct stat st;
+    Elf64_Shdr sh;
+    uint8_t *data = NULL;
+    size_t n = 0;
+    if (fstat(fd, &st) == 0 && (uint64_t)st.st_ino == mod->ino &&
+        ((uint64_t)major(st.st_dev) << 32 | minor(st.st_dev)) == mod->dev &&
+        cmn_elf_section(fd, name, &sh) == 0 && cmn_elf_read_section(fd, &sh, &data, &n) == 0) {
+        struct cmn_cfi_section s = {data, n, sh.sh_addr, 0, is_debug_frame != 0};
+        cmn_cfi_add_section(b, &s);
+        free(data);
+    }
+    lp_fd_close(fd);
+}
+
+/* Memory for a table: mapped, so that it never shares pages with the program's heap; the
+ * bound on all tables' memory holds. */
+static void *map_table(void *ctx, uint64_t bytes)
+{
+    *(uint64_t *)ctx = bytes;
+    if (table_bytes + bytes > LP_UW_MAX_BYTES)
+        return NULL;
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return mem == MAP_FAILED ? NULL : mem;
+}
+
+/* The table of b's rows; NULL with *why when there is nothing or no room. */
+static const struct cmn_uw_table *make_table(struct cmn_cfi_build *b, const char **why)
+{
+    uint64_t bytes = 0;
+    struct cmn_uw_table *t = cmn_cfi_table(b, map_table, &bytes);
+    if (t == NULL) {
+        *why = !b->out_of_memory                          ? "no call-frame information"
+               : table_bytes + bytes > LP_UW_MAX_BYTES    ? "the tables' memory bound"
+                                                          : "out of memory";
+        return NULL;
+    }
+    mprotect(t, bytes, PROT_READ);
+    table_bytes += bytes;
+    n_tables++;
+    return t;
+}
+
+/* Builds module id's table; its state becomes BUILT or NONE (with a note saying why). */
+static void build(uint32_t id, const struct lp_objects *objs)
+{
+    struct module *mod = &registry[id];
+    struct cmn_cfi_build b = {.regs = {ARCH_DWARF_SP, ARCH_DWARF_FP, ARCH_DWARF_RA,
+                                       ARCH_DWARF_X86_64}};
+    const char *why = "its code is no longer mapped";
+    const struct lp_object *o = find_object(objs, mod);
+    uint8_t *eh = NULL;
+    if (o != NULL) {
+        take_loads(mod, o);
+        if (add_mapped_eh_frame(&b, o, &eh) != 0)
+            add_file_section(&b, mod, ".eh_frame", 0);
+        add_file_section(&b, mod, ".debug_frame", 1);
+        mod->table = make_table(&b, &why);
+    }
+    free(eh);
+    cmn_cfi_build_free(&b);
+    mod->state = mod->table ? LP_UW_BUILT : LP_UW_NONE;
+    if (mod->table == NULL)
+        lp_note("no unwind table for %s (%s): its frames are walked by frame pointer",
+                mod->path, why);
+}
+
+unsigned lp_uwtables_build_wanted(void)
+{
+    uint32_t wanted = atomic_load(&smp_codemap_n_wanted);
+    if (wanted == n_wanted_seen)
+        return 0;
+    n_wanted_seen = wanted;
+    struct lp_objects objs = {0};
+    int scanned = 0;
+    unsigned changed = 0;
+    for (uint32_t id = 1; id < n_registered; id++) {
+        if (registry[id].state != LP_UW_PENDING ||
+            !atomic_load_explicit(&smp_codemap_wanted[id], memory_order_relaxed))
+            continue;
+        if (!scanned && lp_objects_scan(&objs) != 0)
+            objs = (struct lp_objects){0};
+        scanned = 1;
+        build(id, &objs);
+        changed++;
+    }
+    if (scanned)
+        lp_objects_free(&objs);
+    return changed;
+}
+
+void lp_uwtables_want_all(void)
+{
+    for (uint32_t id = 1; id < n_registered; id++)
+        if (registry[id].state == LP_UW_PENDING &&
+            atomic_exchange(&smp_codemap_wanted[id], 1) == 0)
+            atomic_fetch_add(&smp_codemap_n_wanted, 1);
+}
+
+uint32_t lp_uwtables_served(void)
+{
+    return n_wanted_seen;
+}
+
+uint64_t lp_uwtables_bytes(void)
+{
+    return table_bytes;
+}
+
+unsigned lp_uwtables_count(void)
+{
+    return n_tables;
+}
+
+void lp_uwtables_fork_child(void)
+{
+    /* The registry is whole (the map lock was held across the fork); a request the
+     * parent's writer had not served yet is served by the child's. */
+    n_wanted_seen = 0;
+}

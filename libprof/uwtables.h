@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/*
+ * The unwind tables of the process's modules (common/uw_table.h): which modules there
+ * are, which have a table, and building one when a walk asks for it. A module is a file
+ * (by device and inode: every mapping of it shares its table), or the vDSO. Tables are
+ * built lazily, in the writer thread, from what the loader mapped: .eh_frame found
+ * through the PT_GNU_EH_FRAME segment in memory (read with the fault-proof
+ * process_vm_readv, so a module unloaded meanwhile costs an error, not a crash), plus
+ * .debug_frame from the file when it has one and is still the file mapped. A process that
+ * ends before its first sample builds nothing.
+ *
+ * A table's memory is mapped once and never unmapped (handlers may be reading it; a module
+ * loaded again finds its table by identity); all of them together stay under
+ * LP_UW_MAX_BYTES. A module whose table cannot be built (no call-frame information, a
+ * section that cannot be read, the memory bound) is walked by frame pointer, and a note in
+ * the profile says which and why.
+ *
+ * All functions run with libprof/unwind.c's map lock held (the caller's), on any thread
+ * but a handler; building runs on the writer thread (lp_unwind_serve()).
+ */
+#ifndef PROF_LIBPROF_UWTABLES_H
+#define PROF_LIBPROF_UWTABLES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/maps_line.h"
+
+#define LP_UW_MAX_BYTES (64ull << 20) /* memory of all tables together */
+
+struct smp_code_range;
+
+/* Not async-signal-safe; map lock held. */
+/* The module of an executable mapping, registered when new: its id (1 ..
+ * SMP_MODULES_MAX - 1), or 0 for code that has no module (anonymous memory) or when the
+ * registry is full. */
+uint32_t lp_uwtables_module(const struct cmn_maps_line *m);
+/* Fills r's table, bias and module for the mapping r covers (file offset `offset`) of
+ * module id. */
+void lp_uwtables_annotate(struct smp_code_range *r, uint32_t id, uint64_t offset);
+/* Builds the tables walks asked for (sampler/codemap.h). Returns how many modules
+ * changed state (built or given up): the caller then publishes the code map again. */
+unsigned lp_uwtables_build_wanted(void);
+/* Asks for the table of every module that has none yet, as a walk would (then
+ * lp_uwtables_build_wanted() builds them). */
+void lp_uwtables_want_all(void);
+/* smp_codemap_n_wanted as of the last lp_uwtables_build_wanted(): equal when every
+ * request was served. */
+uint32_t lp_uwtables_served(void);
+/* Memory of the tables built, and how many there are. */
+uint64_t lp_uwtables_bytes(void);
+unsigned lp_uwtables_count(void);
+/* In a fork child: the parent's requests that were being served are asked again. */
+void lp_uwtables_fork_child(void);
+
+#endif

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* Unit tests of the walk by unwind tables (common/uw_step.h) on synthetic stacks and a
+ * table written here: each frame is stepped by its row, the leaf's caller is exact where
+ * the leaf has no frame or a stale return address lies at its stack pointer, signal frames
+ * are crossed (to another stack too), the outermost frame and the entry trampoline end the
+ * walk complete, and rows that cannot be followed, missing rows and bad stacks end it with
+ * their reason. The frame layouts (return address at CFA - 8, frame pointer at CFA - 16)
+ * are those of x86_64 and of aarch64's `stp x29, x30, [sp, #-16]!`; the link register's
+ * case is aarch64's alone. Built for aarch64 too (make test-aarch64). */
+#include <criterion/criterion.h>
+#include <stddef.h>
+#include <string.h>
+#include <ucontext.h>
+
+#include "common/uw_step.h"
+
+#define WORDS 2048
+#define OUTER 1500 /* the outermost frame's frame pointer, in words */
+#define INTR 1000  /* the interrupted code's stack pointer when a signal frame is crossed */
+
+static uintptr_t stk[WORDS] __attribute__((aligned(16)));
+static uintptr_t alt[WORDS] __attribute__((aligned(16)));
+
+/* The module: functions at link-time addresses, loaded with bias BIAS. */
+#define BIAS 0x400000u
+#define F_FRAMED 0x1000u   /* push fp; mov sp,fp: CFA = fp + 16 in its body */
+#define F_FRAMELESS 0x1100u /* CFA = sp + 8, and sp + 16 after a `sub $8` at +0x10 */
+#define F_START 0x1200u    /* the outermost frame */
+#define F_SIGRET 0x1300u   /* the signal trampoline */
+#define F_PLT 0x1400u
+#define F_NOINFO 0x1500u   /* no row */
+#define F_STOP 0x1600u     /* a rule not followed */
+#define F_LR 0x1700u       /* aarch64 leaf: return address in the link register */
+#define CODE_END 0x1800u
+
+static uint32_t pcs[16], rules[16];
+static unsigned n_rows;
+static struct cmn_uw_table *table;
+
+static void row(uint32_t pc, uint32_t rule)
+{
+    pcs[n_rows] = pc;
+    rules[n_rows++] = rule;
+}
+
+static void make_table(void)
+{
+    n_rows = 0;
+    row(F_FRAMED, cmn_uw_rule(CMN_UW_CFA_SP, 0, 1, 1));
+    row(F_FRAMED + 1, cmn_uw_rule(CMN_UW_CFA_SP, 2, 1, 2));
+    row(F_FRAMED + 4, cmn_uw_rule(CMN_UW_CFA_FP, 2, 1, 2));
+    row(F_FRAMELESS, cmn_uw_rule(CMN_UW_CFA_SP, 0, 1, 1));
+    row(F_FRAMELESS + 0x10, cmn_uw_rule(CMN_UW_CFA_SP, 0, 1, 2));
+    row(F_START, cmn_uw_rule(CMN_UW_END, 0, 0, 0));
+    row(F_SIGRET, cmn_uw_rule(CMN_UW_SIGNAL, 63, 63, 0));
+    row(F_PLT, cmn_uw_rule(CMN_UW_PLT, 0, 1, 11));
+    row(F_NOINFO, 0);
+    row(F_STOP, cmn_uw_rule(CMN_UW_STOP, 0, 0, 0));
+    row(F_LR, cmn_uw_rule(CMN_UW_CFA_SP, 0, 0, 0));
+    row(CODE_END, 0);
+    static uint64_t mem[512];
+    cr_assert_lt(cmn_uw_table_bytes(n_rows, CODE_END), sizeof(mem));
+    table = cmn_uw_table_layout(mem, 0, CODE_END, n_rows);
+    memcpy((char *)table + table->pcs_at, pcs, n_rows * 4);
+    memcpy((char *)table + table->rules_at, rules, n_rows * 4);
+    cmn_uw_table_index(table);
+}
+
+static int stack_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
+{
+    (void)m;
+    *out = *(const uintptr_t *)addr;
+    return 1;
+}
+
+static int code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
+{
+    (void)m, (void)addr, (void)out, (void)n;
+    return -1; /* no instruction bytes: they prove nothing */
+}
+
+static int is_code(const struct cmn_fp_mem *m, uintptr_t addr)
+{
+    (void)m;
+    return addr >= BIAS && addr < BIAS + CODE_END;
+}
+
+static int with_tables = 1;
+static const struct cmn_uw_table *get_table(const struct cmn_uw_mem *m, uintptr_t pc,
+                                            uintptr_t *bias, int *pending)
+{
+    (void)m, (void)pending;
+    *bias = BIAS;
+    return with_tables && pc >= BIAS && pc < BIAS + CODE_END ? table : NULL;
+}
+
+static int other_stack(const struct cmn_uw_mem *m, uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+{
+    (void)m;
+    if (sp < (uintptr_t)stk || sp >= (uintptr_t)(stk + WORDS))
+        return 0;
+    *lo = (uintptr_t)stk;
+    *hi = (uintptr_t)(stk + WORDS);
+    return 1;
+}
+
+static const struct cmn_uw_mem mem = {{stack_word, code, is_code}, get_table, other_stack};
+
+static uintptr_t at(unsigned w)
+{
+    return (uintptr_t)&stk[w];
+}
+
+static uintptr_t pc_of(uint32_t link)
+{
+    return BIAS + link;
+}
+
+static struct cmn_uw_walk walk_from(uintptr_t pc, uintptr_t sp, uintptr_t fp, uintptr_t lr,
+                                    uint64_t *frames, unsigned max)
+{
+    make_table();
+    struct cmn_fp_regs regs = {pc, sp, fp, lr};
+    struct cmn_uw_walk w = {.lo = (uintptr_t)stk, .hi = (uintptr_t)(stk + WORDS),
+                            .frames = frames, .max_frames = max};
+    unsigned n = cmn_uw_walk(&mem, &regs, &w);
+    w.max_frames = n; /* the count, for the tests */
+    return w;
+}
+
+/* main-like outermost frame: a framed function called from F_START, its frame at word
+ * OUTER (fp), its CFA two words above. */
+static void outer_frames(void)
+{
+    stk[OUTER] = 0;                      /* saved fp of the outermost frame */
+    stk[OUTER + 1] = pc_of(F_START + 5); /* return into the start code */
+}
+
+Test(uw_step, a_frameless_leaf_then_a_framed_caller_reach_the_outermost_frame)
+{
+    uint64_t f[16];
+    outer_frames();
+    stk[40] = pc_of(F_FRAMED + 0x20); /* the leaf's return address, at its sp */
+    struct cmn_uw_walk w = walk_from(pc_of(F_FRAMELESS + 4), at(40), at(OUTER), 0, f, 16);
+    cr_assert_eq(w.max_frames, 3);
+    cr_assert_eq(f[0], pc_of(F_FRAMELESS + 4));
+    cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
+    cr_assert_eq(f[2], pc_of(F_START + 5));
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+    cr_assert_eq(w.n_by_table, 3);
+    cr_assert_eq(w.n_by_fp, 0);
+}
+
+Test(uw_step, a_stale_return_address_in_an_unwritten_slot_never_becomes_a_caller)
+{
+    uint64_t f[16];
+    outer_frames();
+    /* After `sub $8, %rsp` the slot at sp was never written: it holds a return address
+     * into F_FRAMED left there by an earlier call. The row says the return address is at
+     * sp + 8. */
+    stk[40] = pc_of(F_FRAMED + 0x30);
+    stk[41] = pc_of(F_FRAMED + 0x20);
+    struct cmn_uw_walk w = walk_from(pc_of(F_FRAMELESS + 0x14), at(40), at(OUTER), 0, f, 16);
+    cr_assert_eq(w.max_frames, 3);
+    cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
+    for (unsigned i = 0; i < w.max_frames; i++)
+        cr_assert_neq(f[i], pc_of(F_FRAMED + 0x30), "the stale word became frame %u", i);
+}
+
+Test(uw_step, a_leaf_in_its_prologue_keeps_its_caller)
+{
+    uint64_t f[16];
+    outer_frames();
+    /* At F_FRAMED + 1: fp pushed (at sp), return address above it; fp is still the
+     * caller's. */
+    stk[38] = at(OUTER);
+    stk[39] = pc_of(F_FRAMED + 0x20);
+    struct cmn_uw_walk w = walk_from(pc_of(F_FRAMED + 1), at(38), at(OUTER), 0, f, 16);
+    cr_assert_eq(w.max_frames, 3);
+    cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
+    cr_assert_eq(f[2], pc_of(F_START + 5));
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+}
+
+Test(uw_step, the_entry_trampolines_frame_ends_the_walk_without_its_own)
+{
+    uint64_t f[16];
+    outer_frames();
+    stk[40] = pc_of(F_FRAMED + 0x20);
+    make_table();
+    struct cmn_fp_regs regs = {pc_of(F_FRAMELESS + 4), at(40), at(OUTER), 0};
+    struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .root_fp = at(OUTER), .frames = f,
+                            .max_frames = 16};
+    cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 1, "F_FRAMED's frame is the trampoline's");
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+}
+
+Test(uw_step, a_signal_frame_is_crossed_to_the_interrupted_code)
+{
+    uint64_t f[16];
+    outer_frames();
+    /* The handler (frameless leaf at word 20) returns into the trampoline; the kernel's
+     * ucontext lies at the trampoline's sp; the interrupted code was F_FRAMELESS at word
+     * INTR, with the return address into F_FRAMED at its sp. */
+    stk[20] = pc_of(F_SIGRET + 1);
+    ucontext_t *uc = (ucontext_t *)arch_sigframe_uc_at(at(21));
+    cr_assert_lt((uintptr_t)uc + sizeof(*uc), at(INTR));
+    memset(uc, 0, sizeof(*uc));
+    *(uintptr_t *)((char *)uc + ARCH_UC_PC_OFF) = pc_of(F_FRAMELESS + 4);
+    *(uintptr_t *)((char *)uc + ARCH_UC_SP_OFF) = at(INTR);
+    *(uintptr_t *)((char *)uc + ARCH_UC_FP_OFF) = at(OUTER);
+    stk[INTR] = pc_of(F_FRAMED + 0x20);
+    struct cmn_uw_walk w = walk_from(pc_of(F_FRAMELESS + 4), at(20), at(OUTER), 0, f, 16);
+    cr_assert_eq(w.max_frames, 5);
+    cr_assert_eq(f[1], pc_of(F_SIGRET + 1));
+    cr_assert_eq(f[2], pc_of(F_FRAMELESS + 4), "the interrupted pc, exact");
+    cr_assert_eq(f[3], pc_of(F_FRAMED + 0x20));
+    cr_assert_eq(f[4], pc_of(F_START + 5));
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+}
+
+Test(uw_step, a_signal_frame_on_the_alternate_stack_leads_back_to_the_thread_stack)
+{
+    uint64_t f[16];
+    outer_frames();
+    alt[20] = pc_of(F_SIGRET + 1);
+    ucontext_t *uc = (ucontext_t *)arch_sigframe_uc_at((uintptr_t)&alt[21]);
+    memset(uc, 0, sizeof(*uc));
+    *(uintptr_t *)((char *)uc + ARCH_UC_PC_OFF) = pc_of(F_FRAMELESS + 4);
+    *(uintptr_t *)((char *)uc + ARCH_UC_SP_OFF) = at(INTR);
+    *(uintptr_t *)((char *)uc + ARCH_UC_FP_OFF) = at(OUTER);
+    stk[INTR] = pc_of(F_FRAMED + 0x20);
+    make_table();
+    struct cmn_fp_regs regs = {pc_of(F_FRAMELESS + 4), (uintptr_t)&alt[20], at(OUTER), 0};
+    struct cmn_uw_walk w = {.lo = (uintptr_t)alt, .hi = (uintptr_t)(alt + WORDS),
+                            .frames = f, .max_frames = 16};
+    cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 5);
+    cr_assert_eq(f[4], pc_of(F_START + 5));
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+}
+
+Test(uw_step, rows_it_cannot_follow_end_the_walk_with_a_reason)
+{
+    uint64_t f[16];
+    outer_frames();
+    stk[40] = pc_of(F_STOP + 8);
+    struct cmn_uw_walk w = walk_from(pc_of(F_FRAMELESS + 4), at(40), at(OUTER), 0, f, 16);
+    cr_assert_eq(w.max_frames, 2);
+    cr_assert_eq(w.stop_reason, PROF_STOP_RULE);
+}
+
+Test(uw_step, without_a_row_it_steps_by_frame_pointer_unless_told_not_to)
+{
+    uint64_t f[16];
+    outer_frames();
+    /* F_NOINFO keeps a frame pointer: its frame at word 50, called from F_FRAMED. */
+    stk[50] = at(OUTER);
+    stk[51] = pc_of(F_FRAMED + 0x20);
+    stk[40] = pc_of(F_NOINFO + 0x10);
+    struct cmn_uw_walk w = walk_from(pc_of(F_FRAMELESS + 4), at(40), at(50), 0, f, 16);
+    cr_assert_eq(w.max_frames, 4);
+    cr_assert_eq(f[2], pc_of(F_FRAMED + 0x20));
+    cr_assert_eq(f[3], pc_of(F_START + 5));
+    cr_assert_eq(w.n_by_fp, 1);
+    make_table();
+    struct cmn_fp_regs regs = {pc_of(F_FRAMELESS + 4), at(40), at(50), 0};
+    struct cmn_uw_walk only = {.lo = at(0), .hi = at(WORDS), .frames = f, .max_frames = 16,
+                               .tables_only = 1};
+    cr_assert_eq(cmn_uw_walk(&mem, &regs, &only), 2);
+    cr_assert_eq(only.stop_reason, PROF_STOP_NO_INFO);
+}
+
+Test(uw_step, a_module_without_a_table_is_walked_by_frame_pointer)
+{
+    uint64_t f[16];
+    outer_frames();
+    stk[50] = at(OUTER);
+    stk[51] = pc_of(F_FRAMED + 0x20);
+    with_tables = 0;
+    struct cmn_uw_walk w = walk_from(pc_of(F_FRAMED + 0x40), at(45), at(50), 0, f, 16);
+    with_tables = 1;
+    cr_assert_eq(w.max_frames, 3);
+    cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
+    cr_assert_eq(f[2], pc_of(F_START + 5));
+    cr_assert_eq(w.n_by_table, 0);
+}
+
+Test(uw_step, bad_stacks_stop_the_walk_inside_the_bounds)
+{
+    uint64_t f[16];
+    /* A return address outside the code. */
+    stk[40] = 0x1234;
+    struct cmn_uw_walk w = walk_from(pc_of(F_FRAMELESS + 4), at(40), 0, 0, f, 16);
+    cr_assert_eq(w.max_frames, 1);
+    cr_assert_eq(w.stop_reason, PROF_STOP_CODE);
+    /* A CFA past the top of the stack. */
+    w = walk_from(pc_of(F_FRAMELESS + 0x14), at(WORDS - 1), 0, 0, f, 16);
+    cr_assert_eq(w.stop_reason, PROF_STOP_BOUNDS);
+    /* A frame pointer below the stack pointer (a CFA from it would go down). */
+    w = walk_from(pc_of(F_FRAMED + 0x20), at(40), at(10), 0, f, 16);
+    cr_assert_eq(w.stop_reason, PROF_STOP_ORDER);
+    /* Depth. */
+    outer_frames();
+    stk[40] = pc_of(F_FRAMED + 0x20);
+    w = walk_from(pc_of(F_FRAMELESS + 4), at(40), at(OUTER), 0, f, 2);
+    cr_assert_eq(w.max_frames, 2);
+    cr_assert_eq(w.stop_reason, PROF_STOP_DEPTH);
+}
+
+#if defined(__x86_64__)
+Test(uw_step, a_plt_entry_uses_the_linkers_rule)
+{
+    uint64_t f[16];
+    outer_frames();
+    /* Before the entry's push (offset < 11): the return address at sp; after it, at
+     * sp + 8. */
+    stk[40] = pc_of(F_FRAMED + 0x20);
+    struct cmn_uw_walk w = walk_from(pc_of(F_PLT + 0x16), at(40), at(OUTER), 0, f, 16);
+    cr_assert_eq(w.max_frames, 3);
+    cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
+    stk[39] = 0x77;
+    w = walk_from(pc_of(F_PLT + 0x1b), at(39), at(OUTER), 0, f, 16);
+    cr_assert_eq(w.max_frames, 3);
+    cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
+}
+#endif
+
+#if defined(__aarch64__)
+Test(uw_step, an_aarch64_leaf_returns_through_its_link_register_only_at_the_leaf)
+{
+    uint64_t f[16];
+    outer_frames();
+    struct cmn_uw_walk w = walk_from(pc_of(F_LR + 8), at(40), at(OUTER), pc_of(F_FRAMED + 0x20),
+                                     f, 16);
+    cr_assert_eq(w.max_frames, 3);
+    cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
+    /* A caller's row that says "in the link register" cannot be followed. */
+    stk[40] = pc_of(F_LR + 0x10);
+    w = walk_from(pc_of(F_FRAMELESS + 4), at(40), at(OUTER), 0, f, 16);
+    cr_assert_eq(w.stop_reason, PROF_STOP_RULE);
+}
+#endif
