@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <asm/perf_regs.h>
 #include <signal.h>
 #include <ucontext.h>
 
@@ -31,6 +32,21 @@
 #define ARCH_DWARF_FP 29u
 #define ARCH_DWARF_RA 30u
 #define ARCH_DWARF_X86_64 0
+
+/* The user registers a perf_event sample is asked for (PERF_SAMPLE_REGS_USER), which it
+ * carries in ascending register number, and how they are read back. */
+#define ARCH_PERF_REGS_MASK                                                                \
+    ((1ull << PERF_REG_ARM64_X29) | (1ull << PERF_REG_ARM64_LR) | (1ull << PERF_REG_ARM64_SP) | \
+     (1ull << PERF_REG_ARM64_PC))
+#define ARCH_PERF_N_REGS 4u
+static inline void arch_perf_regs(const uint64_t *r, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
+                                  uintptr_t *lr)
+{
+    *fp = (uintptr_t)r[0];
+    *lr = (uintptr_t)r[1];
+    *sp = (uintptr_t)r[2];
+    *pc = (uintptr_t)r[3];
+}
 
 static inline uintptr_t arch_pc(const ucontext_t *uc)
 {

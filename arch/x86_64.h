@@ -15,6 +15,7 @@
 #ifndef PROF_ARCH_X86_64_H
 #define PROF_ARCH_X86_64_H
 
+#include <asm/perf_regs.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <ucontext.h>
@@ -33,6 +34,20 @@
 #define ARCH_DWARF_FP 6u
 #define ARCH_DWARF_RA 16u
 #define ARCH_DWARF_X86_64 1 /* the linker's PLT rule is x86_64's */
+
+/* The user registers a perf_event sample is asked for (PERF_SAMPLE_REGS_USER), which it
+ * carries in ascending register number, and how they are read back. */
+#define ARCH_PERF_REGS_MASK                                                                \
+    ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+#define ARCH_PERF_N_REGS 3u
+static inline void arch_perf_regs(const uint64_t *r, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
+                                  uintptr_t *lr)
+{
+    *fp = (uintptr_t)r[0];
+    *sp = (uintptr_t)r[1];
+    *pc = (uintptr_t)r[2];
+    *lr = 0;
+}
 
 static inline uintptr_t arch_pc(const ucontext_t *uc)
 {

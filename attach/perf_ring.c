@@ -54,28 +54,14 @@
 #define KERNEL_RING_DIV 16u /* --callchain kernel: samples of 1 KiB or less, rings 16x smaller */
 #define SAMPLE_ID_BYTES 24u /* the trailer of side-band records: pid tid, time, id */
 
-/* The user registers a sample carries, in the kernel's order (ascending register number),
- * and how they become the stepper's. */
-#if defined(__x86_64__)
-#define REGS_MASK                                                                                  \
-    ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
-#define N_REGS 3u
+#define REGS_MASK ARCH_PERF_REGS_MASK
+#define N_REGS ARCH_PERF_N_REGS
 static struct cmn_fp_regs regs_from(const uint64_t *r)
 {
-    return (struct cmn_fp_regs){.fp = r[0], .sp = r[1], .pc = r[2], .lr = 0};
+    struct cmn_fp_regs regs;
+    arch_perf_regs(r, &regs.pc, &regs.sp, &regs.fp, &regs.lr);
+    return regs;
 }
-#elif defined(__aarch64__)
-#define REGS_MASK                                                                                  \
-    ((1ull << PERF_REG_ARM64_X29) | (1ull << PERF_REG_ARM64_LR) | (1ull << PERF_REG_ARM64_SP) |    \
-     (1ull << PERF_REG_ARM64_PC))
-#define N_REGS 4u
-static struct cmn_fp_regs regs_from(const uint64_t *r)
-{
-    return (struct cmn_fp_regs){.fp = r[0], .lr = r[1], .sp = r[2], .pc = r[3]};
-}
-#else
-#error "perf_ring.c: no perf_event register layout for this architecture"
-#endif
 
 /* An integer from a one-line /proc file (a sysctl), or fallback. */
 static long read_proc_long(const char *path, long fallback)

@@ -59,11 +59,15 @@ struct cmn_uw_walk {
     unsigned max_frames;  /* >= 1 */
     int tables_only;      /* 1: a pc without a table row stops the walk (PROF_STOP_NO_INFO)
                            * instead of a step by frame pointer */
+    uintptr_t stop_lo, stop_hi; /* code whose return addresses end the walk complete, not
+                                 * recorded (entry trampolines known by address); 0 none */
     uint8_t stop_reason;  /* out: PROF_STOP_* */
     uint8_t flags;        /* out: PROF_SAMPLE_LEAF_CALLER when the leaf's caller came from
                            * its instruction bytes (a frame-pointer step) */
     uint16_t n_by_table;  /* out: frames stepped by an unwind table */
     uint16_t n_by_fp;     /* out: frames stepped by frame pointer */
+    uintptr_t fp;         /* out: the frame pointer at the last frame, when fp_known */
+    int fp_known;
 };
 
 /* The registers of the frame being stepped. */
@@ -304,6 +308,10 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
             why = CMN_UW_ENDED;
             break;
         }
+        if (f.pc >= w->stop_lo && f.pc < w->stop_hi) {
+            why = CMN_UW_ENDED;
+            break;
+        }
         if (!m->fp.is_code(&m->fp, f.pc)) {
             why = PROF_STOP_CODE;
             break;
@@ -316,6 +324,8 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
     }
     if (leaf_caller && n >= 2)
         w->flags = PROF_SAMPLE_LEAF_CALLER;
+    w->fp = f.fp;
+    w->fp_known = f.fp_known;
     w->stop_reason = why == CMN_UW_ENDED || why == CMN_UW_ROOT ? PROF_STOP_END : why;
     return n;
 }

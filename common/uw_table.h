@@ -87,6 +87,17 @@ static inline int32_t cmn_uw_off(uint32_t rule)
     return cmn_uw_kind(rule) == CMN_UW_PLT ? v : v * 8;
 }
 
+/* 1 when rule describes a frame-pointer frame: the CFA from the frame pointer, with the
+ * caller's frame pointer and the return address saved as a pair right where it points
+ * (x86_64: push %rbp; mov %rsp,%rbp; aarch64: a frame record at x29). Through such a
+ * frame a frame-pointer walk is exact. */
+static inline int cmn_uw_is_fp_frame(uint32_t rule)
+{
+    int32_t off = cmn_uw_off(rule);
+    return cmn_uw_kind(rule) == CMN_UW_CFA_FP && off > 0 && off % 8 == 0 &&
+           (int32_t)cmn_uw_fp(rule) * 8 == off && (int32_t)cmn_uw_ra(rule) * 8 == off - 8;
+}
+
 struct cmn_uw_table {
     uint32_t magic;       /* CMN_UW_MAGIC */
     uint32_t n_rows;      /* rows in pc[] and rule[] */

@@ -4,11 +4,13 @@
  * data pages that the kernel appends records to (data_head) and this reader consumes
  * (data_tail). A PERF_RECORD_SAMPLE with the sample type sampler/timer_perf.c asks for:
  *
- *   header | pid u32 | tid u32 | time u64 | nr u64 | ips[nr] u64 | size u64 | data[size]
- *   | dyn_size u64 (when size != 0)
+ *   header | pid u32 | tid u32 | time u64 | nr u64 | ips[nr] u64 | abi u64 |
+ *   regs[ARCH_PERF_N_REGS] u64 | size u64 | stack[size] | dyn_size u64 (when size != 0)
  *
  * ips start with the PERF_CONTEXT_USER marker, then the pc the thread returns to, then the
- * return addresses of its frame-pointer chain.
+ * return addresses of the kernel's frame-pointer walk from the user frame pointer. regs
+ * are the user registers where the thread entered the kernel, stack the bytes at its
+ * stack pointer (dyn_size of them were copied).
  */
 #include "libprof/ksamples.h"
 
@@ -18,6 +20,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "common/uw_step.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/writer.h"
 #include "sampler/codemap.h"
@@ -25,7 +28,8 @@
 #include "sampler/probe.h"
 #include "sampler/timer_perf.h"
 
-#define LP_KSAMPLE_MAX_BYTES 4096u /* a record this reader takes; larger ones are skipped */
+#define LP_KSAMPLE_MAX_BYTES (SMP_PERF_KSTACK_BYTES + 8192u) /* a record this reader takes */
+#define LP_KSAMPLE_MAX_BPS (SMP_PERF_KSTACK_BYTES / 16u) /* frame pointers in the copy */
 
 static void count(unsigned idx, uint64_t n)
 {
@@ -40,13 +44,191 @@ static void copy_out(const unsigned char *data, uint64_t size, uint64_t pos, voi
     memcpy((unsigned char *)dst + first, data, n - first);
 }
 
-/* 1 when the chain (frames, leaf first; sp_word, the return address of a leaf without a
- * frame) was taken inside one of libprof's own handlers: a frame of libprof's code on the
- * leaf's side of a return into a signal trampoline (the handler returns there). */
-static int is_our_handler(const uint64_t *frames, unsigned n, uint64_t sp_word,
-                          const struct lp_ksamples_ends *e)
+/* One sample record, taken apart. */
+struct ksample {
+    uint32_t tid;
+    uint64_t time_ns;
+    const unsigned char *ips; /* the kernel's chain: context markers and user pcs */
+    uint64_t nr;
+    struct cmn_fp_regs regs;  /* where the thread entered the kernel */
+    const unsigned char *stack; /* the bytes copied at regs.sp */
+    uint64_t stack_len;
+};
+
+static int parse(const unsigned char *b, size_t len, struct ksample *k)
 {
-    int in_self = sp_word >= e->self_lo && sp_word < e->self_hi;
+    uint32_t pid_tid[2];
+    uint64_t abi = 0, regs[ARCH_PERF_N_REGS], size = 0, dyn = 0;
+    size_t at = 24;
+    if (len < at)
+        return -1;
+    memcpy(pid_tid, b, 8);
+    memcpy(&k->time_ns, b + 8, 8);
+    memcpy(&k->nr, b + 16, 8);
+    if (k->nr > (len - at) / 8)
+        return -1;
+    k->tid = pid_tid[1];
+    k->ips = b + at;
+    at += k->nr * 8;
+    if (at + 8 > len)
+        return -1;
+    memcpy(&abi, b + at, 8);
+    at += 8;
+    if (abi == PERF_SAMPLE_REGS_ABI_NONE || at + sizeof(regs) + 8 > len)
+        return -1;
+    memcpy(regs, b + at, sizeof(regs));
+    at += sizeof(regs);
+    arch_perf_regs(regs, &k->regs.pc, &k->regs.sp, &k->regs.fp, &k->regs.lr);
+    memcpy(&size, b + at, 8);
+    at += 8;
+    if (size > len - at || (size > 0 && len - at - size < 8))
+        return -1;
+    if (size > 0)
+        memcpy(&dyn, b + at + size, 8);
+    k->stack = b + at;
+    k->stack_len = dyn < size ? dyn : size;
+    return 0;
+}
+
+/* The walk's memory: the stack copy, this process's code and the unwind tables. A word
+ * beyond the copy is not there (out_of_copy). */
+struct copy_mem {
+    struct cmn_uw_mem base; /* first */
+    struct smp_codemap_view map;
+    uintptr_t lo;           /* the copy holds [lo, lo + len) */
+    uint64_t len;
+    const unsigned char *bytes;
+    int out_of_copy;
+    int use_tables;         /* 0 with PROF_UNWIND=fp */
+};
+
+static int copy_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
+{
+    struct copy_mem *c = (struct copy_mem *)m;
+    if (addr < c->lo || addr - c->lo > c->len || c->len - (addr - c->lo) < sizeof(*out)) {
+        c->out_of_copy = 1;
+        return 0;
+    }
+    memcpy(out, c->bytes + (addr - c->lo), sizeof(*out));
+    return 1;
+}
+
+static int copy_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
+{
+    (void)m;
+    return smp_probe_read(out, addr, n) == 0 ? 0 : -1;
+}
+
+static int copy_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
+{
+    return smp_codemap_view_contains(&((const struct copy_mem *)m)->map, addr);
+}
+
+static const struct cmn_uw_table *copy_table(const struct cmn_uw_mem *m, uintptr_t pc,
+                                             uintptr_t *bias, int *pending)
+{
+    const struct copy_mem *c = (const struct copy_mem *)m;
+    const struct smp_code_range *r = c->use_tables ? smp_codemap_view_find(&c->map, pc) : NULL;
+    if (r == NULL || r->table == NULL) {
+        if (r != NULL && r->module != 0) {
+            *pending = 1;
+            smp_codemap_want(r->module);
+        }
+        return NULL;
+    }
+    *bias = r->bias;
+    return r->table;
+}
+
+/* The rule of the frame whose pc is frames[i] (a return address but for the leaf). */
+static uint32_t rule_at(const struct copy_mem *c, const uint64_t *frames, unsigned i)
+{
+    uintptr_t bias = 0, at = (uintptr_t)frames[i] - (i > 0);
+    int pending = 0;
+    const struct cmn_uw_table *t = copy_table(&c->base, at, &bias, &pending);
+    return t ? cmn_uw_lookup(t, at - bias) : 0;
+}
+
+/* 1 when the frame of frames[i] is proven a frame-pointer frame, or frame pointers are
+ * what PROF_UNWIND=fp trusts anyway. */
+static int fp_frame(const struct copy_mem *c, const uint64_t *frames, unsigned i)
+{
+    return !c->use_tables || cmn_uw_is_fp_frame(rule_at(c, frames, i));
+}
+
+/* Where the copy ran out, the kernel's frame-pointer walk goes on, but only through frames
+ * the tables prove to be frame-pointer frames (elsewhere it read garbage). The frame the
+ * walk stopped at has frame pointer fp: the kernel's chain followed frame pointers bp0 (the
+ * user's), bp1 = [bp0], ...; its return address after bp_j is ips entry j + 1 past the
+ * user pc. Appends what is proven; returns the new count and sets *why. */
+static unsigned splice(const struct ksample *k, struct copy_mem *c, uintptr_t fp, uint64_t *frames,
+                       unsigned n, unsigned max_frames, unsigned kernel_cap,
+                       const struct lp_ksamples_ends *ends, uint8_t *why)
+{
+    uint64_t user[LP_KSAMPLE_MAX_FRAMES + 1];
+    unsigned n_user = 0;
+    for (uint64_t i = 0; i < k->nr && n_user <= LP_KSAMPLE_MAX_FRAMES; i++) {
+        uint64_t ip;
+        memcpy(&ip, k->ips + i * 8, 8);
+        if (ip < (uint64_t)PERF_CONTEXT_MAX)
+            user[n_user++] = ip;
+    }
+    /* The frame pointers the kernel followed, as far as the copy shows them. */
+    uintptr_t bp = k->regs.fp;
+    unsigned j = 0;
+    for (; j < LP_KSAMPLE_MAX_BPS && bp != fp; j++)
+        if (!copy_word(&c->base.fp, bp, &bp))
+            return n;
+    if (bp != fp || !fp_frame(c, frames, n - 1))
+        return n;
+    for (unsigned i = j + 1; i < n_user; i++) {
+        if (user[i] >= ends->lo && user[i] < ends->hi) {
+            *why = PROF_STOP_END;
+            return n;
+        }
+        if (!smp_codemap_view_contains(&c->map, user[i]))
+            return n;
+        if (n >= max_frames) {
+            *why = PROF_STOP_DEPTH;
+            return n;
+        }
+        frames[n++] = user[i];
+        if (!fp_frame(c, frames, n - 1))
+            return n;
+    }
+    /* The kernel's walk stopped at its own limit: the stack goes on. */
+    if (n_user >= kernel_cap)
+        *why = PROF_STOP_DEPTH;
+    return n;
+}
+
+/* The user stack of sample k into frames: walked by the unwind tables over the stack copy,
+ * then by the kernel's chain where that is proven (splice()). */
+static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *ends,
+                     unsigned kernel_cap, unsigned max_frames, uint64_t *frames, uint8_t *why)
+{
+    struct copy_mem c = {.base = {.fp = {copy_word, copy_code, copy_is_code},
+                                  .table = copy_table},
+                         .lo = k->regs.sp, .len = k->stack_len, .bytes = k->stack,
+                         .use_tables = smp_sampler.walk_mode != SMP_WALK_FP};
+    struct cmn_uw_walk w = {.lo = k->regs.sp, .hi = UINTPTR_MAX - 16, .frames = frames,
+                            .max_frames = max_frames, .stop_lo = ends->lo,
+                            .stop_hi = ends->hi};
+    smp_codemap_enter(&c.map);
+    unsigned n = cmn_uw_walk(&c.base, &k->regs, &w);
+    *why = w.stop_reason;
+    if (c.out_of_copy && w.fp_known && *why != PROF_STOP_DEPTH)
+        n = splice(k, &c, w.fp, frames, n, max_frames, kernel_cap, ends, why);
+    smp_codemap_leave(&c.map);
+    return n;
+}
+
+/* 1 when the chain (frames, leaf first) was taken inside one of libprof's own handlers: a
+ * frame of libprof's code on the leaf's side of a return into a signal trampoline (the
+ * handler returns there). */
+static int is_our_handler(const uint64_t *frames, unsigned n, const struct lp_ksamples_ends *e)
+{
+    int in_self = 0;
     for (unsigned i = 0; i < n; i++) {
         if (frames[i] >= e->self_lo && frames[i] < e->self_hi) {
             in_self = 1;
@@ -60,94 +242,37 @@ static int is_our_handler(const uint64_t *frames, unsigned n, uint64_t sp_word,
     return 0;
 }
 
-/* The user frames of a recorded chain into frames: context markers left out; it ends at a
- * return address into the entry trampolines (complete), at one that is not code (the
- * kernel's frame-pointer walk went through code that keeps none: truncated, as our own
- * stepper would stop), at max_frames, or where the kernel stopped (its limit: depth; else
- * bounds). */
-static unsigned chain_frames(const unsigned char *ips, uint64_t nr, unsigned kernel_cap,
-                             const struct lp_ksamples_ends *ends, unsigned max_frames,
-                             uint64_t *frames, uint8_t *why)
-{
-    unsigned n = 0, n_user = 0;
-    struct smp_codemap_view map;
-    smp_codemap_enter(&map);
-    *why = PROF_STOP_BOUNDS;
-    for (uint64_t i = 0; i < nr; i++) {
-        uint64_t ip;
-        memcpy(&ip, ips + i * 8, 8);
-        if (ip >= (uint64_t)PERF_CONTEXT_MAX)
-            continue; /* a context marker */
-        n_user++;
-        if (ip >= ends->lo && ip < ends->hi) {
-            *why = PROF_STOP_END;
-            break;
-        }
-        if (n > 0 && !smp_codemap_view_contains(&map, ip))
-            break;
-        if (n >= max_frames) {
-            *why = PROF_STOP_DEPTH;
-            break;
-        }
-        frames[n++] = ip;
-    }
-    smp_codemap_leave(&map);
-    if (*why == PROF_STOP_BOUNDS && n_user >= kernel_cap)
-        *why = PROF_STOP_DEPTH;
-    return n;
-}
-
 /* A sample record's body (after its header) into one sample of w. */
 static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
                        const struct lp_ksamples_ends *ends, unsigned kernel_cap,
                        unsigned max_frames, uint32_t weight)
 {
-    uint32_t pid_tid[2];
-    uint64_t time_ns, nr;
-    if (len < 24)
-        return;
-    memcpy(pid_tid, b, 8);
-    memcpy(&time_ns, b + 8, 8);
-    memcpy(&nr, b + 16, 8);
-    size_t at = 24;
-    if (nr > (len - at) / 8)
-        return;
-    uint64_t frames[LP_KSAMPLE_MAX_BYTES / 8];
+    struct ksample k;
+    uint64_t frames[LP_KSAMPLE_MAX_FRAMES];
     uint8_t why;
-    if (max_frames > sizeof(frames) / sizeof(frames[0]))
-        max_frames = sizeof(frames) / sizeof(frames[0]);
-    unsigned n = chain_frames(b + at, nr, kernel_cap, ends, max_frames, frames, &why);
-    at += nr * 8;
-    uint64_t sp_word = 0, size = 0, dyn = 0;
-    if (at + 8 <= len)
-        memcpy(&size, b + at, 8);
-    if (size >= 8 && at + 8 + size + 8 <= len) {
-        memcpy(&dyn, b + at + 8 + size, 8);
-        if (dyn >= 8)
-            memcpy(&sp_word, b + at + 8, 8);
-    }
-    if (n == 0)
+    if (parse(b, len, &k) != 0)
         return;
-    if (is_our_handler(frames, n, sp_word, ends)) {
+    if (max_frames > LP_KSAMPLE_MAX_FRAMES)
+        max_frames = LP_KSAMPLE_MAX_FRAMES;
+    unsigned n = walk(&k, ends, kernel_cap, max_frames, frames, &why);
+    if (is_our_handler(frames, n, ends)) {
         count(PROF_STAT_KERNEL_SELF, 1);
         return;
     }
-    if (sp_word >= ends->lo && sp_word < ends->hi)
-        sp_word = 0; /* a leaf called by the trampoline: its caller is never shown */
-    struct prof_rec_sample rec = {.time_ns = time_ns,
-                                  .tid = pid_tid[1],
+    struct prof_rec_sample rec = {.time_ns = k.time_ns,
+                                  .tid = k.tid,
                                   .weight = weight,
                                   .n_frames = (uint16_t)n,
                                   .stop_reason = why,
-                                  .flags = why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED,
-                                  .sp_word = sp_word};
+                                  .flags = why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED};
     lp_writer_put_sample(w, &rec, frames);
     count(PROF_STAT_SAMPLES, 1);
     count(PROF_STAT_KERNEL_SAMPLES, 1);
     count(PROF_STAT_WEIGHT, weight);
     if (why != PROF_STOP_END) {
         count(PROF_STAT_TRUNCATED, 1);
-        count(PROF_STAT_STOP_DEPTH + why - PROF_STOP_DEPTH, 1);
+        if (why < PROF_STOP_N)
+            count(PROF_STAT_STOP_OF(why), 1);
     }
 }
 
@@ -165,7 +290,7 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
     uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
     uint64_t tail = meta->data_tail;
     size_t moved = 0;
-    unsigned char rec[LP_KSAMPLE_MAX_BYTES];
+    static unsigned char rec[LP_KSAMPLE_MAX_BYTES]; /* one drainer at a time: the owner */
     while (tail + sizeof(struct perf_event_header) <= head) {
         struct perf_event_header h;
         copy_out(data, size, tail, &h, sizeof(h));

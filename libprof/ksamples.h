@@ -2,14 +2,14 @@
 /*
  * Samples of the time threads spend in the kernel (system calls, page faults), read from
  * the rings of the perf source's kernel-only counters (sampler/timer_perf.h): the kernel
- * recorded each one with the thread's user-space call chain (frame pointers, from where
- * the thread entered the kernel), the word at its user stack pointer and the time. Each
- * becomes a sample like the handler's: the chain cut where it reaches libprof's entry
- * trampolines (complete), or truncated where the kernel's walk stopped or where it yields
- * a return address that is not code (the code map, as for our own stepper); the stack word is
- * the sample's sp_word (the caller of a leaf without a frame, for the reporter to prove
- * from the leaf's unwind information). Called by the writer thread, or by the thread that
- * finishes the profile, as the writer buffer's owner.
+ * recorded each one with the thread's user registers where it entered the kernel, a copy
+ * of the top of its user stack (SMP_PERF_KSTACK_BYTES), its own frame-pointer walk of the
+ * user stack, and the time. Each becomes a sample like the handler's: walked by the unwind
+ * tables over the stack copy (common/uw_step.h, as the handler walks), then, where the copy
+ * ends, along the kernel's walk only through frames whose rows prove them frame-pointer
+ * frames; complete where it reaches libprof's entry trampolines, truncated with its reason
+ * elsewhere. Called by the writer thread, or by the thread that finishes the profile, as
+ * the writer buffer's owner.
  */
 #ifndef PROF_LIBPROF_KSAMPLES_H
 #define PROF_LIBPROF_KSAMPLES_H
@@ -33,11 +33,12 @@ struct lp_ksamples_ends {
     uintptr_t self_hi;
 };
 
-/* Not async-signal-safe; the writer buffer's owner. Moves every record of ring k into w,
- * each sample weighing weight periods of the profile's rate (the kernel-time counter runs
- * slower: libprof/timers.c); returns the samples moved. kernel_cap: the frames the counter
- * asked the kernel for (a chain that long was cut by the kernel: depth); max_frames:
- * PROF_DEPTH. Records the kernel lost (its ring was full) count as dropped samples. */
+/* Not async-signal-safe; the writer buffer's owner (one at a time). Moves every record of
+ * ring k into w, each sample weighing weight periods of the profile's rate (the kernel-time
+ * counter runs slower: libprof/timers.c); returns the samples moved. kernel_cap: the frames
+ * the counter asked the kernel for (a chain that long was cut by the kernel: depth);
+ * max_frames: PROF_DEPTH. Records the kernel lost (its ring was full) count as dropped
+ * samples. */
 size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
                          const struct lp_ksamples_ends *ends, unsigned kernel_cap,
                          unsigned max_frames, uint32_t weight);

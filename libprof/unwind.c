@@ -61,9 +61,13 @@ void lp_codemap_publish(const struct smp_code_range *ranges, size_t n)
 static void parse_maps_line(const char *line, struct module_table *t)
 {
     struct cmn_maps_line m;
-    if (t->n >= SMP_CODEMAP_MAX || cmn_maps_parse_line(line, &m) != 0 ||
-        !(m.prot & PROF_MAP_EXEC))
+    if (t->n >= SMP_CODEMAP_MAX || cmn_maps_parse_line(line, &m) != 0)
         return;
+    if (!(m.prot & PROF_MAP_EXEC)) {
+        if (m.offset == 0)
+            lp_uwtables_module(&m); /* where the module's ELF header is */
+        return;
+    }
     const char *path = m.path;
     if (t->n_path_bytes + strlen(path) + 1 > sizeof(t->paths))
         path = ""; /* out of room: the range still counts as code, without its file */

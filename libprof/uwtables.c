@@ -33,6 +33,7 @@
 struct module {
     uint64_t dev, ino;      /* the file's identity; both 0 for the vDSO */
     char *path;             /* as /proc/self/maps names it; owned */
+    uintptr_t header;       /* where its ELF header is mapped (offset 0), 0 not seen */
     int state;              /* LP_UW_* */
     const struct cmn_uw_table *table; /* when BUILT; mapped for good */
     unsigned n_loads;
@@ -50,11 +51,23 @@ static int is_vdso(const char *path)
     return strcmp(path, "[vdso]") == 0;
 }
 
+static uint32_t find_or_add(const struct cmn_maps_line *m, int vdso);
+
 uint32_t lp_uwtables_module(const struct cmn_maps_line *m)
 {
     int vdso = is_vdso(m->path);
     if (!vdso && (m->inode == 0 || m->path[0] != '/'))
         return 0;
+    uint32_t id = find_or_add(m, vdso);
+    if (id != 0 && m->offset == 0 && (m->prot & PROF_MAP_READ))
+        registry[id].header = (uintptr_t)m->start;
+    return id;
+}
+
+/* The module of mapping m by its file's identity, registered when new; 0 when the registry
+ * is full. */
+static uint32_t find_or_add(const struct cmn_maps_line *m, int vdso)
+{
     uint64_t dev = vdso ? 0 : m->dev, ino = vdso ? 0 : m->inode;
     for (uint32_t id = 1; id < n_registered; id++)
         if (registry[id].dev == dev && registry[id].ino == ino &&
@@ -87,20 +100,30 @@ void lp_uwtables_annotate(struct smp_code_range *r, uint32_t id, uint64_t offset
     }
 }
 
-/* The object holding the module's code in memory, from a scan: by identity. */
-static const struct lp_object *find_object(const struct lp_objects *objs,
-                                           const struct module *mod)
+/* The module's ELF header and program headers, read where the loader mapped them (with
+ * the fault-proof read: the module may be unloaded meanwhile), and its load bias. 0, or
+ * -1 when they cannot be read. */
+static int read_headers(const struct module *mod, struct lp_object *o)
 {
-    for (size_t i = 0; i < objs->n; i++) {
-        const struct lp_object *o = &objs->v[i];
-        if (mod->ino != 0 ? o->inode == mod->ino && strcmp(o->path, mod->path) == 0
-                          : strcmp(o->path, "[vdso]") == 0)
-            return o;
+    ElfW(Ehdr) eh;
+    if (mod->header == 0 || lp_objects_read_memory(&eh, mod->header, sizeof(eh)) != 0 ||
+        memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0 || eh.e_phentsize != sizeof(ElfW(Phdr)))
+        return -1;
+    o->phnum = eh.e_phnum < LP_OBJECT_MAX_PHDRS ? eh.e_phnum : LP_OBJECT_MAX_PHDRS;
+    if (lp_objects_read_memory(o->phdrs, mod->header + eh.e_phoff,
+                               o->phnum * sizeof(ElfW(Phdr))) != 0)
+        return -1;
+    for (unsigned i = 0; i < o->phnum; i++) {
+        const ElfW(Phdr) *ph = &o->phdrs[i];
+        if (ph->p_type == PT_LOAD && ph->p_offset == 0) {
+            o->bias = mod->header - ph->p_vaddr;
+            return 0;
+        }
     }
-    return NULL;
+    return -1;
 }
 
-/* The module's layout from the object's program headers. */
+/* The module's layout from its program headers. */
 static void take_loads(struct module *mod, const struct lp_object *o)
 {
     mod->n_loads = 0;
@@ -209,20 +232,23 @@ static const struct cmn_uw_table *make_table(struct cmn_cfi_build *b, const char
     return t;
 }
 
-/* Builds module id's table; its state becomes BUILT or NONE (with a note saying why). */
-static void build(uint32_t id, const struct lp_objects *objs)
+/* Builds module id's table; its state becomes BUILT or NONE (with a note saying why).
+ * Reads the module's memory only, but for a module without .eh_frame in memory: its file
+ * then (.eh_frame, .debug_frame), for as long as it takes. */
+static void build(uint32_t id)
 {
     struct module *mod = &registry[id];
     struct cmn_cfi_build b = {.regs = {ARCH_DWARF_SP, ARCH_DWARF_FP, ARCH_DWARF_RA,
                                        ARCH_DWARF_X86_64}};
-    const char *why = "its code is no longer mapped";
-    const struct lp_object *o = find_object(objs, mod);
+    const char *why = "its headers cannot be read";
+    struct lp_object o;
     uint8_t *eh = NULL;
-    if (o != NULL) {
-        take_loads(mod, o);
-        if (add_mapped_eh_frame(&b, o, &eh) != 0)
+    if (read_headers(mod, &o) == 0) {
+        take_loads(mod, &o);
+        if (add_mapped_eh_frame(&b, &o, &eh) != 0 || b.n_fdes == 0) {
             add_file_section(&b, mod, ".eh_frame", 0);
-        add_file_section(&b, mod, ".debug_frame", 1);
+            add_file_section(&b, mod, ".debug_frame", 1);
+        }
         mod->table = make_table(&b, &why);
     }
     free(eh);
@@ -239,21 +265,14 @@ unsigned lp_uwtables_build_wanted(void)
     if (wanted == n_wanted_seen)
         return 0;
     n_wanted_seen = wanted;
-    struct lp_objects objs = {0};
-    int scanned = 0;
     unsigned changed = 0;
     for (uint32_t id = 1; id < n_registered; id++) {
         if (registry[id].state != LP_UW_PENDING ||
             !atomic_load_explicit(&smp_codemap_wanted[id], memory_order_relaxed))
             continue;
-        if (!scanned && lp_objects_scan(&objs) != 0)
-            objs = (struct lp_objects){0};
-        scanned = 1;
-        build(id, &objs);
+        build(id);
         changed++;
     }
-    if (scanned)
-        lp_objects_free(&objs);
     return changed;
 }
 

@@ -5,9 +5,11 @@
  * (by device and inode: every mapping of it shares its table), or the vDSO. Tables are
  * built lazily, in the writer thread, from what the loader mapped: .eh_frame found
  * through the PT_GNU_EH_FRAME segment in memory (read with the fault-proof
- * process_vm_readv, so a module unloaded meanwhile costs an error, not a crash), plus
- * .debug_frame from the file when it has one and is still the file mapped. A process that
- * ends before its first sample builds nothing.
+ * process_vm_readv, so a module unloaded meanwhile costs an error, not a crash). Only a
+ * module without .eh_frame in memory sends the builder to its file (.eh_frame,
+ * .debug_frame, when it is still the file mapped): no descriptor is opened otherwise, so
+ * the program never sees one of ours appear. A process that ends before its first sample
+ * builds nothing.
  *
  * A table's memory is mapped once and never unmapped (handlers may be reading it; a module
  * loaded again finds its table by identity); all of them together stay under
@@ -31,9 +33,9 @@
 struct smp_code_range;
 
 /* Not async-signal-safe; map lock held. */
-/* The module of an executable mapping, registered when new: its id (1 ..
+/* The module of a mapping of a file (or of the vDSO), registered when new: its id (1 ..
  * SMP_MODULES_MAX - 1), or 0 for code that has no module (anonymous memory) or when the
- * registry is full. */
+ * registry is full. A readable mapping at offset 0 tells where its ELF header is. */
 uint32_t lp_uwtables_module(const struct cmn_maps_line *m);
 /* Fills r's table, bias and module for the mapping r covers (file offset `offset`) of
  * module id. */

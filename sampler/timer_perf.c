@@ -5,6 +5,7 @@
  */
 #include "sampler/timer_perf.h"
 
+#include "arch/arch.h"
 #include "sampler/fd_high.h"
 
 #include <errno.h>
@@ -134,9 +135,9 @@ int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
     a.config = PERF_COUNT_SW_TASK_CLOCK;
     a.sample_period = 1000000000ull / hz;
     a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
-                    PERF_SAMPLE_STACK_USER;
-    a.sample_stack_user = 8; /* the word at sp: the leaf's return address, when its unwind
-                              * information says so */
+                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+    a.sample_regs_user = ARCH_PERF_REGS_MASK;
+    a.sample_stack_user = SMP_PERF_KSTACK_BYTES;
     a.sample_max_stack = (uint16_t)max_stack;
     a.exclude_user = 1;
     a.exclude_hv = 1;

@@ -47,7 +47,8 @@
 #define SMP_PERF_FD_KSAMPLED 0x80000000u /* smp_perf_fds[]: or'ed to the tid when the thread's
                                           * kernel time has a counter of its own: its user
                                           * samples weigh 1 */
-#define SMP_PERF_KRING_PAGES 8u       /* data pages of a kernel-time ring (plus one) */
+#define SMP_PERF_KRING_PAGES 16u      /* data pages of a kernel-time ring (plus one) */
+#define SMP_PERF_KSTACK_BYTES 4096u   /* user stack a kernel-time sample copies */
 
 /* smp_perf_fds[fd]: see the file comment. Written by the functions below (application and
  * writer threads), read by handlers; defined with the handler's state. */
@@ -85,8 +86,8 @@ struct smp_perf_kring {
 
 /* Not async-signal-safe. Opens a kernel-only task clock on thread tid, hz times per second
  * of its kernel time, recording (PERF_SAMPLE_TID, TIME on CLOCK_MONOTONIC, CALLCHAIN of
- * user space only, at most max_stack frames, and 8 bytes of user stack) into a ring mapped
- * into k; it never signals. 0 or -errno (-EACCES/-EPERM: kernel-only events are not
+ * user space only, at most max_stack frames, the user registers and SMP_PERF_KSTACK_BYTES
+ * of user stack) into a ring mapped into k; it never signals. 0 or -errno (-EACCES/-EPERM: kernel-only events are not
  * permitted here; -ENOMEM/-EPERM from the mapping: locked memory is used up). */
 int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
                                struct smp_perf_kring *k);

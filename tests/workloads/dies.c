@@ -4,7 +4,8 @@
  * process that never reaches its destructors:
  *   dies MODE SECONDS     MODE: exit, _exit, abort, segv, kill, or flush (prof_flush(),
  *                         then _exit(0): everything sampled must be in the file)
- * It burns SECONDS of CPU in burn(), prints "cpu_s X" (its CPU time just before the end)
+ * It burns SECONDS of CPU in burn(), prints "cpu_s X" (its one thread's CPU time just
+ * before the end: the profiler's own threads are not the program's time)
  * on stdout, unbuffered, then calls exit(0), _exit(0), abort(), dereferences a null
  * pointer, or sends itself SIGKILL.
  */
@@ -20,17 +21,17 @@
 
 #pragma weak prof_flush
 
-static double process_cpu(void)
+static double thread_cpu(void)
 {
     struct timespec ts;
-    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 __attribute__((noipa)) static uint64_t burn(double secs)
 {
     uint64_t x = 1;
-    while (process_cpu() < secs)
+    while (thread_cpu() < secs)
         for (int i = 0; i < 20000; i++) {
             x = x * 6364136223846793005ull + 1;
             __asm__ volatile("" : "+r"(x));
@@ -48,7 +49,7 @@ int main(int argc, char **argv)
     if (strcmp(mode, "flush") == 0 && (!prof_flush || prof_flush() != 0))
         return 4;
     char line[64];
-    int n = snprintf(line, sizeof(line), "cpu_s %.4f\n", process_cpu());
+    int n = snprintf(line, sizeof(line), "cpu_s %.4f\n", thread_cpu());
     if (write(1, line, (size_t)n) != n)
         return 3;
     if (strcmp(mode, "exit") == 0)
