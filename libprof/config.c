@@ -38,7 +38,7 @@ static const struct keyword timer_names[] = {
 
 static const struct keyword unwind_names[] = {
     { "auto", PROF_UNWIND_AUTO }, { "fp", PROF_UNWIND_FP }, { "dwarf", PROF_UNWIND_DWARF },
-    { "libunwind", PROF_UNWIND_LIBUNWIND }, { NULL, 0 },
+    { "libunwind", PROF_UNWIND_LIBUNWIND }, { "check", PROF_UNWIND_CHECK }, { NULL, 0 },
 };
 
 static const struct keyword event_names[] = {

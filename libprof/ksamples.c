@@ -225,9 +225,13 @@ static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *end
 
 /* 1 when the chain (frames, leaf first) was taken inside one of libprof's own handlers: a
  * frame of libprof's code on the leaf's side of a return into a signal trampoline (the
- * handler returns there). */
+ * handler returns there), or a leaf in libprof's code (the walk may stop before the
+ * trampoline; the only system calls and faults libprof's own code makes on a thread of the
+ * program's are its handlers'). */
 static int is_our_handler(const uint64_t *frames, unsigned n, const struct lp_ksamples_ends *e)
 {
+    if (n > 0 && frames[0] >= e->self_lo && frames[0] < e->self_hi)
+        return 1;
     int in_self = 0;
     for (unsigned i = 0; i < n; i++) {
         if (frames[i] >= e->self_lo && frames[i] < e->self_hi) {

@@ -476,6 +476,7 @@ static unsigned walk_mode_of(unsigned unwinder)
 {
     switch (unwinder) {
     case PROF_UNWIND_AUTO:
+    case PROF_UNWIND_CHECK:
         return SMP_WALK_AUTO;
     case PROF_UNWIND_DWARF:
         return SMP_WALK_TABLES;
@@ -492,10 +493,15 @@ static int start_session(int is_child, int sample_now)
         return rc;
     }
     /* The stepper is ready before the handler exists (libprof/unwind.h). */
-    if (lp_unwind_init(session.cfg.unwinder) != 0) {
-        lp_note("PROF_UNWIND=libunwind: libunwind is not available (libprof built without "
-                "it, or libunwind.so.8 not installed); using unwind tables");
+    unsigned unwinder = session.cfg.unwinder;
+    if (lp_unwind_init(unwinder == PROF_UNWIND_CHECK ? PROF_UNWIND_LIBUNWIND : unwinder) != 0) {
+        lp_note("PROF_UNWIND=%s: libunwind is not available (libprof built without it, or "
+                "libunwind.so.8 not installed); using unwind tables",
+                unwinder == PROF_UNWIND_CHECK ? "check" : "libunwind");
         session.cfg.unwinder = PROF_UNWIND_AUTO;
+    } else if (unwinder == PROF_UNWIND_CHECK) {
+        lp_unwind_use_as_oracle();
+        smp_sampler.check_unwind = 1;
     }
     if ((rc = open_profile(is_child)) != 0)
         return rc;
@@ -517,6 +523,7 @@ static int start_session(int is_child, int sample_now)
         smp_self.ring = lp_rings_take();
     smp_sampler.max_frames = session.cfg.max_depth;
     smp_sampler.walk_mode = walk_mode_of(session.cfg.unwinder);
+    lp_trampolines_range(&smp_sampler.root_lo, &smp_sampler.root_hi);
     smp_sampler.source = session.timer.source;
     smp_sampler.period_ns = session.timer.period_ns;
     lp_thread_enter();

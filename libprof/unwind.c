@@ -447,6 +447,11 @@ static int init_libunwind(void)
     return 0;
 }
 
+void lp_unwind_use_as_oracle(void)
+{
+    smp_unw_enabled = 0; /* the handler walks with the tables, then asks libunwind too */
+}
+
 int lp_unwind_init(unsigned unwinder)
 {
     smp_probe_init();
@@ -530,6 +535,10 @@ void lp_unwind_unload_begin(void)
 void lp_unwind_unload_end(void)
 {
     lp_unwind_refresh();
+}
+
+void lp_unwind_use_as_oracle(void)
+{
 }
 
 /* Without libunwind no walk ever needs the loader's list served from a snapshot. */

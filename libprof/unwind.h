@@ -35,6 +35,10 @@ struct smp_code_range;
  * installed; idempotent. */
 int lp_unwind_init(unsigned unwinder);
 
+/* Not async-signal-safe; after lp_unwind_init(PROF_UNWIND_LIBUNWIND) succeeded: libunwind
+ * walks only as the oracle of PROF_UNWIND=check (sampler/handler.c), not as the stepper. */
+void lp_unwind_use_as_oracle(void);
+
 /* Not async-signal-safe. Rereads the code map (sampler/codemap.h) and, when libunwind was
  * prepared, retakes the snapshot of loaded objects: after dlopen(). Any thread but a
  * handler. */

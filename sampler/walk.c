@@ -93,6 +93,9 @@ SMP_READS_STACK unsigned smp_walk(const struct cmn_fp_regs *regs, const struct s
     };
     struct cmn_uw_walk w = {.lo = stack->lo, .hi = stack->hi, .root_fp = stack->root_fp,
                             .frames = frames, .max_frames = max_frames,
+                            .stop_lo = stack->root_lo, .stop_hi = stack->root_hi,
+                            .keep_outer = SMP_WALK_KEEP_OUTER(max_frames),
+                            .walk_cap = SMP_WALK_CAP,
                             .tables_only = mode == SMP_WALK_TABLES};
     smp_codemap_enter(&m.map);
     unsigned n = cmn_uw_walk(&m.base, regs, &w);
@@ -102,6 +105,7 @@ SMP_READS_STACK unsigned smp_walk(const struct cmn_fp_regs *regs, const struct s
     out->flags = w.flags;
     out->n_by_table = w.n_by_table;
     out->n_by_fp = w.n_by_fp;
-    out->n_pending = (uint16_t)m.n_pending;
+    out->n_pending = m.n_pending;
+    out->n_elided = w.n_elided;
     return n;
 }

@@ -77,6 +77,9 @@ const char rep_cmd_report_usage[] =
     "                       '[pruned]'); totals do not change\n"
     "      --threads        put 'thread-name (tid)' at the root of each stack\n"
     "      --processes      put 'exe (pid)' at the root of each stack, above the thread\n"
+    "      --unwind-check tables|libunwind\n"
+    "                       of a PROF_UNWIND=check profile, keep only the walks libunwind\n"
+    "                       disagreed with: as the tables walked them, or as libunwind\n"
     "  Each file's counts (samples, dropped, truncated) are printed on standard error.\n"
     "\n";
 
@@ -107,6 +110,11 @@ struct report_opts {
 static void print_unwind_stats(const struct rep_profile *p)
 {
     const uint64_t *c = p->stats;
+    if (p->has_stats && c[PROF_STAT_CHECK_SAME] + c[PROF_STAT_CHECK_DIFF] > 0)
+        fprintf(stderr,
+                "prof: %s: unwind check: %" PRIu64 " walks as libunwind's, %" PRIu64
+                " not (prof report --unwind-check tables|libunwind shows them)\n",
+                p->name, c[PROF_STAT_CHECK_SAME], c[PROF_STAT_CHECK_DIFF]);
     if (!p->has_stats || c[PROF_STAT_FRAMES_TABLE] + c[PROF_STAT_UNWIND_MODULES] == 0)
         return;
     fprintf(stderr,

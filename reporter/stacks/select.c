@@ -75,6 +75,15 @@ int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct cmn_err *
         return rep_filter_set_focus(&s->filter, arg, err);
     case REP_SEL_IGNORE:
         return rep_filter_set_ignore(&s->filter, arg, err);
+    case REP_SEL_UNWIND_CHECK:
+        if (strcmp(arg, "tables") == 0)
+            s->filter.unwind_check = REP_FILTER_CHECK_TABLES;
+        else if (strcmp(arg, "libunwind") == 0)
+            s->filter.unwind_check = REP_FILTER_CHECK_LIBUNWIND;
+        else
+            return cmn_err_set(err, CMN_E_INPUT,
+                               "--unwind-check: '%s' is neither tables nor libunwind", arg);
+        break;
     case REP_SEL_MIN_PERCENT:
         if (!cmn_parse_double(arg, 0, 100, &s->min_percent))
             return cmn_err_set(err, CMN_E_INPUT, "--min-percent: '%s' is not a percentage",

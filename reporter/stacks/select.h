@@ -2,7 +2,7 @@
 /*
  * The options of `prof report` that choose what is counted and how frames are named:
  * --lines, --tid, --thread, --pid, --from, --to, --focus, --ignore, --min-percent,
- * --threads, --processes. main() passes each such option it meets to rep_sel_option(),
+ * --threads, --processes, --unwind-check. main() passes each such option it meets to rep_sel_option(),
  * then hands the symbolizer and the aggregate to rep_sel_apply() before reading, and the
  * aggregate to rep_sel_finish() after. Owns its filter; reporter thread only.
  */
@@ -31,6 +31,7 @@ enum {
     REP_SEL_MIN_PERCENT,
     REP_SEL_THREADS,
     REP_SEL_PROCESSES,
+    REP_SEL_UNWIND_CHECK,
     REP_SEL_END /* one past the last */
 };
 
@@ -45,7 +46,8 @@ enum {
         {"ignore", required_argument, NULL, REP_SEL_IGNORE},                                  \
         {"min-percent", required_argument, NULL, REP_SEL_MIN_PERCENT},                        \
         {"threads", no_argument, NULL, REP_SEL_THREADS},                                      \
-        {"processes", no_argument, NULL, REP_SEL_PROCESSES}
+        {"processes", no_argument, NULL, REP_SEL_PROCESSES},                                  \
+        {"unwind-check", required_argument, NULL, REP_SEL_UNWIND_CHECK}
 
 struct rep_sel {
     struct rep_filter filter; /* the sample and stack conditions; owned */

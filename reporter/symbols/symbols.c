@@ -365,9 +365,20 @@ static uint32_t tag_of(long map_index, unsigned kind)
     return (uint32_t)((map_index + 2) << 2) | kind;
 }
 
+/* The name of a marker of frames left out of a deep stack (PROF_FRAME_ELIDED). */
+static int elided_name(struct rep_sym *s, uint64_t marker, uint32_t *id /* out */)
+{
+    char label[64];
+    int n = snprintf(label, sizeof(label), "[%" PRIu64 " frames elided]",
+                     (uint64_t)(marker & ~PROF_FRAME_ELIDED));
+    return rep_names_intern(s->names, label, (size_t)n, id);
+}
+
 int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                   uint32_t *id /* out */)
 {
+    if (PROF_FRAME_IS_ELIDED(addr))
+        return elided_name(s, addr, id);
     if (s->is_lines) {
         /* The cache holds chains then: answer with the innermost frame. */
         const uint32_t *ids;
@@ -485,7 +496,7 @@ static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map
 int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                    const uint32_t **ids /* out */, size_t *n /* out */)
 {
-    if (!s->is_lines) {
+    if (!s->is_lines || PROF_FRAME_IS_ELIDED(addr)) {
         *ids = &s->single_id;
         *n = 1;
         return rep_sym_frame(s, addr, is_caller, time_ns, &s->single_id);
