@@ -58,11 +58,12 @@ const char rep_cmd_report_usage[] =
     "  -o, --output FILE    write to FILE instead of standard output\n"
     "      --no-symbols     name frames module+0xOFFSET without reading any binary\n"
     "  -f pprof             gzipped profile.proto for `go tool pprof` (use -o FILE)\n"
-    "      --lines          fold by function and source line: 'func (file.c:123)'; a\n"
-    "                       function inlined into another is a frame of its own, named\n"
-    "                       'func (file.c:123) [inlined]'; the line is where the frame's\n"
-    "                       address is (for callers, the call). Memory that is no file\n"
-    "                       is '[anon]', a vDSO that is not prof's own '[vdso]+0xOFFSET'\n"
+    "      --lines          fold by function and source line: 'func (file.c:123)'; the\n"
+    "                       line is where the frame's address is (for callers, the call).\n"
+    "                       Memory that is no file is '[anon]' (or named from\n"
+    "                       /tmp/perf-PID.map), a vDSO not prof's own '[vdso]+0xOFFSET'\n"
+    "      --no-inline      a function inlined into another is no frame of its own (by\n"
+    "                       default it is one, named 'func [inlined]')\n"
     "  selection (a repeated option gives alternatives; different options all apply):\n"
     "      --tid N          keep the samples of thread N (repeatable)\n"
     "      --thread NAME    keep the samples of the threads named NAME (repeatable)\n"
@@ -96,6 +97,7 @@ struct report_opts {
     struct rep_flame_opts flame; /* svg, html: --title, --icicle, --min-width */
     const char *output; /* -o, NULL for stdout */
     bool is_offline;    /* --no-symbols */
+    bool is_no_inline;  /* --no-inline */
     struct rep_sel sel; /* --lines and the selection options (reporter/stacks/select.h) */
     char **files;       /* the profiles */
     int n_files;
@@ -270,6 +272,7 @@ static int run_report(const struct report_opts *o, struct cmn_err *err)
     rep_agg_init(&agg);
     rep_per_thread_init(&threads, &agg);
     sym.is_offline = o->is_offline;
+    sym.is_no_inline = o->is_no_inline;
     /* The selection's filter remembers its verdicts as it goes: it is written to. */
     struct rep_sel *sel = (struct rep_sel *)&o->sel;
     rep_sel_apply(sel, &sym, &agg, o->format == FORMAT_PPROF);
@@ -329,13 +332,14 @@ static bool parse_min_width(const char *s, double *fraction)
 
 static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn_err *err)
 {
-    enum { OPT_NO_SYMBOLS = 256, OPT_TITLE, OPT_ICICLE, OPT_MIN_WIDTH };
+    enum { OPT_NO_SYMBOLS = 256, OPT_TITLE, OPT_ICICLE, OPT_MIN_WIDTH, OPT_NO_INLINE };
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'},
         {"limit", required_argument, NULL, 'n'},
         {"sort", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        {"no-inline", no_argument, NULL, OPT_NO_INLINE},
         REP_SEL_LONG_OPTIONS,
         {"title", required_argument, NULL, OPT_TITLE},
         {"icicle", no_argument, NULL, OPT_ICICLE},
@@ -369,6 +373,9 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn
             break;
         case OPT_NO_SYMBOLS:
             o->is_offline = true;
+            break;
+        case OPT_NO_INLINE:
+            o->is_no_inline = true;
             break;
         case REP_SEL_LINES ... REP_SEL_END - 1: {
             int rc = rep_sel_option(&o->sel, c, optarg, err);

@@ -365,10 +365,17 @@ static uint32_t tag_of(long map_index, unsigned kind)
     return (uint32_t)((map_index + 2) << 2) | kind;
 }
 
+/* Whether frames are named through chains (several frames per address, or file and line)
+ * rather than one plain name per address. */
+static bool uses_chains(const struct rep_sym *s)
+{
+    return s->is_lines || !s->is_no_inline;
+}
+
 int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                   uint32_t *id /* out */)
 {
-    if (s->is_lines) {
+    if (uses_chains(s)) {
         /* The cache holds chains then: answer with the innermost frame. */
         const uint32_t *ids;
         size_t n;
@@ -397,26 +404,44 @@ int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t tim
     return rc;
 }
 
-/* Interns "func (file:line)" (file by its base name; just func without a line), with
- * " [inlined]" after it for a function inlined into another. func is raw. */
-static int intern_line(struct rep_sym *s, const char *func, const char *file, unsigned line,
-                       bool is_inlined, uint32_t *id /* out */)
+/* Interns the label of one frame of a chain: "func", with is_lines " (file:line)" after it
+ * (file by its base name; nothing when the line is unknown), and for a function inlined
+ * into another " [inlined]". func is already demangled. */
+static int intern_label(struct rep_sym *s, const char *func, const struct rep_module_frame *fr,
+                        bool is_inlined, uint32_t *id /* out */)
 {
-    char *name;
-    if (rep_demangle_name(func != NULL ? func : "??", &name) != CMN_OK)
-        return CMN_E_NOMEM;
     char *label;
     int n;
     const char *mark = is_inlined ? " [inlined]" : "";
-    if (file != NULL && line != 0)
-        n = asprintf(&label, "%s (%s:%u)%s", name, base_name(file), line, mark);
+    if (s->is_lines && fr->file != NULL && fr->line != 0)
+        n = asprintf(&label, "%s (%s:%u)%s", func, base_name(fr->file), fr->line, mark);
     else
-        n = asprintf(&label, "%s%s", name, mark);
-    free(name);
+        n = asprintf(&label, "%s%s", func, mark);
     if (n < 0)
         return CMN_E_NOMEM;
     int rc = rep_names_intern(s->names, label, (size_t)n, id);
     free(label);
+    return rc;
+}
+
+/* The id of frame fr of a chain: an inlined function by its DWARF name; the real one
+ * (is_outer) by plain, its symbol-table name, when is_named (the DWARF name of the
+ * outermost function is the same function, but a C++ one may be spelled without its
+ * parameters), else by its DWARF name when there is one. */
+static int chain_label(struct rep_sym *s, const struct rep_module_frame *fr, bool is_outer,
+                       uint32_t plain, bool is_named, uint32_t *id /* out */)
+{
+    if (is_outer && (is_named || fr->func == NULL)) {
+        *id = plain;
+        if (!s->is_lines)
+            return CMN_OK;
+        return intern_label(s, rep_names_get(s->names, plain), fr, false, id);
+    }
+    char *name;
+    if (rep_demangle_name(fr->func != NULL ? fr->func : "??", &name) != CMN_OK)
+        return CMN_E_NOMEM;
+    int rc = intern_label(s, name, fr, !is_outer, id);
+    free(name);
     return rc;
 }
 
@@ -429,10 +454,25 @@ static int chain_push(struct rep_sym *s, uint32_t v)
     return CMN_OK;
 }
 
+/* The source frames at file offset off of the module of mapping map_index, innermost
+ * first, into fr (at most cap); *n is 0 when nothing is known. */
+static int module_frames(struct rep_sym *s, long map_index, uint64_t off,
+                         struct rep_module_frame *fr, size_t cap, size_t *n /* out */)
+{
+    *n = 0;
+    struct rep_module *mod = NULL;
+    if (map_index < 0)
+        return CMN_OK;
+    if (module_of_map(s, map_index, &mod) != CMN_OK)
+        return CMN_E_NOMEM;
+    if (mod != NULL && rep_module_lines(mod, off, fr, cap, n) != CMN_OK)
+        *n = 0;
+    return CMN_OK;
+}
+
 /* Resolves addr (looked up at la, in mapping map_index) into a new chain: the functions
- * inlined there, innermost first, then the real one, which keeps its symbol-table name
- * (the DWARF name of the outermost function is the same function, but a C++ one may be
- * spelled without its parameters). *at gets the chain's offset. */
+ * inlined there, innermost first, then the real one; with is_no_inline the real one only.
+ * *at gets the chain's offset. */
 static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index,
                          size_t *at /* out */)
 {
@@ -443,40 +483,25 @@ static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map
         return rc;
     struct rep_module_frame fr[SYM_MAX_INLINE];
     size_t n = 0;
-    struct rep_module *mod = NULL;
-    if (map_index >= 0 && module_of_map(s, map_index, &mod) != CMN_OK)
-        return CMN_E_NOMEM;
-    if (mod != NULL) {
+    /* An address no symbol covers (padding between functions, code of a stripped file)
+     * keeps its plain name: DWARF's nearest line would stretch the function before it. */
+    if (map_index >= 0 && is_named) {
         const struct rep_map *map = &s->prof->maps[map_index];
-        if (rep_module_lines(mod, la - map->start + map->file_offset, fr, SYM_MAX_INLINE, &n) !=
-            CMN_OK)
-            n = 0;
+        rc = module_frames(s, map_index, la - map->start + map->file_offset, fr,
+                           SYM_MAX_INLINE, &n);
+        if (rc != CMN_OK)
+            return rc;
     }
+    size_t first = s->is_no_inline && n > 0 ? n - 1 : 0;
     *at = s->n_chains;
-    if (chain_push(s, n > 0 ? (uint32_t)n : 1u) != CMN_OK)
+    if (chain_push(s, n > 0 ? (uint32_t)(n - first) : 1u) != CMN_OK)
         return CMN_E_NOMEM;
     if (n == 0)
         return chain_push(s, plain);
-    for (size_t i = 0; i < n; i++) {
-        bool is_outer = i + 1 == n;
-        const char *func = fr[i].func;
-        if (is_outer && is_named)
-            func = NULL; /* the symbol-table name, already demangled, is used below */
+    for (size_t i = first; i < n; i++) {
         uint32_t id;
-        if (func == NULL && is_outer) {
-            char *label;
-            int k = fr[i].file != NULL && fr[i].line != 0
-                        ? asprintf(&label, "%s (%s:%u)", rep_names_get(s->names, plain),
-                                   base_name(fr[i].file), fr[i].line)
-                        : asprintf(&label, "%s", rep_names_get(s->names, plain));
-            if (k < 0)
-                return CMN_E_NOMEM;
-            rc = rep_names_intern(s->names, label, (size_t)k, &id);
-            free(label);
-        } else {
-            rc = intern_line(s, func, fr[i].file, fr[i].line, !is_outer, &id);
-        }
-        if (rc != CMN_OK || chain_push(s, id) != CMN_OK)
+        if (chain_label(s, &fr[i], i + 1 == n, plain, is_named, &id) != CMN_OK ||
+            chain_push(s, id) != CMN_OK)
             return CMN_E_NOMEM;
     }
     return CMN_OK;
@@ -485,7 +510,7 @@ static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map
 int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                    const uint32_t **ids /* out */, size_t *n /* out */)
 {
-    if (!s->is_lines) {
+    if (!uses_chains(s)) {
         *ids = &s->single_id;
         *n = 1;
         return rep_sym_frame(s, addr, is_caller, time_ns, &s->single_id);

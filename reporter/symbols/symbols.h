@@ -9,9 +9,11 @@
  * "libfoo.so+0x1a2b" (the file offset, in hex) inside a mapped file, "[vdso]+0x1a2b" in a
  * vDSO that is not the reporter's own (the reporter's own vDSO names its functions when
  * the build-ids match), "[anon]" for every address in anonymous memory (JIT code: one
- * frame, so that it sums up instead of scattering), "0x7f12..." outside any mapping. With
- * is_lines, a frame becomes the chain of functions inlined at its address, each with its
- * file and line.
+ * frame, so that it sums up instead of scattering), "0x7f12..." outside any mapping. A
+ * frame address stands for the chain of functions inlined at it, innermost first, each a
+ * frame of its own marked " [inlined]", then the function holding them (from the DWARF
+ * inline information of the file or its debug file), unless is_no_inline folds them into
+ * that function; with is_lines each gets its file and line.
  *
  * It also tells, from the module's call frame information, whether a leaf had pushed
  * nothing yet, so that the word at its stack pointer is its caller's return address.
@@ -57,13 +59,15 @@ struct rep_sym {
     size_t cap_warnings;
 
     bool is_lines;      /* set by the caller before the first frame: name frames
-                         * "func (file.c:123)", inlined functions as frames of their own
-                         * marked " [inlined]" (`report --lines`) */
-    uint32_t *chains;   /* with is_lines: per resolved address, a count then that many
-                         * ids, innermost first; the address cache holds offsets here */
+                         * "func (file.c:123)" (`report --lines`) */
+    bool is_no_inline;  /* set by the caller before the first frame: no frames of their
+                         * own for inlined functions (`report --no-inline`) */
+    uint32_t *chains;   /* unless is_no_inline without is_lines: per resolved address, a
+                         * count then that many ids, innermost first; the address cache
+                         * holds offsets here */
     size_t n_chains;    /* entries in use */
     size_t cap_chains;  /* entries allocated */
-    uint32_t single_id; /* what rep_sym_frames points to without is_lines */
+    uint32_t single_id; /* what rep_sym_frames points to without chains */
 };
 
 /* Not async-signal-safe. */
@@ -74,14 +78,14 @@ void rep_sym_fini(struct rep_sym *s);
 /* Switches s to profile p (which must stay alive while its frames are named) and drops
  * the address cache of the previous one. CMN_OK or CMN_E_NOMEM. */
 int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p);
-/* The name id of frame address addr of a sample taken at time_ns; is_caller for every
- * frame but the leaf. CMN_OK or CMN_E_NOMEM. May open a module and add a warning. */
+/* The name id of frame address addr of a sample taken at time_ns (the innermost of its
+ * frames, see rep_sym_frames); is_caller for every frame but the leaf. CMN_OK or CMN_E_NOMEM. May open a module and add a warning. */
 int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                   uint32_t *id /* out */);
 
 /* The frames that address addr stands for, innermost first, in *ids (valid until the
- * next call): one name id, or with is_lines the inlined functions at addr and the function
- * holding them. CMN_OK or CMN_E_NOMEM. */
+ * next call): the functions inlined at addr and the function holding them, or one name id
+ * with is_no_inline. CMN_OK or CMN_E_NOMEM. */
 int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                    const uint32_t **ids /* out */, size_t *n /* out */);
 /* The mapping of the current profile that holds frame address addr of a sample taken at
