@@ -574,6 +574,12 @@ int rep_module_build_id(const struct rep_module *m, const uint8_t **id /* out */
     return CMN_OK;
 }
 
+bool rep_module_has_dwarf(const struct rep_module *m)
+{
+    return bfd_get_section_by_name(m->abfd, ".debug_info") != NULL ||
+           (m->debug_bfd != NULL && bfd_get_section_by_name(m->debug_bfd, ".debug_info") != NULL);
+}
+
 size_t rep_module_n_functions(const struct rep_module *m)
 {
     return m->n_funcs;

@@ -56,6 +56,8 @@ int rep_module_ra_at_sp(const struct rep_module *m, uint64_t off, bool *yes /* o
 /* The file's GNU build-id note. CMN_OK with *id pointing into m, or CMN_E_NOTFOUND. */
 int rep_module_build_id(const struct rep_module *m, const uint8_t **id /* out */,
                         size_t *n /* out */);
+/* Whether m has DWARF for rep_module_lines, in the file or its separate debug file. */
+bool rep_module_has_dwarf(const struct rep_module *m);
 /* The number of function symbols loaded, for tests and diagnostics. */
 size_t rep_module_n_functions(const struct rep_module *m);
 

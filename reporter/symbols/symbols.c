@@ -22,6 +22,7 @@
 #include "reporter/base/warn.h"
 #include "reporter/input/profile.h"
 #include "reporter/symbols/demangle.h"
+#include "reporter/symbols/linecache.h"
 #include "reporter/symbols/module.h"
 #include "reporter/symbols/names.h"
 #include "reporter/symbols/vdso.h"
@@ -37,6 +38,8 @@ struct rep_sym_module {
     char *path;              /* as recorded in the mappings; owned */
     struct rep_module *mod;  /* NULL when the file could not be used */
     bool is_build_id_warned; /* a build-id mismatch was reported already */
+    bool is_lcache_tried;    /* lcache was looked for */
+    struct rep_sym_lcache *lcache; /* its DWARF's answers kept across runs, or NULL */
 };
 
 /* What a cache slot answers about its address. */
@@ -63,8 +66,10 @@ void rep_sym_fini(struct rep_sym *s)
         return;
     for (size_t i = 0; i < s->n_modules; i++) {
         free(s->modules[i].path);
+        rep_sym_lcache_close(s->modules[i].lcache);
         rep_module_close(s->modules[i].mod);
     }
+    free(s->cache_dir);
     for (size_t i = 0; i < s->n_warnings; i++)
         free(s->warnings[i]);
     free(s->modules);
@@ -454,8 +459,34 @@ static int chain_push(struct rep_sym *s, uint32_t v)
     return CMN_OK;
 }
 
+/* The line cache of the module of mapping i (whose module is open), or NULL when it has
+ * none: no DWARF to spare reading, no build-id to name the cache by, or no cache
+ * directory. Opened on first use. */
+static int line_cache(struct rep_sym *s, long i, struct rep_sym_lcache **lc /* out */)
+{
+    *lc = NULL;
+    struct rep_sym_module *sm = &s->modules[s->map_module[i]];
+    if (!sm->is_lcache_tried) {
+        sm->is_lcache_tried = true;
+        if (!s->is_cache_dir_read) {
+            s->is_cache_dir_read = true;
+            if (rep_sym_lcache_dir(&s->cache_dir) != CMN_OK)
+                return CMN_E_NOMEM;
+        }
+        const uint8_t *id;
+        size_t n;
+        if (s->cache_dir != NULL && rep_module_has_dwarf(sm->mod) &&
+            rep_module_build_id(sm->mod, &id, &n) == CMN_OK &&
+            rep_sym_lcache_open(s->cache_dir, id, n, &sm->lcache) != CMN_OK)
+            return CMN_E_NOMEM;
+    }
+    *lc = sm->lcache;
+    return CMN_OK;
+}
+
 /* The source frames at file offset off of the module of mapping map_index, innermost
- * first, into fr (at most cap); *n is 0 when nothing is known. */
+ * first, into fr (at most cap); *n is 0 when nothing is known. From the line cache when it
+ * has them, else from the module's DWARF, and then into the cache. */
 static int module_frames(struct rep_sym *s, long map_index, uint64_t off,
                          struct rep_module_frame *fr, size_t cap, size_t *n /* out */)
 {
@@ -465,9 +496,16 @@ static int module_frames(struct rep_sym *s, long map_index, uint64_t off,
         return CMN_OK;
     if (module_of_map(s, map_index, &mod) != CMN_OK)
         return CMN_E_NOMEM;
-    if (mod != NULL && rep_module_lines(mod, off, fr, cap, n) != CMN_OK)
+    if (mod == NULL)
+        return CMN_OK;
+    struct rep_sym_lcache *lc;
+    if (line_cache(s, map_index, &lc) != CMN_OK)
+        return CMN_E_NOMEM;
+    if (lc != NULL && rep_sym_lcache_get(lc, off, fr, cap, n) == CMN_OK)
+        return CMN_OK;
+    if (rep_module_lines(mod, off, fr, cap, n) != CMN_OK)
         *n = 0;
-    return CMN_OK;
+    return lc != NULL ? rep_sym_lcache_put(lc, off, fr, *n) : CMN_OK;
 }
 
 /* Resolves addr (looked up at la, in mapping map_index) into a new chain: the functions

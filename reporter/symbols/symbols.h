@@ -20,7 +20,9 @@
  *
  * Each distinct (address, mapping, leaf or caller) is resolved once per profile and cached
  * as a names id; each module file is opened once for the symbolizer's life and shared by
- * every profile it is given. A file that cannot be read, or whose build-id differs from
+ * every profile it is given. What a module's DWARF says about an address is also kept
+ * across runs, by build-id (reporter/symbols/linecache.h), and written back by
+ * rep_sym_fini(). A file that cannot be read, or whose build-id differs from
  * the one recorded, produces one warning, which main() prints. Reporter thread only.
  */
 #ifndef PROF_REPORTER_SYMBOLS_SYMBOLS_H
@@ -68,6 +70,10 @@ struct rep_sym {
     size_t n_chains;    /* entries in use */
     size_t cap_chains;  /* entries allocated */
     uint32_t single_id; /* what rep_sym_frames points to without chains */
+
+    bool is_cache_dir_read; /* cache_dir was taken from the environment */
+    char *cache_dir;        /* where line caches live (reporter/symbols/linecache.h), or
+                             * NULL for none; owned */
 };
 
 /* Not async-signal-safe. */
