@@ -21,15 +21,19 @@
 #include "common/hash.h"
 #include "reporter/base/warn.h"
 #include "reporter/input/profile.h"
+#include "reporter/symbols/debuginfod.h"
 #include "reporter/symbols/demangle.h"
 #include "reporter/symbols/linecache.h"
 #include "reporter/symbols/module.h"
 #include "reporter/symbols/names.h"
+#include "reporter/symbols/perfmap.h"
 #include "reporter/symbols/vdso.h"
 
 /* Functions inlined into one another at one address, at most; deeper chains keep their
  * innermost ones and the real function. */
 #define SYM_MAX_INLINE 64
+
+#define SYM_PERFMAP_UNKNOWN (-1)
 
 #define MAP_MODULE_NONE (-1)
 #define MAP_MODULE_UNKNOWN (-2)
@@ -57,7 +61,7 @@ int rep_sym_init(struct rep_sym *s, struct rep_names *names)
 {
     memset(s, 0, sizeof(*s));
     s->names = names;
-    return CMN_OK;
+    return rep_sym_dbgd_init(&s->dbgd);
 }
 
 void rep_sym_fini(struct rep_sym *s)
@@ -70,6 +74,10 @@ void rep_sym_fini(struct rep_sym *s)
         rep_module_close(s->modules[i].mod);
     }
     free(s->cache_dir);
+    rep_sym_dbgd_fini(&s->dbgd);
+    for (size_t i = 0; i < s->n_perfmaps; i++)
+        rep_sym_perfmap_fini(&s->perfmaps[i]);
+    free(s->perfmaps);
     for (size_t i = 0; i < s->n_warnings; i++)
         free(s->warnings[i]);
     free(s->modules);
@@ -92,6 +100,7 @@ int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p)
     s->cache_cap = 0;
     s->n_cached = 0;
     s->prof = p;
+    s->perfmap_index = SYM_PERFMAP_UNKNOWN;
     size_t n = p->n_maps ? p->n_maps : 1;
     s->max_end = malloc(n * sizeof(*s->max_end));
     s->map_module = malloc(n * sizeof(*s->map_module));
@@ -193,6 +202,14 @@ static int module_entry(struct rep_sym *s, const char *path, int32_t *index,
     return CMN_OK;
 }
 
+/* The module finder's callback: a debug file from a debuginfod server. */
+static int find_on_server(void *ctx, const char *path, const uint8_t *id, size_t n,
+                          char **debug_path)
+{
+    struct rep_sym *s = ctx;
+    return rep_sym_dbgd_find(&s->dbgd, path, id, n, debug_path);
+}
+
 /* Opens (once) the module at path; CMN_OK with *index, or CMN_E_NOMEM. A file that cannot
  * be used still gets an entry, without a module, and a warning. */
 static int open_module(struct rep_sym *s, const char *path, int32_t *index)
@@ -212,7 +229,8 @@ static int open_module(struct rep_sym *s, const char *path, int32_t *index)
     if (len > tail && strcmp(file + len - tail, " (deleted)") == 0)
         file[len - tail] = '\0';
     struct cmn_err err = {0};
-    rc = rep_module_open(file, &sm->mod, &err);
+    struct rep_module_finder finder = {.find = find_on_server, .ctx = s};
+    rc = rep_module_open_with(file, &finder, &sm->mod, &err);
     free(file);
     if (rc == CMN_E_NOMEM) {
         free(sm->path);
@@ -287,17 +305,71 @@ static const char *base_name(const char *path)
     return slash != NULL ? slash + 1 : path;
 }
 
+/* Paths of anonymous memory, where JIT compilers put their code: "" as libprof records
+ * it, "[anon:NAME]" for memory named with prctl(PR_SET_VMA), "//anon" as perf shows it. */
+static bool is_anon_path(const char *path)
+{
+    return path[0] == '\0' || strncmp(path, "[anon", 5) == 0 || strcmp(path, "//anon") == 0;
+}
+
+/* The perf map of the current profile's process, loaded on first use, or NULL. */
+static int current_perfmap(struct rep_sym *s, const struct rep_sym_perfmap **m /* out */)
+{
+    *m = NULL;
+    if (s->is_offline || !s->prof->has_process)
+        return CMN_OK;
+    uint32_t pid = s->prof->process.pid;
+    if (s->perfmap_index == SYM_PERFMAP_UNKNOWN) {
+        size_t i = 0;
+        while (i < s->n_perfmaps && s->perfmaps[i].pid != pid)
+            i++;
+        if (i == s->n_perfmaps) {
+            if (!CMN_GROW(s->perfmaps, s->cap_perfmaps, s->n_perfmaps + 1, 4))
+                return CMN_E_NOMEM;
+            int rc = rep_sym_perfmap_load(&s->perfmaps[i], s->perf_map_dir, pid);
+            s->n_perfmaps++; /* kept even when partly loaded, so that fini frees it */
+            if (rc != CMN_OK)
+                return rc;
+        }
+        s->perfmap_index = (long)i;
+    }
+    *m = &s->perfmaps[s->perfmap_index];
+    return CMN_OK;
+}
+
+/* Names frame address addr (looked up at la) from the perf map of the profile's process,
+ * for a frame in anonymous memory or in no recorded mapping; *is_named false when the map
+ * does not have it. */
+static int resolve_jit(struct rep_sym *s, uint64_t la, uint32_t *id, bool *is_named)
+{
+    *is_named = false;
+    const struct rep_sym_perfmap *m;
+    if (current_perfmap(s, &m) != CMN_OK)
+        return CMN_E_NOMEM;
+    const char *name = m != NULL ? rep_sym_perfmap_lookup(m, la) : NULL;
+    if (name == NULL)
+        return CMN_OK;
+    *is_named = true;
+    return rep_names_intern(s->names, name, strlen(name), id);
+}
+
 /* Names frame address addr (looked up at la) found in mapping map_index (-1 for none). */
 static int resolve(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index,
                    uint32_t *id /* out */, bool *is_named /* out */)
 {
     char buf[256];
     *is_named = false;
+    const struct rep_map *map = map_index >= 0 ? &s->prof->maps[map_index] : NULL;
+    if (map == NULL || is_anon_path(map->path)) {
+        /* Code in anonymous memory (JIT), mapped or not when the mappings were taken. */
+        int rc = resolve_jit(s, la, id, is_named);
+        if (rc != CMN_OK || *is_named)
+            return rc;
+    }
     if (map_index < 0) {
         snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
         return rep_names_intern(s->names, buf, strlen(buf), id);
     }
-    const struct rep_map *map = &s->prof->maps[map_index];
     struct rep_module *mod;
     int rc = module_of_map(s, map_index, &mod);
     if (rc != CMN_OK)
@@ -614,8 +686,13 @@ int rep_sym_ra_at_sp(struct rep_sym *s, uint64_t pc, uint64_t time_ns, bool *yes
     return CMN_OK;
 }
 
-void rep_sym_warn(const struct rep_sym *sym, size_t *n_printed)
+void rep_sym_warn(struct rep_sym *sym, size_t *n_printed)
 {
+    char *unnamed;
+    if (rep_sym_dbgd_take(&sym->dbgd, &unnamed) == CMN_OK && unnamed != NULL) {
+        add_warning(sym, "%s", unnamed);
+        free(unnamed);
+    }
     for (; *n_printed < sym->n_warnings; (*n_printed)++)
         rep_warnf("%s", sym->warnings[*n_printed]);
 }

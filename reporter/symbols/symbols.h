@@ -9,7 +9,9 @@
  * "libfoo.so+0x1a2b" (the file offset, in hex) inside a mapped file, "[vdso]+0x1a2b" in a
  * vDSO that is not the reporter's own (the reporter's own vDSO names its functions when
  * the build-ids match), "[anon]" for every address in anonymous memory (JIT code: one
- * frame, so that it sums up instead of scattering), "0x7f12..." outside any mapping. A
+ * frame, so that it sums up instead of scattering), "0x7f12..." outside any mapping; but
+ * code in anonymous memory or outside every mapping is first looked up in the perf map
+ * that its process's JIT compiler wrote (/tmp/perf-PID.map, reporter/symbols/perfmap.h). A
  * frame address stands for the chain of functions inlined at it, innermost first, each a
  * frame of its own marked " [inlined]", then the function holding them (from the DWARF
  * inline information of the file or its debug file), unless is_no_inline folds them into
@@ -20,7 +22,9 @@
  *
  * Each distinct (address, mapping, leaf or caller) is resolved once per profile and cached
  * as a names id; each module file is opened once for the symbolizer's life and shared by
- * every profile it is given. What a module's DWARF says about an address is also kept
+ * every profile it is given. A stripped file without a debug file here gets one from a
+ * debuginfod server (reporter/symbols/debuginfod.h) or its MiniDebugInfo. What a module's
+ * DWARF says about an address is also kept
  * across runs, by build-id (reporter/symbols/linecache.h), and written back by
  * rep_sym_fini(). A file that cannot be read, or whose build-id differs from
  * the one recorded, produces one warning, which main() prints. Reporter thread only.
@@ -32,11 +36,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "reporter/symbols/debuginfod.h"
+
 struct rep_map;
 struct rep_names;
 struct rep_profile;
 struct rep_sample;
 struct rep_sym_module;
+struct rep_sym_perfmap;
 struct rep_sym_slot;
 
 struct rep_sym {
@@ -71,6 +78,14 @@ struct rep_sym {
     size_t cap_chains;  /* entries allocated */
     uint32_t single_id; /* what rep_sym_frames points to without chains */
 
+    struct rep_sym_dbgd dbgd; /* debug files from debuginfod servers; the caller may set
+                               * dbgd.budget_s before the first frame */
+    const char *perf_map_dir; /* set by the caller: where perf-PID.map files are, NULL for
+                               * /tmp (`report --perf-map-dir`); not owned */
+    struct rep_sym_perfmap *perfmaps; /* the perf maps loaded, one per pid; owned */
+    size_t n_perfmaps;
+    size_t cap_perfmaps;
+    long perfmap_index; /* the current profile's in perfmaps, -1 not looked up yet */
     bool is_cache_dir_read; /* cache_dir was taken from the environment */
     char *cache_dir;        /* where line caches live (reporter/symbols/linecache.h), or
                              * NULL for none; owned */
@@ -113,7 +128,8 @@ int rep_sym_ra_at_sp(struct rep_sym *s, uint64_t pc, uint64_t time_ns, bool *yes
 int rep_sym_leaf_caller(struct rep_sym *s, const struct rep_sample *smp,
                         uint64_t *caller /* out */);
 
-/* Prints the warnings sym gathered since *n_printed (updated) on stderr, one line each. */
-void rep_sym_warn(const struct rep_sym *sym, size_t *n_printed);
+/* Prints the warnings sym gathered since *n_printed (updated) on stderr, one line each,
+ * the build-ids that debuginfod could not name since the last call among them (one line). */
+void rep_sym_warn(struct rep_sym *sym, size_t *n_printed);
 
 #endif
