@@ -68,8 +68,9 @@ void rep_sym_dbgd_fini(struct rep_sym_dbgd *d)
     if (d->client != NULL)
         d->fns->end(d->client);
 #endif
-    if (d->lib != NULL)
-        dlclose(d->lib);
+    /* The library stays loaded: libcurl's global state, which it set up, would be
+     * unmapped under the blocks it points to (and dlopen() again later would set it up
+     * anew anyway). */
     free(d->fns);
     free(d->why_off);
     free(d->unnamed);

@@ -31,7 +31,7 @@ struct rep_sym_dbgd {
                         * them; 0 asks nothing */
     bool is_started;   /* the environment was read and the library loaded (or not) */
     bool is_off;       /* no $DEBUGINFOD_URLS, no library, or the budget is spent */
-    void *lib;         /* dlopen handle, or NULL */
+    void *lib;         /* dlopen handle, or NULL; never closed */
     void *client;      /* the libdebuginfod client, or NULL */
     struct rep_sym_dbgd_fns *fns; /* its entry points; owned */
     double spent_s;       /* seconds spent in queries so far */
@@ -44,7 +44,7 @@ struct rep_sym_dbgd {
 /* Not async-signal-safe. */
 /* Makes d ask nothing yet; budget_s is REP_SYM_DBGD_BUDGET_S. Returns CMN_OK. */
 int rep_sym_dbgd_init(struct rep_sym_dbgd *d);
-/* Frees what d owns and unloads the library. Accepts NULL. */
+/* Ends the client and frees what d owns (the library stays loaded). Accepts NULL. */
 void rep_sym_dbgd_fini(struct rep_sym_dbgd *d);
 /* The path of the debug file of the module at module_path with build-id id (n bytes),
  * fetched (or found in libdebuginfod's cache): CMN_OK with *path (malloc'd, free it),

@@ -92,7 +92,8 @@ int rep_sym_perfmap_load(struct rep_sym_perfmap *m, const char *dir, uint32_t pi
         }
         p = nl != NULL ? nl + 1 : NULL;
     }
-    qsort(m->entries, m->n_entries, sizeof(*m->entries), cmp_entry);
+    if (m->n_entries > 1)
+        qsort(m->entries, m->n_entries, sizeof(*m->entries), cmp_entry);
     m->max_end = malloc((m->n_entries ? m->n_entries : 1) * sizeof(*m->max_end));
     if (m->max_end == NULL)
         return CMN_E_NOMEM;
