@@ -165,8 +165,8 @@ static const char *base_name(const char *path)
 }
 
 /* Adds "ID (FILE: REASON)" to the unnamed list. */
-static int add_unnamed(struct rep_sym_dbgd *d, const char *module_path, const uint8_t *id,
-                       size_t n, const char *reason)
+static int add_unnamed(struct rep_sym_dbgd *d, const char *module_path, const uint8_t *id, size_t n,
+                       const char *reason)
 {
     char hex[2 * 64 + 1];
     size_t k = 0;
@@ -200,9 +200,8 @@ static int query(struct rep_sym_dbgd *d, const char *module_path, const uint8_t 
     }
     *path = NULL;
     if (fd == -ENOENT && d->spent_s < d->budget_s)
-        return add_unnamed(d, module_path, id, n, "not on the server") == CMN_OK
-                   ? CMN_E_NOTFOUND
-                   : CMN_E_NOMEM;
+        return add_unnamed(d, module_path, id, n, "not on the server") == CMN_OK ? CMN_E_NOTFOUND
+                                                                                 : CMN_E_NOMEM;
     char reason[128];
     if (d->is_timed_out || d->spent_s >= d->budget_s)
         snprintf(reason, sizeof(reason), "no answer within the %.0f s budget", d->budget_s);
@@ -215,8 +214,8 @@ static int query(struct rep_sym_dbgd *d, const char *module_path, const uint8_t 
 }
 #endif
 
-int rep_sym_dbgd_find(struct rep_sym_dbgd *d, const char *module_path, const uint8_t *id,
-                      size_t n, char **path)
+int rep_sym_dbgd_find(struct rep_sym_dbgd *d, const char *module_path, const uint8_t *id, size_t n,
+                      char **path)
 {
     assert(n > 0);
     *path = NULL;
@@ -226,7 +225,7 @@ int rep_sym_dbgd_find(struct rep_sym_dbgd *d, const char *module_path, const uin
         if (d->why_off == NULL)
             return CMN_E_NOTFOUND;
         return add_unnamed(d, module_path, id, n, d->why_off) == CMN_OK ? CMN_E_NOTFOUND
-                                                                       : CMN_E_NOMEM;
+                                                                        : CMN_E_NOMEM;
     }
 #if DBGD_HAVE_HEADER
     return query(d, module_path, id, n, path);

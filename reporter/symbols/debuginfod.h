@@ -27,18 +27,17 @@
 struct rep_sym_dbgd_fns;
 
 struct rep_sym_dbgd {
-    double budget_s;   /* set by the caller before the first query: seconds for all of
-                        * them; 0 asks nothing */
-    bool is_started;   /* the environment was read and the library loaded (or not) */
-    bool is_off;       /* no $DEBUGINFOD_URLS, no library, or the budget is spent */
-    void *lib;         /* dlopen handle, or NULL; never closed */
-    void *client;      /* the libdebuginfod client, or NULL */
+    double budget_s;              /* seconds for all queries, set before the first; 0: none */
+    bool is_started;              /* the environment was read and the library loaded (or not) */
+    bool is_off;                  /* no $DEBUGINFOD_URLS, no library, or the budget is spent */
+    void *lib;                    /* dlopen handle, or NULL; never closed */
+    void *client;                 /* the libdebuginfod client, or NULL */
     struct rep_sym_dbgd_fns *fns; /* its entry points; owned */
-    double spent_s;       /* seconds spent in queries so far */
-    uint64_t deadline_ns; /* CLOCK_MONOTONIC end of the query in progress */
-    bool is_timed_out;    /* the query in progress ran out of time */
-    char *why_off;        /* why no query is made, for the warning, or NULL; owned */
-    char *unnamed;        /* "ID (FILE: REASON), ..." not yet reported, or NULL; owned */
+    double spent_s;               /* seconds spent in queries so far */
+    uint64_t deadline_ns;         /* CLOCK_MONOTONIC end of the query in progress */
+    bool is_timed_out;            /* the query in progress ran out of time */
+    char *why_off;                /* why no query is made, for the warning, or NULL; owned */
+    char *unnamed;                /* "ID (FILE: REASON), ..." not yet reported, or NULL; owned */
 };
 
 /* Not async-signal-safe. */
@@ -50,8 +49,8 @@ void rep_sym_dbgd_fini(struct rep_sym_dbgd *d);
  * fetched (or found in libdebuginfod's cache): CMN_OK with *path (malloc'd, free it),
  * CMN_E_NOTFOUND when there is none (no server, not found, out of time: then the build-id
  * joins the unnamed list when a server was asked or would have been), or CMN_E_NOMEM. */
-int rep_sym_dbgd_find(struct rep_sym_dbgd *d, const char *module_path, const uint8_t *id,
-                      size_t n, char **path /* out */);
+int rep_sym_dbgd_find(struct rep_sym_dbgd *d, const char *module_path, const uint8_t *id, size_t n,
+                      char **path /* out */);
 /* The unnamed list gathered since the last call, as one line without "prof: warning: ",
  * in *line (malloc'd, free it), or NULL when it is empty; the list starts again empty.
  * CMN_OK or CMN_E_NOMEM. */

@@ -33,10 +33,10 @@ struct lc_entry {
 };
 
 struct rep_sym_lcache {
-    char *dir;                       /* the cache directory; owned */
-    char *path;                      /* the cache file; owned */
-    char *text;                      /* the file as read, cut into strings; owned */
-    struct lc_entry *entries;        /* in order of addition */
+    char *dir;                /* the cache directory; owned */
+    char *path;               /* the cache file; owned */
+    char *text;               /* the file as read, cut into strings; owned */
+    struct lc_entry *entries; /* in order of addition */
     size_t n_entries;
     size_t cap_entries;
     struct rep_module_frame *frames; /* the entries' frames back to back */
@@ -196,8 +196,7 @@ static void load(struct rep_sym_lcache *c)
     fclose(f);
 }
 
-int rep_sym_lcache_open(const char *dir, const uint8_t *id, size_t n,
-                        struct rep_sym_lcache **out)
+int rep_sym_lcache_open(const char *dir, const uint8_t *id, size_t n, struct rep_sym_lcache **out)
 {
     assert(dir != NULL && n > 0);
     *out = NULL;

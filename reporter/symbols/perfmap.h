@@ -23,9 +23,9 @@
 #define REP_SYM_PERFMAP_DIR "/tmp"
 
 struct rep_sym_perfmap_entry {
-    uint64_t start; /* first address of the code */
-    uint64_t end;   /* one past its last byte */
-    uint32_t line;  /* its line in the file, 0-based: the later one wins */
+    uint64_t start;   /* first address of the code */
+    uint64_t end;     /* one past its last byte */
+    uint32_t line;    /* its line in the file, 0-based: the later one wins */
     const char *name; /* NUL-terminated, in the map's text */
 };
 

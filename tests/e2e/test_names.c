@@ -153,8 +153,9 @@ static pid_t start_debuginfod(int port, const char *id)
 {
     char port_s[16];
     snprintf(port_s, sizeof(port_s), "%d", port);
-    const char *argv[] = {DEBUGINFOD, "-F",       "-p", port_s, "-d", e2e_path("db.sqlite"),
-                          "-t",       "0",        "-g", "0",    e2e_path("srv"), NULL};
+    const char *argv[] = {
+        DEBUGINFOD, "-F", "-p", port_s,          "-d", e2e_path("db.sqlite"), "-t",
+        "0",        "-g", "0",  e2e_path("srv"), NULL};
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 1, e2e_path("debuginfod.log"),
@@ -208,8 +209,10 @@ Test(e2e_names, a_stripped_program_is_named_through_debuginfod)
     e2e_folded_parse(&f, r.out);
     log_stacks(&f);
     long named = e2e_folded_ending(&f, "main;outer_work;mix_step [inlined]");
-    cr_expect_geq(named, 0.8 * (double)f.total, "only %ld of %ld samples named through "
-                  "debuginfod:\n%s", named, f.total, r.err);
+    cr_expect_geq(named, 0.8 * (double)f.total,
+                  "only %ld of %ld samples named through "
+                  "debuginfod:\n%s",
+                  named, f.total, r.err);
     cr_expect(strstr(lines.out, "mix_step (inlined.c:") != NULL, "no lines:\n%s", lines.out);
     cr_expect(strstr(r.err, id) == NULL, "a named build-id was reported unnamed:\n%s", r.err);
     e2e_folded_free(&f);
@@ -218,8 +221,7 @@ Test(e2e_names, a_stripped_program_is_named_through_debuginfod)
 
     /* The server is gone, and the client's cache is new: nothing names the frames. */
     const char *env_gone[] = {e2e_env("DEBUGINFOD_URLS", urls),
-                              e2e_env("DEBUGINFOD_CACHE_PATH", e2e_path("client-cache-2")),
-                              NULL};
+                              e2e_env("DEBUGINFOD_CACHE_PATH", e2e_path("client-cache-2")), NULL};
     double t0 = now_s();
     report(&r, env_gone, E2E_ARGV("--debuginfod-budget", "5", prof));
     double took = now_s() - t0;
@@ -284,8 +286,10 @@ Test(e2e_names, minidebuginfo_names_a_stripped_program)
     log_stacks(&f);
     /* No DWARF: no inline frame, but both functions by name. */
     long named = e2e_folded_ending(&f, "main;outer_work");
-    cr_expect_geq(named, 0.8 * (double)f.total, "only %ld of %ld samples named from "
-                  ".gnu_debugdata", named, f.total);
+    cr_expect_geq(named, 0.8 * (double)f.total,
+                  "only %ld of %ld samples named from "
+                  ".gnu_debugdata",
+                  named, f.total);
     e2e_folded_free(&f);
     e2e_proc_free(&r);
 }
@@ -319,8 +323,10 @@ Test(e2e_names, jit_code_is_named_from_the_perf_map)
     e2e_folded_parse(&m, moved.out);
     log_stacks(&f);
     long named = e2e_folded_ending(&f, "main;drive;jit::hot_caller;hot_loop");
-    cr_expect_geq(named, 0.8 * (double)f.total, "only %ld of %ld samples show the JIT frame "
-                  "between drive and hot_loop", named, f.total);
+    cr_expect_geq(named, 0.8 * (double)f.total,
+                  "only %ld of %ld samples show the JIT frame "
+                  "between drive and hot_loop",
+                  named, f.total);
     long anon = e2e_folded_ending(&g, "main;drive;[anon];hot_loop");
     cr_expect_geq(anon, 0.8 * (double)g.total, "without the map the frame is not [anon]");
     long again = e2e_folded_ending(&m, "main;drive;jit::hot_caller;hot_loop");
@@ -377,8 +383,10 @@ Test(e2e_names, python_frames_are_named_from_its_perf_map)
                      "stops in the interpreter, built without frame pointers; it needs the "
                      "unwind-table stepper",
                      any, f.total);
-    cr_expect_geq(interleaved, 0.5 * (double)f.total, "only %ld of %ld samples show py::fib "
-                  "frames interleaved with the interpreter's", interleaved, f.total);
+    cr_expect_geq(interleaved, 0.5 * (double)f.total,
+                  "only %ld of %ld samples show py::fib "
+                  "frames interleaved with the interpreter's",
+                  interleaved, f.total);
     e2e_folded_free(&f);
 }
 
@@ -395,8 +403,10 @@ Test(e2e_names, node_frames_are_named_from_its_perf_map)
     const char *js[] = {"fib ", "app.js:"};
     long named = count_with(&f, js, 2);
     /* What is sampled in V8's code is named from the map, stack walk or not. */
-    cr_expect_geq(named, 0.3 * (double)f.total, "only %ld of %ld samples hold a frame named "
-                  "'... fib .../app.js:L:C' from node's perf map", named, f.total);
+    cr_expect_geq(named, 0.3 * (double)f.total,
+                  "only %ld of %ld samples hold a frame named "
+                  "'... fib .../app.js:L:C' from node's perf map",
+                  named, f.total);
     long deep = 0;
     for (size_t i = 0; i < f.n_stacks; i++)
         deep += occurrences(f.stacks[i].frames, "app.js:") >= 2 ? f.stacks[i].count : 0;
@@ -405,7 +415,7 @@ Test(e2e_names, node_frames_are_named_from_its_perf_map)
                      "one, as their leaf): the frame-pointer walk stops at the first frame "
                      "in code mapped after the start; it needs the unwinder's work",
                      named, f.total);
-    cr_expect_geq(deep, 0.3 * (double)f.total, "only %ld of %ld samples show fib calling fib",
-                  deep, f.total);
+    cr_expect_geq(deep, 0.3 * (double)f.total, "only %ld of %ld samples show fib calling fib", deep,
+                  f.total);
     e2e_folded_free(&f);
 }

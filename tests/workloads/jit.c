@@ -74,13 +74,12 @@ static int write_perf_map(const void *code, size_t size)
 static jit_fn compile(void)
 {
     long page = sysconf(_SC_PAGESIZE);
-    uint8_t *code = mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                         -1, 0);
+    uint8_t *code =
+        mmap(NULL, (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (code == MAP_FAILED)
         return NULL;
     size_t size = emit(code);
-    if (mprotect(code, (size_t)page, PROT_READ | PROT_EXEC) != 0 ||
-        write_perf_map(code, size) != 0)
+    if (mprotect(code, (size_t)page, PROT_READ | PROT_EXEC) != 0 || write_perf_map(code, size) != 0)
         return NULL;
     /* See the file comment: makes libprof read the mappings again. */
     void *h = dlopen("libm.so.6", RTLD_NOW);
