@@ -94,13 +94,14 @@ struct rep_sym {
 /* Not async-signal-safe. */
 /* Makes s a symbolizer interning into names (which must outlive s). Returns CMN_OK. */
 int rep_sym_init(struct rep_sym *s, struct rep_names *names);
-/* Closes every module and frees what s owns. Accepts NULL. */
+/* Closes every module (writing its line cache back) and frees what s owns. Accepts NULL. */
 void rep_sym_fini(struct rep_sym *s);
 /* Switches s to profile p (which must stay alive while its frames are named) and drops
  * the address cache of the previous one. CMN_OK or CMN_E_NOMEM. */
 int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p);
 /* The name id of frame address addr of a sample taken at time_ns (the innermost of its
- * frames, see rep_sym_frames); is_caller for every frame but the leaf. CMN_OK or CMN_E_NOMEM. May open a module and add a warning. */
+ * frames, see rep_sym_frames); is_caller for every frame but the leaf. CMN_OK or
+ * CMN_E_NOMEM. May open a module and add a warning. */
 int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                   uint32_t *id /* out */);
 
