@@ -53,7 +53,7 @@ struct rep_sym_lcache {
 int rep_sym_lcache_dir(char **dir)
 {
     *dir = NULL;
-    const char *env = getenv("PROF_CACHE_DIR");
+    const char *env = getenv("LIBPROF_CACHE_DIR");
     int n;
     if (env != NULL) {
         if (env[0] == '\0')

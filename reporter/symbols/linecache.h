@@ -33,7 +33,7 @@ struct rep_sym_lcache;
 #define REP_SYM_LCACHE_MAX_ENTRIES 1000000u
 
 /* Not async-signal-safe. */
-/* The cache directory from the environment: $PROF_CACHE_DIR (empty: no cache), else
+/* The cache directory from the environment: $LIBPROF_CACHE_DIR (empty: no cache), else
  * $XDG_CACHE_HOME/prof, else $HOME/.cache/prof. CMN_OK with *dir (malloc'd, free it) or
  * NULL when there is none; CMN_E_NOMEM. */
 int rep_sym_lcache_dir(char **dir /* out */);

@@ -80,7 +80,7 @@ static void report(struct e2e_proc *p, const char *const *env, const char *const
     for (size_t i = 0; args[i] != NULL && n < 14; i++)
         argv[n++] = args[i];
     argv[n] = NULL;
-    const char *all_env[16] = {e2e_env("PROF_CACHE_DIR", e2e_path("prof-cache"))};
+    const char *all_env[16] = {e2e_env("LIBPROF_CACHE_DIR", e2e_path("prof-cache"))};
     for (size_t i = 0; env != NULL && env[i] != NULL && i < 14; i++)
         all_env[i + 1] = env[i];
     struct e2e_opts o = {.env = all_env};

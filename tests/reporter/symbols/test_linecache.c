@@ -4,7 +4,7 @@
  * next run gets back, from a file named by the build-id in a directory it makes; a file
  * that is not a cache, or that ends mid-line, gives what it holds whole and nothing else;
  * entries that its format cannot hold are left out; the directory comes from
- * PROF_CACHE_DIR, XDG_CACHE_HOME or HOME.
+ * LIBPROF_CACHE_DIR, XDG_CACHE_HOME or HOME.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -117,14 +117,14 @@ Test(linecache, leaves_out_names_its_format_cannot_hold)
 Test(linecache, takes_its_directory_from_the_environment)
 {
     char *dir;
-    setenv("PROF_CACHE_DIR", "/x/y", 1);
+    setenv("LIBPROF_CACHE_DIR", "/x/y", 1);
     cr_assert_eq(rep_sym_lcache_dir(&dir), CMN_OK);
     cr_assert_str_eq(dir, "/x/y");
     free(dir);
-    setenv("PROF_CACHE_DIR", "", 1);
+    setenv("LIBPROF_CACHE_DIR", "", 1);
     cr_assert_eq(rep_sym_lcache_dir(&dir), CMN_OK);
-    cr_assert_null(dir, "an empty PROF_CACHE_DIR turns the cache off");
-    unsetenv("PROF_CACHE_DIR");
+    cr_assert_null(dir, "an empty LIBPROF_CACHE_DIR turns the cache off");
+    unsetenv("LIBPROF_CACHE_DIR");
     setenv("XDG_CACHE_HOME", "/c", 1);
     cr_assert_eq(rep_sym_lcache_dir(&dir), CMN_OK);
     cr_assert_str_eq(dir, "/c/prof");
