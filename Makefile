@@ -23,7 +23,7 @@ endif
 LIB_CFLAGS  := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec
 LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs -Wl,--exclude-libs,ALL \
                -Wl,-z,start-stop-visibility=hidden
-REP_LDLIBS  := -lbfd -lz -lm
+REP_LDLIBS  := -lbfd -lz -llzma -lm -ldl
 WORK_CFLAGS := -std=gnu11 -I. -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
                -fno-inline-functions -fno-optimize-sibling-calls $(WARN) -MMD -MP
 

@@ -235,6 +235,26 @@ CMN_FP_INLINE int cmn_uw_leaf_bytes(const struct cmn_uw_mem *m, struct cmn_uw_fr
     return 1;
 }
 
+/* A frame of a known frameless stub (arch_stub_cfa(): a code generator's trampoline in
+ * anonymous memory, without unwind information): 1 with f stepped to its caller, 0 when
+ * the bytes around the return address are no known stub. */
+CMN_FP_INLINE int cmn_uw_stub(const struct cmn_uw_mem *m, struct cmn_uw_frame *f)
+{
+    uint8_t code[ARCH_STUB_BEFORE + ARCH_STUB_AFTER];
+    uintptr_t ra;
+    if (f->exact || !f->sp_exact ||
+        m->fp.code(&m->fp, f->pc - ARCH_STUB_BEFORE, code, sizeof(code)) != 0)
+        return 0;
+    unsigned off = arch_stub_cfa(code);
+    uintptr_t cfa = f->sp + off;
+    if (off == 0 || cfa > f->hi || !cmn_uw_word(m, f, cfa - sizeof(uintptr_t), &ra))
+        return 0;
+    *f = (struct cmn_uw_frame){.pc = arch_strip_pac(ra), .sp = cfa, .fp = f->fp,
+                               .fp_known = f->fp_known, .sp_exact = 1, .lo = f->lo,
+                               .hi = f->hi};
+    return 1;
+}
+
 /* One step by frame pointer from f; *leaf_caller is set when the leaf's caller came from
  * its instruction bytes. */
 CMN_FP_INLINE uint8_t cmn_uw_step_fp(const struct cmn_uw_mem *m, struct cmn_uw_frame *f,
@@ -244,6 +264,8 @@ CMN_FP_INLINE uint8_t cmn_uw_step_fp(const struct cmn_uw_mem *m, struct cmn_uw_f
         *leaf_caller = 1;
         return PROF_STOP_END;
     }
+    if (cmn_uw_stub(m, f))
+        return PROF_STOP_END;
     if (!f->fp_known)
         return PROF_STOP_RULE;
     if (f->fp == 0)

@@ -22,6 +22,7 @@
 #include "arch/arch.h"
 #include "common/uw_step.h"
 #include "include/libprof/prof_format.h"
+#include "libprof/unwind.h"
 #include "libprof/writer.h"
 #include "sampler/codemap.h"
 #include "sampler/handler.h"
@@ -204,8 +205,9 @@ static unsigned splice(const struct ksample *k, struct copy_mem *c, uintptr_t fp
 
 /* The user stack of sample k into frames: walked by the unwind tables over the stack copy,
  * then by the kernel's chain where that is proven (splice()). */
-static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *ends,
-                     unsigned kernel_cap, unsigned max_frames, uint64_t *frames, uint8_t *why)
+static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends *ends,
+                          unsigned kernel_cap, unsigned max_frames, uint64_t *frames,
+                          uint8_t *why)
 {
     struct copy_mem c = {.base = {.fp = {copy_word, copy_code, copy_is_code},
                                   .table = copy_table},
@@ -220,6 +222,19 @@ static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *end
     if (c.out_of_copy && w.fp_known && *why != PROF_STOP_DEPTH)
         n = splice(k, &c, w.fp, frames, n, max_frames, kernel_cap, ends, why);
     smp_codemap_leave(&c.map);
+    return n;
+}
+
+/* The same; a module whose table the walk met unbuilt is built at once (this is the
+ * writer thread, which builds them) and the walk made again. */
+static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *ends,
+                     unsigned kernel_cap, unsigned max_frames, uint64_t *frames, uint8_t *why)
+{
+    unsigned n = walk_once(k, ends, kernel_cap, max_frames, frames, why);
+    if (*why == PROF_STOP_PENDING) {
+        lp_unwind_serve();
+        n = walk_once(k, ends, kernel_cap, max_frames, frames, why);
+    }
     return n;
 }
 

@@ -38,9 +38,17 @@ static int self_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, u
     return smp_probe_read(out, addr, n) == 0 ? 0 : -1;
 }
 
+/* An address in no range of the map (which was read at start and at dlopen()) may be code
+ * mapped since, by the program (a JIT) or by glibc itself: the map is asked to be read
+ * again, and a later walk gets past it. */
 static int self_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 {
-    return smp_codemap_view_contains(&((const struct self_mem *)m)->map, addr);
+    const struct smp_codemap_view *v = &((const struct self_mem *)m)->map;
+    if (smp_codemap_view_contains(v, addr))
+        return 1;
+    if (v->table != NULL)
+        smp_codemap_want_rescan();
+    return 0;
 }
 
 /* The table of the module holding pc. A pc in no known range, or in a module whose table

@@ -22,7 +22,7 @@ srcs="$(ls reporter/*/*.c attach/*.c | grep -v '^reporter/cmd/') tests/fuzz/fuzz
 # shellcheck disable=SC2086 # srcs is a list of paths without spaces
 "$cc" -std=gnu11 -D_GNU_SOURCE -I. -Wall -Wextra -Werror -g -O1 \
     -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -o "$out/fuzz_read" $srcs -lbfd -lz
+    -o "$out/fuzz_read" $srcs -lbfd -lz -llzma -ldl
 
 PROF_FUZZ_SEEDS="$out/corpus" "$out/fuzz_read"
 if [ -x build/libprof.so ] || [ -f build/libprof.so ]; then

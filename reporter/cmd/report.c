@@ -58,11 +58,16 @@ const char rep_cmd_report_usage[] =
     "  -o, --output FILE    write to FILE instead of standard output\n"
     "      --no-symbols     name frames module+0xOFFSET without reading any binary\n"
     "  -f pprof             gzipped profile.proto for `go tool pprof` (use -o FILE)\n"
-    "      --lines          fold by function and source line: 'func (file.c:123)'; a\n"
-    "                       function inlined into another is a frame of its own, named\n"
-    "                       'func (file.c:123) [inlined]'; the line is where the frame's\n"
-    "                       address is (for callers, the call). Memory that is no file\n"
-    "                       is '[anon]', a vDSO that is not prof's own '[vdso]+0xOFFSET'\n"
+    "      --lines          fold by function and source line: 'func (file.c:123)'; the\n"
+    "                       line is where the frame's address is (for callers, the call).\n"
+    "                       Memory that is no file is '[anon]' (or named from\n"
+    "                       /tmp/perf-PID.map), a vDSO not prof's own '[vdso]+0xOFFSET'\n"
+    "      --no-inline      a function inlined into another is no frame of its own (by\n"
+    "                       default it is one, named 'func [inlined]')\n"
+    "      --debuginfod-budget S  seconds for all debuginfod queries (default 10; 0: ask\n"
+    "                       none); stripped files without a debug file here are looked\n"
+    "                       up by build-id on the servers of $DEBUGINFOD_URLS\n"
+    "      --perf-map-dir DIR  read JIT code's names from DIR/perf-PID.map (default /tmp)\n"
     "  selection (a repeated option gives alternatives; different options all apply):\n"
     "      --tid N          keep the samples of thread N (repeatable)\n"
     "      --thread NAME    keep the samples of the threads named NAME (repeatable)\n"
@@ -99,6 +104,9 @@ struct report_opts {
     struct rep_flame_opts flame; /* svg, html: --title, --icicle, --min-width */
     const char *output; /* -o, NULL for stdout */
     bool is_offline;    /* --no-symbols */
+    bool is_no_inline;  /* --no-inline */
+    double dbgd_budget_s; /* --debuginfod-budget, < 0 when not given */
+    const char *perf_map_dir; /* --perf-map-dir, NULL when not given */
     struct rep_sel sel; /* --lines and the selection options (reporter/stacks/select.h) */
     char **files;       /* the profiles */
     int n_files;
@@ -293,6 +301,10 @@ static int run_report(const struct report_opts *o, struct cmn_err *err)
     rep_agg_init(&agg);
     rep_per_thread_init(&threads, &agg);
     sym.is_offline = o->is_offline;
+    sym.is_no_inline = o->is_no_inline;
+    if (o->dbgd_budget_s >= 0)
+        sym.dbgd.budget_s = o->dbgd_budget_s;
+    sym.perf_map_dir = o->perf_map_dir;
     /* The selection's filter remembers its verdicts as it goes: it is written to. */
     struct rep_sel *sel = (struct rep_sel *)&o->sel;
     rep_sel_apply(sel, &sym, &agg, o->format == FORMAT_PPROF);
@@ -352,13 +364,17 @@ static bool parse_min_width(const char *s, double *fraction)
 
 static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn_err *err)
 {
-    enum { OPT_NO_SYMBOLS = 256, OPT_TITLE, OPT_ICICLE, OPT_MIN_WIDTH };
+    enum { OPT_NO_SYMBOLS = 256, OPT_TITLE, OPT_ICICLE, OPT_MIN_WIDTH, OPT_NO_INLINE,
+           OPT_DBGD_BUDGET, OPT_PERF_MAP_DIR };
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'},
         {"limit", required_argument, NULL, 'n'},
         {"sort", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        {"no-inline", no_argument, NULL, OPT_NO_INLINE},
+        {"debuginfod-budget", required_argument, NULL, OPT_DBGD_BUDGET},
+        {"perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR},
         REP_SEL_LONG_OPTIONS,
         {"title", required_argument, NULL, OPT_TITLE},
         {"icicle", no_argument, NULL, OPT_ICICLE},
@@ -392,6 +408,17 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn
             break;
         case OPT_NO_SYMBOLS:
             o->is_offline = true;
+            break;
+        case OPT_NO_INLINE:
+            o->is_no_inline = true;
+            break;
+        case OPT_DBGD_BUDGET:
+            if (!cmn_parse_double(optarg, 0, 3600, &o->dbgd_budget_s))
+                return cmn_err_set(err, CMN_E_INPUT,
+                                   "--debuginfod-budget: '%s' is not a number of seconds", optarg);
+            break;
+        case OPT_PERF_MAP_DIR:
+            o->perf_map_dir = optarg;
             break;
         case REP_SEL_LINES ... REP_SEL_END - 1: {
             int rc = rep_sel_option(&o->sel, c, optarg, err);
@@ -428,7 +455,7 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn
 
 int rep_cmd_report(int argc, char **argv, int *exit_status, struct cmn_err *err)
 {
-    struct report_opts o = {.format = FORMAT_FOLDED};
+    struct report_opts o = {.format = FORMAT_FOLDED, .dbgd_budget_s = -1};
     int rc = parse_report(argc, argv, &o, err);
     *exit_status = o.is_help ? REP_CMD_HELP : 0;
     if (rc == CMN_OK && !o.is_help)
