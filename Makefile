@@ -68,8 +68,8 @@ HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler
 LP_LIVE_OBJS := $(OBJ)/libprof/session.o $(OBJ)/libprof/interpose.o $(OBJ)/libprof/api.o
 UNIT_OBJS    := $(SMP_OBJS) $(filter-out $(LP_LIVE_OBJS),$(LP_OBJS)) \
                 $(filter-out $(OBJ)/reporter/cmd/main.o,$(REP_OBJS)) $(ATT_OBJS)
-UNIT_SRCS    := $(wildcard tests/arch/test_*.c tests/sampler/test_*.c tests/libprof/test_*.c \
-                          tests/attach/test_*.c tests/reporter/*/test_*.c)
+UNIT_SRCS    := $(wildcard tests/arch/test_*.c tests/common/test_*.c tests/sampler/test_*.c \
+                          tests/libprof/test_*.c tests/attach/test_*.c tests/reporter/*/test_*.c)
 UNIT_TOBJS   := $(patsubst %.c,$(OBJ)/%.o,$(UNIT_SRCS))
 E2E_SRCS     := $(wildcard tests/e2e/*.c)
 E2E_TOBJS    := $(patsubst %.c,$(OBJ)/%.o,$(E2E_SRCS))
