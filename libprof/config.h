@@ -9,6 +9,7 @@
 #define PROF_LIBPROF_CONFIG_H
 
 #include <limits.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define LP_DEFAULT_OUTPUT "prof.%p.prof"
@@ -37,6 +38,8 @@ struct lp_config {
     int follow;            /* PROF_FOLLOW: 1 = profile forked children and exec'd programs */
     unsigned event;        /* PROF_EVENT: SMP_PERF_* event of the perf source */
     unsigned unwinder;     /* PROF_UNWIND: PROF_UNWIND_FP (default) or PROF_UNWIND_LIBUNWIND */
+    uint64_t duration_ns;  /* PROF_DURATION: wall time from the session's start after which
+                            * the profile is finished while the program runs on; 0 = none */
     int enabled;           /* 0 when a value makes profiling impossible */
 };
 
