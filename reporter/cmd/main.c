@@ -20,7 +20,9 @@
 #include "reporter/cmd/stacks.h"
 #include "reporter/cmd/symbolize.h"
 
-#define PROF_VERSION_STRING "0.1.0"
+#ifndef PROF_VERSION_STRING /* the Makefile's VERSION */
+#define PROF_VERSION_STRING "unknown"
+#endif
 
 /* The exit statuses of prof (see the help's table; check's 1 is REP_CMD_REGRESSED). */
 #define EXIT_USAGE 2
