@@ -189,9 +189,8 @@ static int parse_args(int argc, char **argv, struct stacks_opts *o, struct cmn_e
             return rc;
     }
     if (optind + 1 != argc)
-        return cmn_err_set(err, CMN_E_INPUT,
-                           optind == argc ? "stacks: no PID or FILE given (see prof stacks --help)"
-                                          : "stacks: give one PID or FILE (see prof stacks --help)");
+        return cmn_err_set(err, CMN_E_INPUT, "stacks: %s (see prof stacks --help)",
+                           optind == argc ? "no PID or FILE given" : "give one PID or FILE");
     if (o->is_threads && !o->is_folded)
         return cmn_err_set(err, CMN_E_INPUT, "stacks: --threads goes with --format folded");
     if (o->has_signal && o->signal == 0)
