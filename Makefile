@@ -142,9 +142,10 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(WORK_CFLAGS) -MF $@.d -o $@ $< -lpthread -lm
 
+# The examples include the API as an installed program does: <libprof/prof.h>.
 $(BUILD)/examples/%: examples/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(WORK_CFLAGS) -MF $@.d -o $@ $< -lpthread -lm
+	$(CC) $(WORK_CFLAGS) -Iinclude -MF $@.d -o $@ $< -lpthread -lm
 
 # The stack-walk benchmark links the steppers' objects directly (bench/walk.sh runs it).
 WALK_BENCH_OBJS := $(filter $(OBJ)/sampler/walk_fp.o $(OBJ)/sampler/walk_unw.o \
