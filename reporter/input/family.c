@@ -16,6 +16,7 @@
 
 #include "common/err.h"
 #include "common/grow.h"
+#include "include/libprof/prof_format.h"
 #include "reporter/input/profile.h"
 #include "reporter/input/read.h"
 
@@ -66,7 +67,8 @@ int rep_family_read_head(const char *path, struct rep_family_member *m)
     struct rep_profile p;
     struct cmn_err ignored = {0};
     int rc = rep_read_buffer(head, n, path, &p, &ignored);
-    bool ok = rc == CMN_OK && p.has_process;
+    /* A snapshot (no timer) is one moment of a process, not a member of its run. */
+    bool ok = rc == CMN_OK && p.has_process && p.process.timer_source != PROF_TIMER_NONE;
     if (ok) {
         m->pid = p.process.pid;
         m->ppid = p.process.ppid;

@@ -45,7 +45,8 @@ void rep_family_init(struct rep_family *f);
 /* Frees what f owns. Accepts NULL. */
 void rep_family_fini(struct rep_family *f);
 /* Reads the PROCESS record at the start of the profile at path into *m (path not set).
- * CMN_OK, or CMN_E_NOTFOUND when path is not a profile that has one. */
+ * CMN_OK, or CMN_E_NOTFOUND when path is not a profile that has one, or is a snapshot
+ * (prof stacks --save, prof_snapshot()), which belongs to no run's family. */
 int rep_family_read_head(const char *path, struct rep_family_member *m /* out */);
 /* Fills f (empty) with the family of seed_pid among the files next to path, path itself
  * included when it is one (it need not exist); files last changed before since (seconds of

@@ -34,7 +34,8 @@ static void put_profile(const char *name, uint32_t pid, uint32_t ppid, uint64_t 
 {
     unsigned char buf[4096];
     size_t n = cmn_record_file_header(buf, sizeof(buf));
-    struct prof_rec_process p = {.pid = pid, .ppid = ppid, .start_real_ns = start};
+    struct prof_rec_process p = {.pid = pid, .ppid = ppid, .start_real_ns = start,
+                                 .timer_source = PROF_TIMER_PERF};
     n += cmn_record_process(buf + n, sizeof(buf) - n, &p, exe);
     char path[256];
     snprintf(path, sizeof(path), "%s/%s", dir, name);
@@ -114,6 +115,25 @@ Test(family, a_lone_profile_and_a_missing_one)
     find(&f, "none.prof", 500);
     cr_expect_eq(f.n, 0);
     rep_family_fini(&f);
+}
+
+Test(family, snapshots_belong_to_no_family)
+{
+    put_profile("app.prof", 100, 1, 10, "app");
+    unsigned char buf[4096];
+    size_t n = cmn_record_file_header(buf, sizeof(buf));
+    struct prof_rec_process p = {.pid = 100, .ppid = 1, .timer_source = PROF_TIMER_NONE};
+    n += cmn_record_process(buf + n, sizeof(buf) - n, &p, "app");
+    char path[256];
+    snprintf(path, sizeof(path), "%s/app.prof.100", dir);
+    FILE *f = fopen(path, "wb");
+    cr_assert_not_null(f);
+    cr_assert_eq(fwrite(buf, 1, n, f), n);
+    fclose(f);
+    struct rep_family fam;
+    find(&fam, "app.prof", 100);
+    cr_expect_eq(fam.n, 1);
+    rep_family_fini(&fam);
 }
 
 Test(family, reads_the_head_of_a_profile_only)
