@@ -5,6 +5,12 @@
  * succeeded (the pipe closed with the old image) and the errno otherwise, so "command not
  * found" is told apart from a command that ran and exited 127. Reporter thread only;
  * prof has no other threads, so the child may run ordinary code between fork and exec.
+ *
+ * The options are checked here as far as prof can (durations, numbers, signals); the
+ * library checks what only it knows (--timer, --event, --unwind: their words change with
+ * the library). Options whose meaning depends on -p (-d, --unwind) are kept until every
+ * option is read. When the command ends, the profiles its processes wrote are found by
+ * their names and process links (reporter/input/family.h) and listed on stderr.
  */
 #include "reporter/cmd/record.h"
 
