@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * End-to-end tests of durations: `prof record -d TIME` (PROF_DURATION) profiles the first
- * TIME of a program and lets it run on, its profile whole; every command takes the same
- * spelling of a duration (500ms, 10s, 1.5, 5m, 1h) and refuses what is not one.
+ * TIME of a program and lets it run on, its profile whole, and `prof stacks` reads it with
+ * ptrace afterwards without waking it; every command takes the same spelling of a
+ * duration (500ms, 10s, 1.5, 5m, 1h) and refuses what is not one.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "tests/e2e/support.h"
 
@@ -78,4 +81,48 @@ Test(e2e_duration, a_bad_prof_duration_is_one_line_and_the_program_runs)
     size_t n = e2e_count_lines(p.err, "libprof: PROF_DURATION='soon' is not a duration", &n_said);
     cr_expect(n == 1 && n_said == 1, "stderr:\n%s", p.err);
     e2e_proc_free(&p);
+}
+
+/* After PROF_DURATION the library takes no snapshot requests (its writer thread is gone):
+ * prof stacks reads the process with ptrace at once, and sends it no signal that would cut
+ * its sleep short. */
+Test(e2e_duration, after_the_duration_stacks_reads_the_process_without_waking_it)
+{
+    int out[2];
+    cr_assert_eq(pipe(out), 0);
+    char env_out[600];
+    snprintf(env_out, sizeof(env_out), "PROF_OUTPUT=%s", e2e_path("sleeper.prof"));
+    pid_t pid = fork();
+    cr_assert(pid >= 0);
+    if (pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        char *const env[] = {"LD_PRELOAD=" E2E_LIB, env_out, "PROF_DURATION=100ms", NULL};
+        execle(E2E_WORKLOAD("sleeper"), "sleeper", "2", (char *)NULL, env);
+        _exit(127);
+    }
+    close(out[1]);
+    FILE *from = fdopen(out[0], "r");
+    char line[64] = "";
+    cr_assert(fgets(line, sizeof(line), from) != NULL && strcmp(line, "ready\n") == 0,
+              "sleeper said: %s", line);
+    usleep(400000); /* the duration and a writer period or two */
+    char pid_text[16];
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+    struct e2e_proc p;
+    struct e2e_opts o = {.timeout_s = 10};
+    e2e_run(&p, &o, E2E_ARGV(E2E_PROF, "stacks", "--timeout", "3s", pid_text));
+    cr_expect_eq(p.status, 0, "prof stacks exited %d: %s", p.status, p.err);
+    cr_expect(strstr(p.err, "profile is finished") != NULL, "%s", p.err);
+    cr_expect(strstr(p.out, "nanosleep") != NULL, "the sleeping thread's stack is missing");
+    e2e_proc_free(&p);
+    cr_assert(fgets(line, sizeof(line), from) != NULL, "sleeper said nothing more");
+    cr_expect_str_eq(line, "slept\n", "prof stacks cut the sleep short");
+    fclose(from);
+    int status;
+    waitpid(pid, &status, 0);
+    cr_expect(WIFEXITED(status) && WEXITSTATUS(status) == 0, "sleeper status 0x%x", status);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("sleeper.prof"));
+    cr_expect(s.has_end, "the profile finished at the duration has no end record");
 }
