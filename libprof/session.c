@@ -7,8 +7,9 @@
  *   buffered -> ring mapped -> this thread's stack bounds -> handler installed -> writer
  *   thread started (all signals blocked) -> timer armed.
  * Finish, at exit (the destructor runs after the application's atexit handlers), before
- * an exec, or on the writer thread once no application thread is left, on whichever
- * thread gets there first:
+ * an exec, or on the writer thread once no application thread is left or PROF_DURATION
+ * has passed (the program then runs on unprofiled), on whichever thread gets there first
+ * (another thread that gets there meanwhile waits for it, bounded):
  *   sampling off -> timer disarmed -> wait for handlers in flight -> writer thread joined ->
  *   last drain -> thread names, mappings, stats, end record -> file closed.
  * The signal handler stays installed for good: a profiling signal still pending after the
@@ -102,6 +103,8 @@ static struct {
     pthread_mutex_t cred_mu;  /* serializes the application's set*id calls (the writer steps
                                * out for each); taken first by the fork handler */
     int writer_stepped_out;   /* the writer thread was stopped for a set*id call; cred_mu */
+    int is_duration_over;     /* PROF_DURATION has passed: the writer thread finishes the
+                               * profile and ends; written and read by the writer thread */
 } session = {.sig_mu = PTHREAD_MUTEX_INITIALIZER, .cred_mu = PTHREAD_MUTEX_INITIALIZER};
 
 extern char **environ;
@@ -278,6 +281,13 @@ static void find_kernel_ends(struct lp_ksamples_ends *e)
     lp_objects_free(&objects);
 }
 
+/* 1 once PROF_DURATION has passed since this process's session started. */
+static int duration_is_over(void)
+{
+    return session.cfg.duration_ns != 0 &&
+           cmn_clock_ns(CLOCK_MONOTONIC) - session.start_ns >= session.cfg.duration_ns;
+}
+
 /* The writer thread's periodic chores: serve snapshots, drain the per-thread rings and the
  * kernel-time rings, keep per-thread counters alive, watch for the last application
  * thread. */
@@ -292,6 +302,10 @@ static int on_writer_period(void)
         lp_timers_check();
     if (writer_is_alone())
         return LP_WRITER_FINISH;
+    if (duration_is_over()) {
+        session.is_duration_over = 1;
+        return LP_WRITER_FINISH;
+    }
     return busy ? LP_WRITER_BUSY : 0;
 }
 
@@ -325,7 +339,9 @@ static void finish_profile(void)
     lp_writer_close(w);
 }
 
-/* The writer thread found no application thread left (LP_WRITER_FINISH). */
+/* The writer thread found no application thread left, or PROF_DURATION passed
+ * (LP_WRITER_FINISH). In the second case the program runs on without libprof's timers,
+ * threads or file; the handlers stay installed, finding sampling off. */
 static void finish_on_writer(void)
 {
     int live = LP_LIVE;
@@ -334,6 +350,9 @@ static void finish_on_writer(void)
     stop_sampling();
     session.owner_tid = (pid_t)syscall(SYS_gettid);
     session.writer.running = 0; /* this thread ends now; nobody joins it */
+    if (session.is_duration_over)
+        lp_note("PROF_DURATION (%.3f s) is over: the profile ends here; the program ran on",
+                (double)session.cfg.duration_ns / 1e9);
     finish_profile();
     atomic_store(&session.state, LP_DONE);
 }
@@ -791,12 +810,28 @@ int lp_session_flush(void)
     return lp_writer_sync(&session.writer, 1000);
 }
 
+/* Waits (bounded) while another thread finishes the profile: the writer thread when
+ * PROF_DURATION passed just as the program exits or execs, whose end must not cut the
+ * file short. */
+static void wait_for_finisher(void)
+{
+    for (unsigned i = 0; i < LP_QUIESCE_MS * 10 && atomic_load(&session.state) == LP_FINISHING;
+         i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void lp_session_finish(void)
 {
     int live = LP_LIVE;
-    if (getpid() != session.pid ||
-        !atomic_compare_exchange_strong(&session.state, &live, LP_FINISHING))
+    if (getpid() != session.pid)
         return;
+    if (!atomic_compare_exchange_strong(&session.state, &live, LP_FINISHING)) {
+        if (live == LP_FINISHING)
+            wait_for_finisher();
+        return;
+    }
     stop_sampling();
     session.owner_tid = (pid_t)syscall(SYS_gettid); /* the buffer's, once the writer stops */
     if (lp_writer_stop(&session.writer, LP_QUIESCE_MS) != 0) {
@@ -832,7 +867,9 @@ void lp_session_before_setxid(void)
 
 void lp_session_after_setxid(void)
 {
-    if (session.writer_stepped_out && lp_writer_start(&session.writer, &session.ring) != 0)
+    /* The writer may have finished the profile as it stepped out (PROF_DURATION). */
+    if (session.writer_stepped_out && lp_session_live() &&
+        lp_writer_start(&session.writer, &session.ring) != 0)
         lp_log("cannot start the writer thread again after a change of user; profile output "
                "stopped");
     session.writer_stepped_out = 0;
