@@ -149,12 +149,11 @@ $(BUILD)/examples/%: examples/%.c $(FLAGS_FILE)
 	$(CC) $(WORK_CFLAGS) -Iinclude -MF $@.d -o $@ $< -lpthread -lm
 
 # The stack-walk benchmark links the steppers' objects directly (bench/walk.sh runs it).
-WALK_BENCH_OBJS := $(filter $(OBJ)/sampler/walk.o $(OBJ)/sampler/walk_unw.o \
-                   $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o,$(SMP_OBJS))
+WALK_BENCH_OBJS := $(SMP_OBJS) $(filter-out $(LP_LIVE_OBJS),$(LP_OBJS))
 $(BUILD)/bench/walk: bench/walk.c $(WALK_BENCH_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -MF $@.d -fno-omit-frame-pointer -o $@ $< $(WALK_BENCH_OBJS) \
-	    $(if $(filter 1,$(UNWIND)),-lunwind) -lpthread
+	    $(if $(filter 1,$(UNWIND)),-lunwind) -lpthread -ldl
 
 $(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)

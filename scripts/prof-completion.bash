@@ -23,7 +23,7 @@ _prof_values() { # the values of option $2 of command $1, or nothing for a file
     report:-s | report:--sort) echo "flat cum" ;;
     record:--timer) echo "auto perf thread itimer" ;;
     record:-e | record:--event) echo "task-clock cpu-clock cycles instructions" ;;
-    record:--unwind) echo "fp libunwind kernel" ;;
+    record:--unwind) echo "auto fp dwarf libunwind check kernel" ;;
     stacks:--unwind) echo "auto fp libunwind" ;;
     record:--signal | record:--snapshot-signal | stacks:--signal)
         echo "PROF USR1 USR2 RTMIN RTMAX RTMAX-1 RTMAX-2 RTMAX-3 off" ;;

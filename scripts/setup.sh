@@ -15,7 +15,7 @@ set -eu
 # (loaded with dlopen at run time) and from MiniDebugInfo; debuginfod, elfutils and
 # xz-utils serve and build the debug files of their end-to-end tests.
 PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config python3
-      libc6-dbg golang-go libdebuginfod-dev liblzma-dev debuginfod elfutils xz-utils
+      libc6-dbg golang-go libdebuginfod-dev liblzma-dev debuginfod elfutils xz-utils sqlite3
       clang libclang-rt-dev"
 if [ "${1:-}" = bench ]; then
     PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf gdb"
