@@ -37,14 +37,19 @@
 #include "common/uw_table.h"
 #include "include/libprof/prof_format.h"
 
+/* What the table accessor says besides the table. */
+#define CMN_UW_PENDING 1u /* the module's table is still to come */
+#define CMN_UW_ANON 2u    /* the code belongs to no module */
+
 /* How the walk reaches memory and tables. */
 struct cmn_uw_mem {
     struct cmn_fp_mem fp; /* first: stack words, code bytes, "is code" */
     /* The table of the module that holds code address pc, and the load bias to subtract
-     * from pc for it; NULL: step by frame pointer there, or, with *pending set, stop: the
-     * module has a table that is not built yet. NULL accessor: never a table. */
+     * from pc for it; NULL: step by frame pointer there, or, with CMN_UW_PENDING in *info,
+     * stop: the module has a table that is not built yet. CMN_UW_ANON in *info: pc is in
+     * code of no module (anonymous memory: a JIT's). NULL accessor: never a table. */
     const struct cmn_uw_table *(*table)(const struct cmn_uw_mem *m, uintptr_t pc,
-                                        uintptr_t *bias, int *pending);
+                                        uintptr_t *bias, unsigned *info);
     /* The bounds of another stack of the thread's that holds sp (its own, when the walk
      * began on the alternate signal stack): 1 and *lo, *hi set, else 0. May be NULL. */
     int (*other_stack)(const struct cmn_uw_mem *m, uintptr_t sp, uintptr_t *lo,
@@ -258,13 +263,14 @@ CMN_FP_INLINE int cmn_uw_stub(const struct cmn_uw_mem *m, struct cmn_uw_frame *f
 /* One step by frame pointer from f; *leaf_caller is set when the leaf's caller came from
  * its instruction bytes. */
 CMN_FP_INLINE uint8_t cmn_uw_step_fp(const struct cmn_uw_mem *m, struct cmn_uw_frame *f,
-                                     uintptr_t root_fp, int *leaf_caller)
+                                     uintptr_t root_fp, int is_anon, int *leaf_caller)
 {
     if (f->exact && !*leaf_caller && cmn_uw_leaf_bytes(m, f)) {
         *leaf_caller = 1;
         return PROF_STOP_END;
     }
-    if (cmn_uw_stub(m, f))
+    /* Only a code generator's memory holds stubs: the bytes are not read elsewhere. */
+    if (is_anon && cmn_uw_stub(m, f))
         return PROF_STOP_END;
     if (!f->fp_known)
         return PROF_STOP_RULE;
@@ -352,10 +358,10 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
     w->n_by_table = w->n_by_fp = w->n_elided = 0;
     for (;;) {
         uintptr_t bias = 0, at = f.exact ? f.pc : f.pc - 1;
-        int pending = 0;
-        const struct cmn_uw_table *t = m->table ? m->table(m, at, &bias, &pending) : NULL;
+        unsigned info = 0;
+        const struct cmn_uw_table *t = m->table ? m->table(m, at, &bias, &info) : NULL;
         uint32_t rule = t ? cmn_uw_lookup(t, (uint64_t)(at - bias)) : 0;
-        if (pending) {
+        if (info & CMN_UW_PENDING) {
             /* Without its table a frame-pointer step could skip the caller of a function
              * that keeps no frame pointer: the walk stops for the moment it takes (at the
              * entry trampoline's frame it is complete). */
@@ -367,7 +373,7 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
         } else if (w->tables_only) {
             why = PROF_STOP_NO_INFO;
         } else {
-            why = cmn_uw_step_fp(m, &f, w->root_fp, &leaf_caller);
+            why = cmn_uw_step_fp(m, &f, w->root_fp, (info & CMN_UW_ANON) != 0, &leaf_caller);
             w->n_by_fp++;
         }
         if (why == CMN_UW_ROOT && total > 1) {

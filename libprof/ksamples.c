@@ -126,14 +126,16 @@ static int copy_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 }
 
 static const struct cmn_uw_table *copy_table(const struct cmn_uw_mem *m, uintptr_t pc,
-                                             uintptr_t *bias, int *pending)
+                                             uintptr_t *bias, unsigned *info)
 {
     const struct copy_mem *c = (const struct copy_mem *)m;
     const struct smp_code_range *r = c->use_tables ? smp_codemap_view_find(&c->map, pc) : NULL;
     if (r == NULL || r->table == NULL) {
         if (r != NULL && r->module != 0) {
-            *pending = 1;
+            *info = CMN_UW_PENDING;
             smp_codemap_want(r->module);
+        } else if (r != NULL) {
+            *info = CMN_UW_ANON;
         }
         return NULL;
     }
@@ -145,8 +147,8 @@ static const struct cmn_uw_table *copy_table(const struct cmn_uw_mem *m, uintptr
 static uint32_t rule_at(const struct copy_mem *c, const uint64_t *frames, unsigned i)
 {
     uintptr_t bias = 0, at = (uintptr_t)frames[i] - (i > 0);
-    int pending = 0;
-    const struct cmn_uw_table *t = copy_table(&c->base, at, &bias, &pending);
+    unsigned info = 0;
+    const struct cmn_uw_table *t = copy_table(&c->base, at, &bias, &info);
     return t ? cmn_uw_lookup(t, at - bias) : 0;
 }
 
@@ -283,7 +285,8 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
                                   .weight = weight,
                                   .n_frames = (uint16_t)n,
                                   .stop_reason = why,
-                                  .flags = why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED};
+                                  .flags = PROF_SAMPLE_KERNEL |
+                                           (why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED)};
     lp_writer_put_sample(w, &rec, frames);
     count(PROF_STAT_SAMPLES, 1);
     count(PROF_STAT_KERNEL_SAMPLES, 1);

@@ -22,6 +22,7 @@
 #include "include/libprof/prof_format.h"
 #include "libprof/fd.h"
 #include "libprof/libc.h"
+#include "libprof/uwcache.h"
 #include "libprof/uwtables.h"
 #include "sampler/codemap.h"
 #include "sampler/dbuf.h"
@@ -455,6 +456,7 @@ void lp_unwind_use_as_oracle(void)
 int lp_unwind_init(unsigned unwinder)
 {
     smp_probe_init();
+    lp_uwcache_init();
     pthread_mutex_lock(&map_lock);
     int rc = 0;
     if (unwinder == PROF_UNWIND_LIBUNWIND && !ready)
@@ -515,6 +517,7 @@ void lp_unwind_fork_child(void)
 int lp_unwind_init(unsigned unwinder)
 {
     smp_probe_init();
+    lp_uwcache_init();
     pthread_mutex_lock(&map_lock);
     load_code_map();
     pthread_mutex_unlock(&map_lock);

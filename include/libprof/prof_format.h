@@ -82,6 +82,8 @@
                                     * another stack, the next PROF_SAMPLE_ORACLE sample */
 #define PROF_SAMPLE_ORACLE 16u     /* PROF_UNWIND=check: libunwind's stack of the sample
                                     * before it (reports leave it out) */
+#define PROF_SAMPLE_KERNEL 32u     /* time in the kernel (a kernel-only counter's sample, its
+                                    * stack walked from a copy of the user stack) */
 
 /* A frame value that is no address: frames left out of a deep stack, their number in the
  * low 48 bits (user addresses never have all of the top 16 bits set). */

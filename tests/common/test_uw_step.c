@@ -87,9 +87,9 @@ static int is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 
 static int with_tables = 1;
 static const struct cmn_uw_table *get_table(const struct cmn_uw_mem *m, uintptr_t pc,
-                                            uintptr_t *bias, int *pending)
+                                            uintptr_t *bias, unsigned *info)
 {
-    (void)m, (void)pending;
+    (void)m, (void)info;
     *bias = BIAS;
     return with_tables && pc >= BIAS && pc < BIAS + CODE_END ? table : NULL;
 }

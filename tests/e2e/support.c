@@ -47,6 +47,9 @@ void e2e_setup(void)
 {
     snprintf(test_dir, sizeof(test_dir), "/tmp/libprof-e2e.XXXXXX");
     cr_assert(mkdtemp(test_dir) != NULL, "mkdtemp: %s", strerror(errno));
+    /* The caches of the library (unwind tables) and of prof (lines) belong to the build
+     * under test, not to the user who runs the tests; they last across tests and runs. */
+    setenv("LIBPROF_CACHE_DIR", BUILD_DIR "/cache", 0);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -440,6 +443,10 @@ static void scan_sample(struct e2e_scan *s, uint64_t time_ns, uint32_t tid, uint
         s->tid_weights[i] += weight;
     if (stop_reason != PROF_STOP_END)
         s->n_truncated++;
+    if (flags & PROF_SAMPLE_KERNEL) {
+        s->n_kernel++;
+        s->n_kernel_truncated += stop_reason != PROF_STOP_END;
+    }
     if (s->n_samples == 1 || time_ns < s->first_time_ns)
         s->first_time_ns = time_ns;
     if (time_ns > s->last_time_ns)

@@ -82,6 +82,8 @@ struct e2e_scan {
     uint64_t tid_weights[E2E_MAX_TIDS]; /* summed sample weights of each of them */
     size_t n_truncated;                /* samples whose walk did not reach the root */
     size_t n_oracle;                   /* libunwind's twins (PROF_UNWIND=check): not samples */
+    size_t n_kernel;                   /* samples of time in the kernel (PROF_SAMPLE_KERNEL) */
+    size_t n_kernel_truncated;         /* and of those, the truncated ones */
     uint64_t stats[PROF_STAT_N];       /* the STATS record's counters, 0 for those it lacks */
     uint32_t timer_source;             /* from the process record */
     uint64_t start_mono_ns;            /* from the process record */
