@@ -270,15 +270,7 @@ static void find_kernel_ends(struct lp_ksamples_ends *e)
 {
     memset(e, 0, sizeof(*e));
     lp_trampolines_range(&e->lo, &e->hi);
-    struct lp_objects objects;
-    if (lp_objects_scan(&objects) != 0)
-        return;
-    const struct lp_object *self = lp_objects_find(&objects, (uintptr_t)&smp_handler);
-    if (self) {
-        e->self_lo = self->base;
-        e->self_hi = self->end;
-    }
-    lp_objects_free(&objects);
+    lp_unwind_code_range((uintptr_t)&smp_handler, &e->self_lo, &e->self_hi);
 }
 
 /* 1 once PROF_DURATION has passed since this process's session started. */
@@ -420,6 +412,7 @@ static void atfork_parent(void)
  * its own file. */
 static void atfork_child(void)
 {
+    lp_objects_fork_child();
     lp_writer_fork_child(&session.writer);
     lp_log_fork_child();
     lp_unwind_fork_child();

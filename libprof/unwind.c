@@ -130,6 +130,25 @@ static void publish_code_map(const struct module_table *t)
     atomic_store_explicit(&smp_codemap.published, 1, memory_order_release);
 }
 
+void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = *hi = 0;
+    if (!atomic_load_explicit(&modules_loaded, memory_order_acquire))
+        return;
+    int i = smp_dbuf_enter(&modules_dbuf);
+    if (i < 0)
+        return;
+    const struct module_table *t = &modules[i];
+    for (size_t k = 0; k < t->n && k < SMP_CODEMAP_MAX; k++) {
+        if (pc >= t->ranges[k].start && pc < t->ranges[k].end) {
+            *lo = t->ranges[k].start;
+            *hi = t->ranges[k].end;
+            break;
+        }
+    }
+    smp_dbuf_leave(&modules_dbuf, i);
+}
+
 /* Reads the executable ranges of /proc/self/maps (sorted by the kernel) and publishes them
  * to the handlers; map_lock held. Without the file, no map is published and every address
  * passes. */

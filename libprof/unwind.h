@@ -65,6 +65,10 @@ uint64_t lp_unwind_table_bytes(uint64_t *n_tables);
  * *file_offset, or -ENOENT when pc is in no known mapping. */
 int lp_unwind_module_at(uintptr_t pc, char *path, size_t cap, uint64_t *file_offset);
 
+/* Not async-signal-safe. The executable range of the last maps read that holds pc into
+ * [*lo, *hi); both 0 when none does. */
+void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+
 /* Not async-signal-safe; one caller at a time (lp_unwind_init/refresh hold the lock; tests
  * call it alone). Publishes n executable ranges, sorted and not overlapping, as the code
  * map the handlers read (sampler/codemap.h); waits while a walk is inside the table it
