@@ -5,8 +5,9 @@
  * distinct stack gets an id the first time it is seen, the caller writes it once as a
  * PROF_REC_STACK, and each sample after that is a few bytes in a PROF_REC_SAMPLES batch
  * naming the id, so a long run's file grows with its distinct stacks plus a few bytes per
- * sample. Stacks are compared frame by frame (and by stop reason, flags and sp_word), never
- * by hash alone, so two different stacks never merge. Which sp_word goes in is the caller's
+ * sample. Stacks are compared frame by frame (and by stop reason, flags, sp_word and, in
+ * wall profiles, the thread's state), never by hash alone, so two different stacks never
+ * merge. Which sp_word goes in is the caller's
  * choice (docs/FORMAT.md: only one that points into code).
  *
  * A hash table over a growing frame pool, owned by the one thread that writes the file;
@@ -31,6 +32,7 @@ struct cmn_intern_stack {
     uint64_t hash;
     uint64_t sp_word;
     size_t at; /* first frame in the pool */
+    uint32_t state; /* PROF_STATE_* with its call (prof_rec_sample.state), 0 none */
     uint16_t n_frames;
     uint8_t stop_reason;
     uint8_t flags;
@@ -69,9 +71,10 @@ static inline void cmn_intern_fini(struct cmn_intern *t)
 
 static inline int cmn_intern_same(const struct cmn_intern *t, const struct cmn_intern_stack *s,
                                    const uint64_t *frames, uint16_t n, uint8_t stop, uint8_t flags,
-                                   uint64_t sp)
+                                   uint64_t sp, uint32_t state)
 {
     return s->n_frames == n && s->stop_reason == stop && s->flags == flags && s->sp_word == sp &&
+           s->state == state &&
            memcmp(t->frames + s->at, frames, n * sizeof(uint64_t)) == 0;
 }
 
@@ -107,15 +110,18 @@ static inline int cmn_intern_reserve(struct cmn_intern *t, size_t n_frames)
     return 0;
 }
 
-/* The id of this stack (ids count from 0 in order of first appearance); *is_new says
- * whether it was just added, and then the caller writes its PROF_REC_STACK. 0, or
- * -ENOSPC / -ENOMEM when it cannot be added (write the sample in full). */
-static inline int cmn_intern_stack(struct cmn_intern *t, const uint64_t *frames,
-                                    uint16_t n_frames, uint8_t stop_reason, uint8_t flags,
-                                    uint64_t sp_word, uint32_t *id, int *is_new)
+/* The id of this stack with thread state `state` (0 outside wall profiles; ids count from
+ * 0 in order of first appearance); *is_new says whether it was just added, and then the
+ * caller writes its PROF_REC_STACK. 0, or -ENOSPC / -ENOMEM when it cannot be added
+ * (write the sample in full). */
+static inline int cmn_intern_stack_state(struct cmn_intern *t, const uint64_t *frames,
+                                          uint16_t n_frames, uint8_t stop_reason, uint8_t flags,
+                                          uint64_t sp_word, uint32_t state, uint32_t *id,
+                                          int *is_new)
 {
-    uint64_t h =
-        cmn_intern_mix(cmn_intern_mix(n_frames, stop_reason | (uint64_t)flags << 8), sp_word);
+    uint64_t h = cmn_intern_mix(
+        cmn_intern_mix(n_frames, stop_reason | (uint64_t)flags << 8 | (uint64_t)state << 16),
+        sp_word);
     for (uint16_t i = 0; i < n_frames; i++)
         h = cmn_intern_mix(h, frames[i]);
     *is_new = 0;
@@ -124,7 +130,7 @@ static inline int cmn_intern_stack(struct cmn_intern *t, const uint64_t *frames,
              slot = (slot + 1) & (t->table_cap - 1)) {
             const struct cmn_intern_stack *s = &t->stacks[t->table[slot] - 1];
             if (s->hash == h &&
-                cmn_intern_same(t, s, frames, n_frames, stop_reason, flags, sp_word)) {
+                cmn_intern_same(t, s, frames, n_frames, stop_reason, flags, sp_word, state)) {
                 *id = t->table[slot] - 1;
                 return 0;
             }
@@ -137,6 +143,7 @@ static inline int cmn_intern_stack(struct cmn_intern *t, const uint64_t *frames,
     *s = (struct cmn_intern_stack){.hash = h,
                                     .sp_word = sp_word,
                                     .at = t->n_frames,
+                                    .state = state,
                                     .n_frames = n_frames,
                                     .stop_reason = stop_reason,
                                     .flags = flags};
@@ -149,6 +156,15 @@ static inline int cmn_intern_stack(struct cmn_intern *t, const uint64_t *frames,
     *id = (uint32_t)t->n_stacks++;
     *is_new = 1;
     return 0;
+}
+
+/* The same without a state (CPU profiles). */
+static inline int cmn_intern_stack(struct cmn_intern *t, const uint64_t *frames,
+                                    uint16_t n_frames, uint8_t stop_reason, uint8_t flags,
+                                    uint64_t sp_word, uint32_t *id, int *is_new)
+{
+    return cmn_intern_stack_state(t, frames, n_frames, stop_reason, flags, sp_word, 0, id,
+                                  is_new);
 }
 
 #endif

@@ -95,6 +95,38 @@ static inline size_t cmn_record_stack(void *buf, size_t cap, const struct prof_r
                            (size_t)st->n_frames * sizeof(uint64_t));
 }
 
+/* A stack with a thread state (wall profiles): the state follows the frames, which an
+ * older reader skips (docs/FORMAT.md); a state of 0 writes a plain stack. */
+static inline size_t cmn_record_stack_state(void *buf, size_t cap,
+                                             const struct prof_rec_stack *st,
+                                             const uint64_t *frames, uint32_t state)
+{
+    size_t n = cmn_record_stack(buf, cap, st, frames);
+    if (n == 0 || state == 0)
+        return n;
+    struct prof_stack_state tail = {.state = state};
+    if (n + sizeof(tail) > cap || n + sizeof(tail) > PROF_REC_MAX_BYTES)
+        return 0;
+    memcpy((unsigned char *)buf + n, &tail, sizeof(tail));
+    struct prof_rec_hdr hdr = {.type = PROF_REC_STACK, .size_bytes = (uint32_t)(n + sizeof(tail))};
+    memcpy(buf, &hdr, sizeof(hdr));
+    return n + sizeof(tail);
+}
+
+/* The size of a PROF_REC_LABELS of n pairs whose strings (NULs included) take str_bytes. */
+static inline size_t cmn_record_labels_size(size_t str_bytes)
+{
+    return cmn_record_pad(sizeof(struct prof_rec_labels) + str_bytes);
+}
+
+/* A PROF_REC_LABELS: n_labels pairs, packed as "key\0value\0..." in strs (str_bytes bytes). */
+static inline size_t cmn_record_labels(void *buf, size_t cap, uint32_t n_labels, const char *strs,
+                                        size_t str_bytes)
+{
+    struct prof_rec_labels l = {.n_labels = n_labels};
+    return cmn_record_put(buf, cap, PROF_REC_LABELS, &l, sizeof(l), strs, str_bytes);
+}
+
 static inline size_t cmn_record_samples(void *buf, size_t cap, uint64_t base_time_ns,
                                          uint32_t n_samples, const void *entries,
                                          size_t entries_len)

@@ -227,8 +227,8 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
     uint64_t sp = lp_intern_filter_sp(rec->sp_word);
     uint32_t id;
     int is_new;
-    if (!w->batch || cmn_intern_stack(&w->intern, frames, rec->n_frames, rec->stop_reason,
-                                       rec->flags, sp, &id, &is_new) != 0) {
+    if (!w->batch || cmn_intern_stack_state(&w->intern, frames, rec->n_frames, rec->stop_reason,
+                                             rec->flags, sp, rec->state, &id, &is_new) != 0) {
         size_t need = sizeof(*rec) + (size_t)rec->n_frames * sizeof(uint64_t);
         void *dst = lp_writer_reserve(w, need);
         if (dst)
@@ -239,10 +239,11 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
         struct prof_rec_stack st = { .id = id, .n_frames = rec->n_frames,
                                      .stop_reason = rec->stop_reason, .flags = rec->flags,
                                      .sp_word = sp };
-        size_t need = sizeof(st) + (size_t)rec->n_frames * sizeof(uint64_t);
+        size_t need = sizeof(st) + (size_t)rec->n_frames * sizeof(uint64_t) +
+                      sizeof(struct prof_stack_state);
         void *dst = lp_writer_reserve(w, need);
         if (dst)
-            lp_writer_commit(w, cmn_record_stack(dst, need, &st, frames));
+            lp_writer_commit(w, cmn_record_stack_state(dst, need, &st, frames, rec->state));
     }
     if (w->batch_len + CMN_RECORD_ENTRY_MAX > LP_WRITER_BATCH_BYTES)
         flush_batch(w);

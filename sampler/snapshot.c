@@ -40,7 +40,7 @@ static void answer(const ucontext_t *uc)
         s->rec.weight = 1;
         s->rec.stop_reason = why;
         s->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
-        s->rec.reserved = 0;
+        s->rec.state = 0;
         uint32_t writing = smp_snap_state(gen, SMP_SNAP_WRITING);
         atomic_compare_exchange_strong_explicit(&s->state, &writing, smp_snap_state(gen, SMP_SNAP_DONE),
                                                 memory_order_release, memory_order_relaxed);

@@ -40,12 +40,18 @@
 #define PROF_REC_SAMPLES 8u /* a batch of compact samples naming their stacks by id */
 #define PROF_REC_SNAPSHOT 9u /* a thread of an all-thread snapshot, answering or not */
 #define PROF_REC_NOTE 10u    /* something the library adapted to, told in words */
+#define PROF_REC_LABELS 11u  /* the profile's labels (PROF_LABELS): key=value pairs */
 
 /* Timer sources (prof_rec_process.timer_source). */
 #define PROF_TIMER_NONE 0u   /* no timer: an all-thread snapshot (PROF_REC_SNAPSHOT) */
 #define PROF_TIMER_ITIMER 1u /* setitimer(ITIMER_PROF): process CPU time */
 #define PROF_TIMER_THREAD 2u /* timer_create() per thread on its CPU clock */
 #define PROF_TIMER_PERF 3u   /* perf_event_open() per thread (task clock or a PMU event) */
+
+/* What a profile samples (prof_rec_process.mode). */
+#define PROF_MODE_CPU 0u  /* CPU time: each thread in proportion to its CPU time */
+#define PROF_MODE_WALL 1u /* wall time: every thread, running or not, each sample with the
+                           * thread's state (PROF_STATE_*) */
 
 /* Stack steppers (prof_rec_process.unwinder). */
 #define PROF_UNWIND_FP 1u        /* frame-pointer chain */
@@ -159,7 +165,7 @@ struct prof_rec_process {
     uint16_t timer_source;  /* PROF_TIMER_* */
     uint16_t unwinder;      /* PROF_UNWIND_* */
     uint16_t max_depth;     /* frames per sample at most (PROF_DEPTH) */
-    uint16_t reserved;      /* 0 */
+    uint16_t mode;          /* PROF_MODE_* (0 in files written before it existed) */
 };
 
 /* Followed by the mapped file's path (or "[vdso]", "" for anonymous), NUL-terminated,
@@ -194,7 +200,8 @@ struct prof_rec_sample {
     uint16_t n_frames;   /* frames that follow */
     uint8_t stop_reason; /* PROF_STOP_* */
     uint8_t flags;       /* PROF_SAMPLE_* */
-    uint32_t reserved;   /* 0 */
+    uint32_t state;      /* PROF_STATE_*, with the system call (PROF_STATE_CALL): what the
+                          * thread was doing; 0 in CPU profiles */
     uint64_t sp_word;    /* the word at the interrupted stack pointer, 0 if not readable */
 };
 
@@ -205,8 +212,10 @@ struct prof_rec_stats {
     uint32_t reserved; /* 0 */
 };
 
-/* Followed by n_frames uint64_t addresses, as in prof_rec_sample. Ids count from 0 in
- * the order stacks first appear; a stack is defined before any batch that names it. */
+/* Followed by n_frames uint64_t addresses, as in prof_rec_sample, then, in wall profiles
+ * and only when it is not 0, a prof_stack_state (8 bytes): the state is part of the stack.
+ * Ids count from 0 in the order stacks first appear; a stack is defined before any batch
+ * that names it. */
 struct prof_rec_stack {
     struct prof_rec_hdr hdr;
     uint32_t id;         /* the stack's id */
@@ -214,6 +223,12 @@ struct prof_rec_stack {
     uint8_t stop_reason; /* PROF_STOP_* */
     uint8_t flags;       /* PROF_SAMPLE_* */
     uint64_t sp_word;    /* as prof_rec_sample.sp_word; 0 unless it points into code */
+};
+
+/* After a PROF_REC_STACK's frames (see there). */
+struct prof_stack_state {
+    uint32_t state;    /* as prof_rec_sample.state */
+    uint32_t reserved; /* 0 */
 };
 
 /* Followed by n_samples entries, each four unsigned LEB128 numbers: the signed step in ns
@@ -249,6 +264,14 @@ struct prof_rec_snapshot {
                         * architecture's number); else 0 */
 };
 
+/* Followed by n_labels pairs of NUL-terminated strings, key then value, then zero padding
+ * to 8. Written after PROF_REC_PROCESS (PROF_LABELS=service=api,version=1.2). */
+struct prof_rec_labels {
+    struct prof_rec_hdr hdr;
+    uint32_t n_labels; /* key=value pairs that follow */
+    uint32_t reserved; /* 0 */
+};
+
 #define PROF_SNAP_OK 0u        /* answered: its stack follows */
 #define PROF_SNAP_NO_ANSWER 1u /* did not answer within the wait (the signal blocked?) */
 #define PROF_SNAP_GONE 2u      /* exited before it could answer */
@@ -256,6 +279,23 @@ struct prof_rec_snapshot {
 #define PROF_SNAP_NOT_ASKED 4u /* not asked: it waits in a system call that a signal handler
                                 * would cut short (nanosleep, poll, ...): see syscall */
 #define PROF_SNAP_N 5u
+
+/* A sample's state (prof_rec_sample.state, prof_stack_state.state): the kind in the low
+ * 8 bits; for the off-CPU kinds, the system call the thread waited in, plus one, in the
+ * next 16 bits (this architecture's numbers; 0: not in one, or not known). */
+#define PROF_STATE_NONE 0u     /* not recorded: a CPU profile */
+#define PROF_STATE_RUNNING 1u  /* on a CPU (a CPU-time sample) */
+#define PROF_STATE_RUNNABLE 2u /* off CPU against its will: preempted, waiting for a CPU */
+#define PROF_STATE_SLEEPING 3u /* off CPU by its own choice, in an interruptible wait (S) */
+#define PROF_STATE_DISK 4u     /* off CPU in an uninterruptible wait (D: I/O, some locks) */
+#define PROF_STATE_STOPPED 5u  /* stopped (T, t: a stop signal, a debugger) */
+#define PROF_STATE_WAITING 6u  /* off CPU by its own choice, how not known (it ran again
+                                * before it could be looked at) */
+#define PROF_STATE_N 7u
+#define PROF_STATE_KIND(s) ((s) & 0xffu)
+#define PROF_STATE_CALL(s) ((int)(((s) >> 8) & 0xffffu) - 1) /* -1: none or unknown */
+#define PROF_STATE_MAKE(kind, call) \
+    ((uint32_t)(kind) | ((call) >= 0 ? ((uint32_t)(call) + 1u) << 8 : 0u))
 
 /* The sizes docs/FORMAT.md documents; a change here is a format change. */
 _Static_assert(sizeof(struct prof_file_header) == 16, "header size");
@@ -268,5 +308,7 @@ _Static_assert(sizeof(struct prof_rec_stack) == 24, "stack record size");
 _Static_assert(sizeof(struct prof_rec_samples) == 24, "samples record size");
 _Static_assert(sizeof(struct prof_rec_snapshot) == 24, "snapshot record size");
 _Static_assert(sizeof(struct prof_rec_note) == 16, "note record size");
+_Static_assert(sizeof(struct prof_rec_labels) == 16, "labels record size");
+_Static_assert(sizeof(struct prof_stack_state) == 8, "stack state size");
 
 #endif

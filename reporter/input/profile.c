@@ -24,6 +24,17 @@ const char *rep_stop_name(unsigned r)
     return r < PROF_STOP_N && names[r] ? names[r] : "other";
 }
 
+const char *rep_state_name(unsigned kind)
+{
+    static const char *const names[PROF_STATE_N] = {
+        [PROF_STATE_NONE] = "",          [PROF_STATE_RUNNING] = "running",
+        [PROF_STATE_RUNNABLE] = "runnable", [PROF_STATE_SLEEPING] = "sleeping",
+        [PROF_STATE_DISK] = "disk",      [PROF_STATE_STOPPED] = "stopped",
+        [PROF_STATE_WAITING] = "waiting",
+    };
+    return kind < PROF_STATE_N ? names[kind] : "other";
+}
+
 int rep_profile_init(struct rep_profile *p, const char *name)
 {
     memset(p, 0, sizeof(*p));
@@ -44,6 +55,7 @@ void rep_profile_fini(struct rep_profile *p)
     free(p->threads);
     free(p->snap_threads);
     free(p->notes);
+    free(p->labels);
     free(p->samples);
     rep_profile_init(p, name);
 }

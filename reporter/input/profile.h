@@ -34,6 +34,7 @@ struct rep_process {
     uint16_t timer_source;  /* PROF_TIMER_* */
     uint16_t unwinder;      /* PROF_UNWIND_* */
     uint16_t max_depth;     /* frames per sample at most */
+    uint16_t mode;          /* PROF_MODE_* (CPU or wall time) */
     const char *exe;        /* the executable's path, into the profile's bytes */
 };
 
@@ -62,6 +63,7 @@ struct rep_sample {
     uint16_t n_frames;           /* frames at frames_le */
     uint8_t stop_reason;         /* PROF_STOP_*, maybe one this reader does not know */
     uint8_t flags;               /* PROF_SAMPLE_* */
+    uint32_t state;              /* PROF_STATE_* with its call; 0 in CPU profiles */
     uint64_t sp_word;            /* the word at the interrupted stack pointer, 0 if unread */
     const unsigned char *frames; /* n_frames little-endian uint64, leaf first; may be
                                   * unaligned; read them with rep_sample_frame() */
@@ -74,6 +76,12 @@ struct rep_snap_thread {
     uint8_t status;   /* PROF_SNAP_*, maybe one this reader does not know */
     char run_state;   /* the kernel's state letter, 0 when unknown */
     uint16_t syscall; /* PROF_SNAP_NOT_ASKED: the system call it waits in */
+};
+
+/* A label of the profile (PROF_REC_LABELS): strings into the profile's bytes. */
+struct rep_label {
+    const char *key;
+    const char *value;
 };
 
 struct rep_profile {
@@ -100,6 +108,8 @@ struct rep_profile {
     size_t n_snap_threads;
     size_t cap_snap_threads;
 
+    struct rep_label *labels;    /* PROF_REC_LABELS pairs, the last record's; into bytes */
+    size_t n_labels;
     const char **notes;          /* PROF_REC_NOTE texts in file order, into bytes */
     size_t n_notes;
     size_t cap_notes;
@@ -152,5 +162,10 @@ static inline uint64_t rep_sample_frame(const struct rep_sample *s, size_t i)
 /* The short name of stop reason r ("depth", "bounds", ...), as the counts print it;
  * "other" for one this reader does not know. */
 const char *rep_stop_name(unsigned r);
+
+/* The name of state kind k (PROF_STATE_KIND of a sample's state): "running", "runnable",
+ * "sleeping", "disk", "stopped", "waiting"; "" for PROF_STATE_NONE, "other" for a kind
+ * this reader does not know. */
+const char *rep_state_name(unsigned kind);
 
 #endif

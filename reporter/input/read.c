@@ -56,6 +56,7 @@ struct walk {
 struct stack_def {
     const unsigned char *frames; /* in the file's bytes */
     uint64_t sp_word;
+    uint32_t state; /* after the frames in wall profiles, else 0 */
     uint16_t n_frames;
     uint8_t stop_reason;
     uint8_t flags;
@@ -111,6 +112,7 @@ static int read_process(struct rep_profile *p, const struct record *r, struct cm
         .timer_source = rec.timer_source,
         .unwinder = rec.unwinder,
         .max_depth = rec.max_depth,
+        .mode = rec.mode,
         .exe = exe,
     };
     return CMN_OK;
@@ -186,6 +188,7 @@ static int read_sample(struct rep_profile *p, const struct record *r, const stru
         .n_frames = rec.n_frames,
         .stop_reason = rec.stop_reason,
         .flags = rec.flags,
+        .state = rec.state,
         .sp_word = rec.sp_word,
         .frames = r->at + sizeof(rec),
     };
@@ -206,7 +209,13 @@ static int read_stack(struct rep_profile *p, const struct record *r, struct walk
         return corrupt(p, r, err, "stack ids out of sequence");
     if (!CMN_GROW(w->stacks, w->cap_stacks, w->n_stacks + 1, 256))
         return cmn_err_nomem(err);
+    /* A wall profile's stack carries the thread's state after its frames. */
+    size_t after = sizeof(rec) + (size_t)rec.n_frames * sizeof(uint64_t);
+    struct prof_stack_state tail = {0};
+    if (r->size_bytes - after >= sizeof(tail))
+        memcpy(&tail, r->at + after, sizeof(tail));
     w->stacks[w->n_stacks++] = (struct stack_def){.frames = r->at + sizeof(rec),
+                                                  .state = tail.state,
                                                   .sp_word = rec.sp_word,
                                                   .n_frames = rec.n_frames,
                                                   .stop_reason = rec.stop_reason,
@@ -257,6 +266,7 @@ static int read_samples(struct rep_profile *p, const struct record *r, const str
             .n_frames = st->n_frames,
             .stop_reason = st->stop_reason,
             .flags = st->flags,
+            .state = st->state,
             .sp_word = st->sp_word,
             .frames = st->frames,
         };
@@ -308,6 +318,38 @@ static int read_note(struct rep_profile *p, const struct record *r, struct cmn_e
     return rep_profile_add_note(p, text) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
 }
 
+/* PROF_REC_LABELS: n pairs of strings after the fixed part, each NUL-terminated inside the
+ * record. The last such record wins. */
+static int read_labels(struct rep_profile *p, const struct record *r, struct cmn_err *err)
+{
+    struct prof_rec_labels rec;
+    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
+    if (rc != CMN_OK)
+        return rc;
+    memcpy(&rec, r->at, sizeof(rec));
+    const char *at = (const char *)r->at + sizeof(rec), *end = (const char *)r->at + r->size_bytes;
+    if (rec.n_labels > (size_t)(end - at) / 2)
+        return corrupt(p, r, err, "more labels than the record holds");
+    struct rep_label *labels = calloc(rec.n_labels ? rec.n_labels : 1, sizeof(*labels));
+    if (labels == NULL)
+        return cmn_err_nomem(err);
+    for (uint32_t i = 0; i < rec.n_labels; i++) {
+        const char *k = at, *kend = memchr(k, '\0', (size_t)(end - k));
+        const char *v = kend ? kend + 1 : end;
+        const char *vend = v < end ? memchr(v, '\0', (size_t)(end - v)) : NULL;
+        if (vend == NULL) {
+            free(labels);
+            return corrupt(p, r, err, "a label without its terminating NUL");
+        }
+        labels[i] = (struct rep_label){.key = k, .value = v};
+        at = vend + 1;
+    }
+    free(p->labels);
+    p->labels = labels;
+    p->n_labels = rec.n_labels;
+    return CMN_OK;
+}
+
 static int read_record(struct rep_profile *p, const struct record *r, struct walk *w,
                        struct cmn_err *err)
 {
@@ -333,6 +375,8 @@ static int read_record(struct rep_profile *p, const struct record *r, struct wal
         return read_snapshot(p, r, err);
     case PROF_REC_NOTE:
         return read_note(p, r, err);
+    case PROF_REC_LABELS:
+        return read_labels(p, r, err);
     case PROF_REC_END:
         p->has_end = true;
         return CMN_OK;

@@ -45,6 +45,25 @@ Test(intern, stacks_differing_anywhere_get_different_ids)
     cmn_intern_fini(&t);
 }
 
+Test(intern, the_thread_state_is_part_of_a_stack)
+{
+    struct cmn_intern t;
+    cmn_intern_init(&t, 1000);
+    uint64_t a[] = { 1, 2, 3 };
+    uint32_t ids[4] = {0};
+    int is_new;
+    uint32_t futex = PROF_STATE_MAKE(PROF_STATE_SLEEPING, 202);
+    uint32_t read = PROF_STATE_MAKE(PROF_STATE_SLEEPING, 0);
+    cr_assert_eq(cmn_intern_stack(&t, a, 3, 0, 0, 0, &ids[0], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack_state(&t, a, 3, 0, 0, 0, futex, &ids[1], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack_state(&t, a, 3, 0, 0, 0, read, &ids[2], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack_state(&t, a, 3, 0, 0, 0, 0, &ids[3], &is_new), 0);
+    cr_assert(!is_new);
+    cr_assert_eq(ids[3], ids[0]);
+    cr_assert(ids[0] != ids[1] && ids[1] != ids[2] && ids[0] != ids[2]);
+    cmn_intern_fini(&t);
+}
+
 Test(intern, many_stacks_with_colliding_buckets_stay_distinct)
 {
     struct cmn_intern t;

@@ -637,3 +637,63 @@ Test(read, stream_reports_a_missing_file_like_a_whole_read)
     cr_assert_eq(s.n_ready, 0);
     rep_profile_fini(&p);
 }
+
+/* Wall profiles: the mode in PROCESS, the state of a full sample, the state after a
+ * STACK's frames (and none after a plain one), and the labels. */
+Test(read, reads_wall_states_mode_and_labels)
+{
+    struct buf b = {0};
+    put_header(&b);
+    size_t at = put_process(&b, 100, "/usr/bin/app");
+    poke_u16(&b, at + offsetof(struct prof_rec_process, mode), PROF_MODE_WALL);
+    static const char strs[] = "service\0api\0version\0" "1.2";
+    b.n += cmn_record_labels(b.data + b.n, sizeof(b.data) - b.n, 2, strs, sizeof(strs));
+    uint32_t futex = PROF_STATE_MAKE(PROF_STATE_SLEEPING, 202);
+    struct prof_rec_sample s = {.time_ns = 7, .tid = 9, .weight = 2, .n_frames = 2,
+                                .state = PROF_STATE_RUNNABLE};
+    b.n += cmn_record_sample(b.data + b.n, sizeof(b.data) - b.n, &s, frames3);
+    struct prof_rec_stack st = {.id = 0, .n_frames = 3};
+    b.n += cmn_record_stack_state(b.data + b.n, sizeof(b.data) - b.n, &st, frames3, futex);
+    st.id = 1;
+    b.n += cmn_record_stack_state(b.data + b.n, sizeof(b.data) - b.n, &st, frames3, 0);
+    unsigned char entries[2 * CMN_RECORD_ENTRY_MAX];
+    size_t n = cmn_record_samples_entry(entries, 0, 9, 0, 40);
+    n += cmn_record_samples_entry(entries + n, 5, 9, 1, 1);
+    b.n += cmn_record_samples(b.data + b.n, sizeof(b.data) - b.n, 100, 2, entries, n);
+    put_end(&b);
+
+    struct rep_profile p;
+    struct cmn_err err = {0};
+    cr_assert_eq(rep_read_buffer(b.data, b.n, "wall", &p, &err), CMN_OK, "%s", err.msg);
+    cr_assert_eq(p.process.mode, PROF_MODE_WALL);
+    cr_assert_eq(p.n_labels, 2);
+    cr_assert_str_eq(p.labels[0].key, "service");
+    cr_assert_str_eq(p.labels[0].value, "api");
+    cr_assert_str_eq(p.labels[1].key, "version");
+    cr_assert_str_eq(p.labels[1].value, "1.2");
+    cr_assert_eq(p.n_samples, 3);
+    cr_assert_eq(p.samples[0].state, PROF_STATE_RUNNABLE);
+    cr_assert_eq(p.samples[1].state, futex);
+    cr_assert_eq(PROF_STATE_KIND(p.samples[1].state), PROF_STATE_SLEEPING);
+    cr_assert_eq(PROF_STATE_CALL(p.samples[1].state), 202);
+    cr_assert_eq(p.samples[1].weight, 40);
+    cr_assert_eq(p.samples[1].n_frames, 3);
+    cr_assert_eq(p.samples[2].state, 0);
+    cr_assert_eq(PROF_STATE_CALL(p.samples[2].state), -1);
+    cr_assert_str_eq(rep_state_name(PROF_STATE_KIND(futex)), "sleeping");
+    rep_profile_fini(&p);
+}
+
+Test(read, rejects_a_label_without_nul)
+{
+    struct buf b = {0};
+    put_header(&b);
+    size_t at = b.n;
+    static const char strs[] = "key\0value";
+    b.n += cmn_record_labels(b.data + b.n, sizeof(b.data) - b.n, 1, strs, sizeof(strs));
+    /* Two labels claimed, one there: the second key runs into the padding and the end. */
+    poke_u32(&b, at + offsetof(struct prof_rec_labels, n_labels), 2);
+    memset(b.data + at + sizeof(struct prof_rec_labels) + sizeof(strs) - 1, 'x',
+           b.n - at - sizeof(struct prof_rec_labels) - sizeof(strs) + 1);
+    expect_error(&b, b.n, "label");
+}
