@@ -12,7 +12,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/clock.h"
 #include "common/parse.h"
 #include "include/libprof/prof_format.h"
 #include "sampler/timer_perf.h"
@@ -23,7 +25,9 @@ static const char *const known_vars[] = { "PROF_OUTPUT", "PROF_FREQ",   "PROF_DE
                                           "PROF_BUFFER_KB", "PROF_LOG", "PROF_START",
                                           "PROF_TIMER", "PROF_SIGNAL", "PROF_FOLLOW",
                                           "PROF_EVENT", "PROF_UNWIND",
-                                          "PROF_SNAPSHOT_SIGNAL", "PROF_DURATION", NULL };
+                                          "PROF_SNAPSHOT_SIGNAL", "PROF_DURATION", "PROF_MODE",
+                                          "PROF_INTERVAL", "PROF_KEEP", "PROF_TOGGLE_SIGNAL",
+                                          "PROF_LABELS", NULL };
 
 struct keyword {
     const char *name;
@@ -39,6 +43,10 @@ static const struct keyword timer_names[] = {
 static const struct keyword unwind_names[] = {
     { "auto", PROF_UNWIND_AUTO }, { "fp", PROF_UNWIND_FP }, { "dwarf", PROF_UNWIND_DWARF },
     { "libunwind", PROF_UNWIND_LIBUNWIND }, { "check", PROF_UNWIND_CHECK }, { NULL, 0 },
+};
+
+static const struct keyword mode_names[] = {
+    { "cpu", PROF_MODE_CPU }, { "wall", PROF_MODE_WALL }, { NULL, 0 },
 };
 
 static const struct keyword event_names[] = {
@@ -100,6 +108,65 @@ static void load_duration(char *const *env, uint64_t *out_ns, struct lp_config_m
                 "number is seconds); profiling until exit", v);
 }
 
+/* PROF_INTERVAL into *out_ns: 0 (one file) when unset or bad. */
+static void load_interval(char *const *env, uint64_t *out_ns, struct lp_config_msgs *msgs)
+{
+    const char *v = env_get(env, "PROF_INTERVAL");
+    *out_ns = 0;
+    if (v && (!cmn_parse_duration(v, CMN_DURATION_MAX_NS, out_ns) ||
+              *out_ns < LP_INTERVAL_MIN_NS)) {
+        *out_ns = 0;
+        add_msg(msgs, "PROF_INTERVAL='%.40s' is not a duration of 100ms or more (500ms, 60s, "
+                "5m, 1h; a bare number is seconds); one profile file", v);
+    }
+}
+
+/* A label's key: letters, digits, '_', '.', '-', '/'; what Pyroscope and Parca accept. */
+static int is_label_key(const char *k, size_t n)
+{
+    if (n == 0 || n > 64)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (!((k[i] >= 'a' && k[i] <= 'z') || (k[i] >= 'A' && k[i] <= 'Z') ||
+              (k[i] >= '0' && k[i] <= '9') || strchr("_.-/", k[i]) != NULL))
+            return 0;
+    return 1;
+}
+
+/* PROF_LABELS=key=value,key=value into c->labels; none when unset or bad. A value runs to
+ * the next ',' and may hold '='. */
+static void load_labels(char *const *env, struct lp_config *c, struct lp_config_msgs *msgs)
+{
+    const char *v = env_get(env, "PROF_LABELS");
+    c->n_labels = 0;
+    c->labels_bytes = 0;
+    if (!v || !v[0])
+        return;
+    for (const char *p = v; *p;) {
+        size_t item = strcspn(p, ",");
+        const char *eq = memchr(p, '=', item);
+        size_t klen = eq ? (size_t)(eq - p) : 0, vlen = eq ? item - klen - 1 : 0;
+        if (!eq || !is_label_key(p, klen) || vlen == 0 || c->n_labels >= LP_LABELS_MAX ||
+            c->labels_bytes + klen + vlen + 2 > sizeof(c->labels)) {
+            add_msg(msgs, "PROF_LABELS='%.60s' is not a list of key=value pairs (keys of "
+                    "letters, digits, '_', '.', '-', '/'; at most %u pairs, %u bytes); no "
+                    "labels", v, LP_LABELS_MAX, LP_LABELS_BYTES);
+            c->n_labels = 0;
+            c->labels_bytes = 0;
+            return;
+        }
+        memcpy(c->labels + c->labels_bytes, p, klen);
+        c->labels[c->labels_bytes + klen] = '\0';
+        memcpy(c->labels + c->labels_bytes + klen + 1, eq + 1, vlen);
+        c->labels[c->labels_bytes + klen + 1 + vlen] = '\0';
+        c->labels_bytes += klen + vlen + 2;
+        c->n_labels++;
+        p += item;
+        if (*p == ',')
+            p++;
+    }
+}
+
 static void load_path(char *const *env, const char *name, const char *dflt, char *out,
                       size_t cap, struct lp_config_msgs *msgs, int *enabled)
 {
@@ -144,7 +211,8 @@ static void load_signal(char *const *env, const char *name, const char *def_text
     *out = 0;
     if (!v)
         return;
-    int is_snap = strcmp(name, "PROF_SNAPSHOT_SIGNAL") == 0;
+    int is_snap = strcmp(name, "PROF_SNAPSHOT_SIGNAL") == 0 ||
+                  strcmp(name, "PROF_TOGGLE_SIGNAL") == 0;
     if (is_snap && (strcmp(v, "0") == 0 || strcmp(v, "off") == 0)) {
         *out = -1;
         return;
@@ -204,6 +272,10 @@ int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs 
     load_keyword(env, "PROF_EVENT", event_names, SMP_PERF_TASK_CLOCK, &c->event, msgs);
     load_keyword(env, "PROF_UNWIND", unwind_names, PROF_UNWIND_AUTO, &c->unwinder, msgs);
     load_duration(env, &c->duration_ns, msgs);
+    load_keyword(env, "PROF_MODE", mode_names, PROF_MODE_CPU, &c->mode, msgs);
+    load_interval(env, &c->interval_ns, msgs);
+    load_uint(env, "PROF_KEEP", 0, LP_KEEP_MAX, 0, " (all)", &c->keep, msgs);
+    load_labels(env, c, msgs);
     load_signal(env, "PROF_SIGNAL", "the timer's default", &c->signo, msgs);
     load_signal(env, "PROF_SNAPSHOT_SIGNAL", "RTMAX-3", &c->snap_signo, msgs);
     if (c->snap_signo == 0) {
@@ -218,6 +290,17 @@ int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs 
         add_msg(msgs, "PROF_SNAPSHOT_SIGNAL is PROF_SIGNAL's signal (%d); snapshots off",
                 c->signo);
         c->snap_signo = 0;
+    }
+    load_signal(env, "PROF_TOGGLE_SIGNAL", "none", &c->toggle_signo, msgs);
+    if (c->toggle_signo < 0)
+        c->toggle_signo = 0;
+    if (c->toggle_signo != 0 &&
+        (c->toggle_signo == c->snap_signo || c->toggle_signo == c->signo ||
+         (c->signo == 0 && c->toggle_signo == SIGRTMAX - 2) ||
+         (c->timer == PROF_TIMER_ITIMER && c->toggle_signo == SIGPROF))) {
+        add_msg(msgs, "PROF_TOGGLE_SIGNAL is a signal libprof already uses (%d); no toggle "
+                "signal", c->toggle_signo);
+        c->toggle_signo = 0;
     }
     check_unknown(env, msgs);
     return msgs->n - before;
@@ -234,8 +317,39 @@ static int append(char *out, size_t cap, size_t *len, const char *s, size_t n)
     return 0;
 }
 
+int lp_config_has_seq(const char *tmpl)
+{
+    for (const char *p = tmpl; *p; p++) {
+        if (*p != '%')
+            continue;
+        if (p[1] == 'n' || p[1] == 't')
+            return 1;
+        if (p[1] != '\0')
+            p++;
+    }
+    return 0;
+}
+
 int lp_config_expand_path(const char *tmpl, pid_t pid, const char *cwd, char *out,
                           size_t cap)
+{
+    struct lp_path_vars v = {.pid = pid, .start_real_ns = cmn_clock_ns(CLOCK_REALTIME)};
+    return lp_config_expand_path_vars(tmpl, &v, cwd, out, cap);
+}
+
+/* %t: the time in UTC as YYYYmmdd-HHMMSS (sorts as it reads, no characters a shell or a
+ * file system minds). */
+static int format_time(uint64_t real_ns, char *buf, size_t cap)
+{
+    time_t t = (time_t)(real_ns / 1000000000ull);
+    struct tm tm;
+    if (gmtime_r(&t, &tm) == NULL)
+        return snprintf(buf, cap, "%llu", (unsigned long long)t);
+    return (int)strftime(buf, cap, "%Y%m%d-%H%M%S", &tm);
+}
+
+int lp_config_expand_path_vars(const char *tmpl, const struct lp_path_vars *v, const char *cwd,
+                               char *out, size_t cap)
 {
     size_t len = 0;
     int rc = 0;
@@ -250,9 +364,11 @@ int lp_config_expand_path(const char *tmpl, pid_t pid, const char *cwd, char *ou
     for (const char *p = tmpl; rc == 0 && *p; p++) {
         if (*p != '%') {
             rc = append(out, cap, &len, p, 1);
-        } else if (p[1] == 'p') {
-            char num[24];
-            int n = snprintf(num, sizeof(num), "%ld", (long)pid);
+        } else if (p[1] == 'p' || p[1] == 'n' || p[1] == 't') {
+            char num[32];
+            int n = p[1] == 'p'   ? snprintf(num, sizeof(num), "%ld", (long)v->pid)
+                    : p[1] == 'n' ? snprintf(num, sizeof(num), "%u", v->seq)
+                                  : format_time(v->start_real_ns, num, sizeof(num));
             rc = append(out, cap, &len, num, (size_t)n);
             p++;
         } else if (p[1] == '%') {

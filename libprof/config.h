@@ -24,6 +24,10 @@
 #define LP_TIMER_AUTO 0u /* perf where permitted, else per-thread timers */
 #define LP_MSG_MAX 256
 #define LP_MSGS_MAX 8
+#define LP_LABELS_BYTES 1024u /* PROF_LABELS: keys and values with their NULs, at most */
+#define LP_LABELS_MAX 64u     /* pairs at most */
+#define LP_KEEP_MAX 1000000u  /* PROF_KEEP at most */
+#define LP_INTERVAL_MIN_NS 100000000ull /* PROF_INTERVAL: 100 ms at least */
 
 struct lp_config {
     char output[PATH_MAX]; /* PROF_OUTPUT: the path template, %p = pid, %% = % */
@@ -41,6 +45,14 @@ struct lp_config {
                             * _LIBUNWIND */
     uint64_t duration_ns;  /* PROF_DURATION: wall time from the session's start after which
                             * the profile is finished while the program runs on; 0 = none */
+    unsigned mode;         /* PROF_MODE: PROF_MODE_CPU or PROF_MODE_WALL */
+    uint64_t interval_ns;  /* PROF_INTERVAL: the profile is cut into a new file this often;
+                            * 0 = one file */
+    unsigned keep;         /* PROF_KEEP: interval files kept, the newest; 0 = all */
+    int toggle_signo;      /* PROF_TOGGLE_SIGNAL: turns sampling off and on; 0 = none */
+    char labels[LP_LABELS_BYTES]; /* PROF_LABELS: n_labels pairs "key\0value\0" */
+    size_t labels_bytes;   /* bytes of labels in use */
+    unsigned n_labels;
     int enabled;           /* 0 when a value makes profiling impossible */
 };
 
@@ -58,9 +70,23 @@ struct lp_config_msgs {
  * Returns the number of messages added. */
 int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs *msgs);
 
-/* Expands %p (pid) and %% in tmpl and makes the result absolute against cwd. 0, -EINVAL
- * for an unknown %-sequence or empty template, or -ENAMETOOLONG. */
+/* What a path template's %-sequences stand for. */
+struct lp_path_vars {
+    pid_t pid;              /* %p */
+    unsigned seq;           /* %n: the interval file's number, from 0 */
+    uint64_t start_real_ns; /* %t: when the file's interval started (CLOCK_REALTIME), shown
+                             * as YYYYmmdd-HHMMSS in UTC */
+};
+
+/* Expands %p (pid), %n, %t and %% in tmpl (see lp_path_vars) and makes the result
+ * absolute against cwd. 0, -EINVAL for an unknown %-sequence or empty template, or
+ * -ENAMETOOLONG. */
+int lp_config_expand_path_vars(const char *tmpl, const struct lp_path_vars *v, const char *cwd,
+                               char *out, size_t cap);
+/* The same with %n 0 and %t the current time. */
 int lp_config_expand_path(const char *tmpl, pid_t pid, const char *cwd, char *out,
                           size_t cap);
+/* 1 when tmpl names each interval's file apart (%n or %t in it). */
+int lp_config_has_seq(const char *tmpl);
 
 #endif

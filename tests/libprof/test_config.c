@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "include/libprof/prof_format.h"
 #include "libprof/config.h"
 
 static struct lp_config load(char **env, struct lp_config_msgs *m)
@@ -178,4 +179,66 @@ Test(config, no_duration_by_default_and_after_a_bad_one)
     cr_expect_eq(m.is_note[0], 0, "a bad value of ours goes to stderr");
     cr_expect(strstr(m.text[0], "PROF_DURATION='10 s' is not a duration") != NULL, "%s",
               m.text[0]);
+}
+
+Test(config, mode_interval_keep_and_toggle)
+{
+    char *none[] = { "HOME=/root", NULL };
+    struct lp_config_msgs m;
+    struct lp_config c = load(none, &m);
+    cr_expect_eq(c.mode, PROF_MODE_CPU);
+    cr_expect_eq(c.interval_ns, 0);
+    cr_expect_eq(c.keep, 0);
+    cr_expect_eq(c.toggle_signo, 0);
+    cr_expect_eq(c.n_labels, 0);
+    char *good[] = { "PROF_MODE=wall", "PROF_INTERVAL=1m", "PROF_KEEP=5",
+                     "PROF_TOGGLE_SIGNAL=USR2", NULL };
+    c = load(good, &m);
+    cr_assert_eq(m.n, 0, "%s", m.text[0]);
+    cr_expect_eq(c.mode, PROF_MODE_WALL);
+    cr_expect_eq(c.interval_ns, 60000000000ull);
+    cr_expect_eq(c.keep, 5);
+    cr_expect_eq(c.toggle_signo, SIGUSR2);
+    char *bad[] = { "PROF_MODE=real", "PROF_INTERVAL=10ms", "PROF_KEEP=-1",
+                    "PROF_TOGGLE_SIGNAL=RTMAX-3", NULL };
+    c = load(bad, &m);
+    cr_assert_eq(m.n, 4);
+    cr_expect_eq(c.mode, PROF_MODE_CPU);
+    cr_expect_eq(c.interval_ns, 0, "an interval under 100 ms is refused");
+    cr_expect_eq(c.keep, 0);
+    cr_expect_eq(c.toggle_signo, 0, "the snapshot signal is not the toggle signal");
+    cr_expect(strstr(m.text[3], "PROF_TOGGLE_SIGNAL") != NULL, "%s", m.text[3]);
+}
+
+Test(config, labels_as_key_value_pairs)
+{
+    char *good[] = { "PROF_LABELS=service=api,version=1.2,expr=a=b", NULL };
+    struct lp_config_msgs m;
+    struct lp_config c = load(good, &m);
+    cr_assert_eq(m.n, 0, "%s", m.text[0]);
+    cr_assert_eq(c.n_labels, 3);
+    static const char want[] = "service\0api\0version\0" "1.2\0expr\0a=b";
+    cr_assert_eq(c.labels_bytes, sizeof(want));
+    cr_assert_eq(memcmp(c.labels, want, sizeof(want)), 0);
+    const char *bad[] = { "PROF_LABELS=service", "PROF_LABELS=a b=c", "PROF_LABELS==x",
+                          "PROF_LABELS=k=", "PROF_LABELS=k=v,,x" };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        char *env[] = { (char *)bad[i], NULL };
+        c = load(env, &m);
+        cr_expect_eq(m.n, 1, "%s", bad[i]);
+        cr_expect_eq(c.n_labels, 0, "%s", bad[i]);
+    }
+}
+
+Test(config, expands_sequence_and_time)
+{
+    char out[256];
+    /* 2024-03-01 12:34:56 UTC */
+    struct lp_path_vars v = {.pid = 42, .seq = 7, .start_real_ns = 1709296496ull * 1000000000ull};
+    cr_assert_eq(lp_config_expand_path_vars("/t/a.%p.%n.%t.prof", &v, "/", out, sizeof(out)), 0);
+    cr_expect_str_eq(out, "/t/a.42.7.20240301-123456.prof");
+    cr_expect(lp_config_has_seq("a.%n"));
+    cr_expect(lp_config_has_seq("a.%t.prof"));
+    cr_expect(!lp_config_has_seq("a.%p.prof"));
+    cr_expect(!lp_config_has_seq("a.%%n"));
 }
