@@ -538,6 +538,7 @@ static int start_session(int is_child, int sample_now)
     lp_trampolines_range(&smp_sampler.root_lo, &smp_sampler.root_hi);
     smp_sampler.source = session.timer.source;
     smp_sampler.period_ns = session.timer.period_ns;
+    smp_sampler.interval_ns = session.timer.interval_ns;
     lp_thread_enter();
     if ((rc = install_handler(session.timer.signo)) != 0) {
         lp_log("cannot install a handler for signal %d: %s; profiling disabled",
@@ -695,6 +696,7 @@ int lp_session_app_setitimer(int which)
     session.timer = choice;
     smp_sampler.source = choice.source;
     smp_sampler.period_ns = choice.period_ns;
+    smp_sampler.interval_ns = choice.interval_ns;
     if (sampling)
         lp_timers_arm_all(session.writer.tid);
     sig_unlock(&mask);
@@ -761,8 +763,10 @@ int lp_session_set_active(int on)
             lp_log("cannot arm the profiling timer");
         }
     } else {
-        lp_timers_disarm_all();
+        /* Sampling stops first: a handler re-arms its timer only while it runs, and
+         * disarming waits for those in flight. */
         atomic_store(&smp_sampler.active, 0);
+        lp_timers_disarm_all();
     }
     return rc;
 }

@@ -28,6 +28,7 @@
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
 #include "libprof/log.h"
+#include "sampler/handler.h"
 #include "sampler/timer_itimer.h"
 #include "sampler/timer_perf.h"
 #include "sampler/timer_thread.h"
@@ -38,7 +39,7 @@ struct entry {
     pid_t tid;
     int fd;        /* perf source: the counter; -1 for a thread timer */
     uint64_t id;   /* perf source: the counter's kernel id, to recognize its descriptor */
-    timer_t timer; /* thread source: the POSIX timer */
+    int timer;     /* thread source: the POSIX timer's kernel id */
     struct smp_perf_kring kring; /* perf source: the kernel-time counter, fd -1 none */
 };
 
@@ -115,7 +116,7 @@ static int try_perf(int signo, unsigned hz, unsigned event)
 static int try_thread_timer(int signo)
 {
     sigset_t old;
-    timer_t t;
+    int t;
     block(signo, &old);
     int rc = smp_timer_thread_create(self_tid(), signo, 1, &t);
     if (rc == 0)
@@ -179,9 +180,13 @@ static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_c
         return rc;
     out->source = PROF_TIMER_PERF;
     out->effective_hz = cfg->freq_hz;
-    /* The clocks count nanoseconds: a sample weighs its thread's CPU time in periods. */
-    if (out->event == SMP_PERF_TASK_CLOCK || out->event == SMP_PERF_CPU_CLOCK)
+    /* The clocks count nanoseconds: a sample weighs its thread's CPU time in periods, and
+     * each interval is drawn around the period (hardware events run in the kernel's
+     * frequency mode, which sets their periods itself). */
+    if (out->event == SMP_PERF_TASK_CLOCK || out->event == SMP_PERF_CPU_CLOCK) {
         out->period_ns = 1000000000ull / cfg->freq_hz;
+        out->interval_ns = out->period_ns;
+    }
     return 0;
 }
 
@@ -216,6 +221,13 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     if (rc != 0)
         return rc;
     if (out->source != PROF_TIMER_PERF) {
+        /* A sample weighs the CPU time since the last one, so that the intervals drawn
+         * around the mean (and rounded up to ticks by the kernel) keep the time exact.
+         * These timers expire on ticks: a mean under two ticks is drawn from none but the
+         * next tick or the one after, which takes no phase of a program's round that every
+         * tick does not take, and halves the samples; such a timer keeps its period. */
+        out->period_ns = 1000000000ull / cfg->freq_hz;
+        out->interval_ns = tick != 0 && cfg->freq_hz * 2 > tick ? 0 : out->period_ns;
         out->effective_hz = tick && cfg->freq_hz > tick ? tick : cfg->freq_hz;
         if (tick && cfg->freq_hz > tick)
             lp_note("PROF_FREQ=%u is above what CPU-time timers deliver on this kernel (%u Hz, "
@@ -290,6 +302,16 @@ static int arm_locked(pid_t tid)
     return rc;
 }
 
+/* Waits until no handler is between its entry and exit (bounded): one that was about to
+ * re-arm a timer has done so, and the timer can be deleted. */
+static void wait_for_handlers(void)
+{
+    for (unsigned i = 0; i < 2000 && atomic_load(&smp_sampler.in_flight) > 0; i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 static void disarm_entry(struct entry *e)
 {
     if (e->kring.fd >= 0) {
@@ -319,6 +341,7 @@ int lp_timers_arm_all(pid_t skip)
     if (reg.chosen && reg.choice.source == PROF_TIMER_ITIMER) {
         if (smp_timer_itimer_arm(reg.hz) == 0) {
             reg.itimer_armed = 1;
+            atomic_store(&smp_sampler.itimer_owned, 1);
             n = 1;
         }
         pthread_mutex_unlock(&reg.mu);
@@ -352,6 +375,13 @@ void lp_timers_disarm_self(void)
 void lp_timers_disarm_all(void)
 {
     pthread_mutex_lock(&reg.mu);
+    /* Handlers re-arm their own thread's timer, and ITIMER_PROF, for a random interval:
+     * they are told not to, and those in flight are waited for, before anything goes. */
+    atomic_store(&smp_sampler.itimer_owned, 0);
+    for (size_t i = 0; i < reg.n; i++)
+        if (reg.entries[i].fd < 0)
+            smp_timer_thread_forget(reg.entries[i].timer);
+    wait_for_handlers();
     if (reg.itimer_armed)
         smp_timer_itimer_disarm();
     reg.itimer_armed = 0;
@@ -377,12 +407,15 @@ void lp_timers_fork_child(void)
      * child's copies of their descriptors are closed (not PERF_EVENT_IOC_DISABLE, which
      * would stop the parent's counter), where the number is still one; a late signal of
      * theirs cannot reach the child, whose threads they do not name. */
+    atomic_store(&smp_sampler.itimer_owned, 0);
     for (size_t i = 0; i < reg.n; i++) {
         struct entry *e = &reg.entries[i];
         /* The ring mapping is the child's own copy: unmapping it leaves the parent's. */
         smp_timer_perf_close_kernel(&e->kring);
-        if (e->fd < 0)
+        if (e->fd < 0) {
+            smp_timer_thread_forget(e->timer); /* the parent's; the child has none */
             continue;
+        }
         int is_ours = smp_timer_perf_is(e->fd, e->id);
         smp_timer_perf_forget(e->fd);
         if (is_ours)

@@ -22,7 +22,10 @@ struct lp_timer_choice {
     int signo;             /* the signal the source sends */
     unsigned event;        /* SMP_PERF_* for the perf source */
     unsigned effective_hz; /* the rate it can deliver: the request, or the tick rate */
-    uint64_t period_ns;    /* perf clocks: the counter's period, for sample weights; else 0 */
+    uint64_t period_ns;    /* the mean period of CPU time, for sample weights (perf clocks and
+                            * the CPU-time timers); 0: weights count ticks */
+    uint64_t interval_ns;  /* the mean each interval is drawn around (sampler/jitter.h); 0:
+                            * fixed by the source (hardware events) */
 };
 
 /* Not async-signal-safe. Picks the source for cfg (auto: perf where perf_event_open is

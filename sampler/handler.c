@@ -134,31 +134,70 @@ SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *fr
     return out->stop_reason;
 }
 
-/* The weight of a perf clock sample: the thread's CPU time since its last sample, in
- * periods (at least 1; the remainder carries over, so that the weights add up to the
- * thread's CPU time). The counter counts user time only, so a period spent in a system
- * call shows here, on the stack the call returned to. A thread's first sample in an epoch
- * has no mark to measure from and weighs 1. */
-static uint32_t perf_weight(void)
+/* The weight of a sample measured in CPU time. Its interval was drawn as `drawn` ns of CPU
+ * time (sampler/jitter.h); the sample weighs 1 for it, plus the periods of CPU time its
+ * thread used beyond it: with the perf source and no kernel-time counter, its time in
+ * system calls (the counter counts user time only, so a period spent in a call shows
+ * here, on the stack the call returned to); with the CPU-time timers, the ticks the timer
+ * waited for. The remainder carries over, so that the weights add up to the CPU time. A
+ * thread's first sample in an epoch has no mark to measure from and weighs 1. */
+static uint32_t weigh(int64_t due, uint64_t period, int64_t *carry)
+{
+    uint64_t extra = due > (int64_t)(period / 2) ? ((uint64_t)due + period / 2) / period : 0;
+    if (extra > UINT32_MAX / 2)
+        extra = UINT32_MAX / 2;
+    *carry = due - (int64_t)(extra * period);
+    return 1u + (uint32_t)extra;
+}
+
+/* The drawn interval, or the mean when none was drawn (a timer's first interval). */
+static uint64_t drawn_or_mean(uint64_t drawn)
+{
+    return drawn != 0 ? drawn : smp_sampler.period_ns;
+}
+
+static uint32_t cpu_weight(uint64_t drawn)
 {
     uint64_t period = smp_sampler.period_ns;
     if (period == 0)
         return 1;
     uint64_t now = smp_clock_ns(CLOCK_THREAD_CPUTIME_ID);
     unsigned epoch = atomic_load_explicit(&smp_sampler.epoch, memory_order_relaxed);
-    uint64_t w = 1;
-    if (smp_self.cpu_epoch == epoch && now >= smp_self.cpu_ns) {
-        int64_t due = (int64_t)(now - smp_self.cpu_ns) + smp_self.cpu_carry_ns;
-        w = due > (int64_t)period ? ((uint64_t)due + period / 2) / period : 1;
-        if (w > UINT32_MAX / 2)
-            w = UINT32_MAX / 2;
-        smp_self.cpu_carry_ns = due - (int64_t)(w * period);
-    } else {
+    uint32_t w = 1;
+    if (smp_self.cpu_epoch == epoch && now >= smp_self.cpu_ns)
+        w = weigh((int64_t)(now - smp_self.cpu_ns) - (int64_t)drawn_or_mean(drawn) +
+                      smp_self.cpu_carry_ns,
+                  period, &smp_self.cpu_carry_ns);
+    else
         smp_self.cpu_carry_ns = 0;
-    }
     smp_self.cpu_epoch = epoch;
     smp_self.cpu_ns = now;
-    return (uint32_t)w;
+    return w;
+}
+
+/* The same for ITIMER_PROF, which counts the process's CPU time and signals whichever
+ * thread runs: the mark, the carry and the drawn interval are the process's. Its signals
+ * come one at a time (one expiry, then the handler draws the next), so they are not
+ * fought over. */
+static uint32_t itimer_weight(void)
+{
+    uint64_t period = smp_sampler.period_ns;
+    if (period == 0)
+        return 1;
+    uint64_t now = smp_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    unsigned epoch = atomic_load_explicit(&smp_sampler.epoch, memory_order_relaxed);
+    uint64_t last = atomic_exchange_explicit(&smp_sampler.itimer_cpu_ns, now, memory_order_relaxed);
+    unsigned last_epoch =
+        atomic_exchange_explicit(&smp_sampler.itimer_epoch, epoch, memory_order_relaxed);
+    uint64_t drawn = atomic_load_explicit(&smp_sampler.itimer_drawn_ns, memory_order_relaxed);
+    int64_t carry = 0;
+    uint32_t w = 1;
+    if (last_epoch == epoch && last != 0 && now >= last)
+        w = weigh((int64_t)(now - last) - (int64_t)drawn_or_mean(drawn) +
+                      atomic_load_explicit(&smp_sampler.itimer_carry_ns, memory_order_relaxed),
+                  period, &carry);
+    atomic_store_explicit(&smp_sampler.itimer_carry_ns, carry, memory_order_relaxed);
+    return w;
 }
 
 int smp_signal_origin(const siginfo_t *info)
@@ -197,19 +236,43 @@ SMP_SYSCALL_SITE static void refresh_counter(int fd)
 }
 
 /* The weight of a signal of ours; the perf source's counter stopped at its overflow and is
- * re-armed here, on the descriptor smp_signal_origin() proved to be this thread's. */
+ * re-armed here, on the descriptor smp_signal_origin() proved to be this thread's, for an
+ * interval drawn at random (sampler/jitter.h). */
 static uint32_t our_weight(const siginfo_t *info)
 {
-    if (info->si_code == SI_TIMER)
+    if (info->si_code == SI_TIMER) {
+        if (smp_sampler.period_ns != 0)
+            return cpu_weight(smp_self.timer_drawn_ns);
         return info->si_overrun > 0 ? 1u + (uint32_t)info->si_overrun : 1u;
-    if (info->si_code == POLL_HUP || info->si_code == POLL_IN) {
-        refresh_counter(info->si_fd);
-        /* With a kernel-time counter of its own, the thread's user samples weigh 1; else
-         * they carry its kernel time too. */
-        uint32_t owner = atomic_load_explicit(&smp_perf_fds[info->si_fd], memory_order_relaxed);
-        return owner & SMP_PERF_FD_KSAMPLED ? 1 : perf_weight();
     }
-    return 1;
+    if (info->si_code == POLL_HUP || info->si_code == POLL_IN) {
+        int fd = info->si_fd;
+        uint64_t drawn = smp_self.plan.fd == fd && smp_self.plan.at != 0 ? smp_self.plan.period : 0;
+        if (smp_sampler.interval_ns != 0)
+            smp_jitter_perf(&smp_self.rng, &smp_self.plan, fd, smp_sampler.interval_ns);
+        refresh_counter(fd);
+        /* With a kernel-time counter of its own, the thread's user samples weigh 1 (their
+         * intervals average one period); else they carry its kernel time too. */
+        uint32_t owner = atomic_load_explicit(&smp_perf_fds[fd], memory_order_relaxed);
+        return owner & SMP_PERF_FD_KSAMPLED ? 1 : cpu_weight(drawn);
+    }
+    return itimer_weight();
+}
+
+/* The CPU-time timers' next interval, drawn at random (sampler/jitter.h): the thread's own
+ * timer, or ITIMER_PROF while it is libprof's. While sampling runs only: libprof/ stops
+ * sampling and waits for the handlers in flight before it deletes a timer. */
+static void rearm_cpu_timer(const siginfo_t *info)
+{
+    uint64_t mean = smp_sampler.interval_ns;
+    if (mean == 0)
+        return;
+    if (info->si_code == SI_TIMER)
+        smp_self.timer_drawn_ns =
+            smp_jitter_thread_timer(&smp_self.rng, info->si_timerid, smp_self_tid(), mean);
+    else if (info->si_code == SI_KERNEL && atomic_load(&smp_sampler.itimer_owned))
+        atomic_store_explicit(&smp_sampler.itimer_drawn_ns, smp_jitter_itimer(&smp_self.rng, mean),
+                              memory_order_relaxed);
 }
 
 #ifdef PROF_HAVE_LIBUNWIND
@@ -324,10 +387,12 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
     /* Announce the sample before looking at `active`; libprof/ clears `active` before it
      * waits for in_flight to drain: with both sides sequentially consistent, either the
      * finisher sees this handler in flight or this handler sees sampling stopped. */
-    uint32_t weight = our_weight(info);
     atomic_fetch_add(&smp_sampler.in_flight, 1);
-    if (atomic_load(&smp_sampler.active))
+    uint32_t weight = our_weight(info);
+    if (atomic_load(&smp_sampler.active)) {
+        rearm_cpu_timer(info);
         take_sample(weight, ucontext);
+    }
     int was = atomic_fetch_sub_explicit(&smp_sampler.in_flight, 1, memory_order_release);
     SMP_RAW_CHECK(was > 0, "handler: in_flight went below zero");
     (void)was;

@@ -31,6 +31,7 @@
 
 #include "include/libprof/prof_format.h"
 #include "sampler/app_action.h"
+#include "sampler/jitter.h"
 #include "sampler/walk.h"
 
 struct smp_ring;
@@ -53,10 +54,26 @@ struct smp_sampler {
     uintptr_t root_lo, root_hi;                /* libprof's entry trampolines' code: a
                                                 * return address there ends a walk,
                                                 * complete; libprof/ before the first arm */
-    uint64_t period_ns;                        /* perf clock period: a sample weighs the
-                                                * thread's CPU time since its last one in
-                                                * periods; 0: every sample weighs 1 (or its
-                                                * timer's overruns); libprof/ */
+    uint64_t period_ns;                        /* the timer's mean period of CPU time: a
+                                                * sample weighs the CPU time since its
+                                                * thread's last one (the process's, for
+                                                * itimer) in periods; 0: every sample weighs
+                                                * 1 (or its timer's overruns); libprof/ */
+    uint64_t interval_ns;                      /* the mean interval each sample's next one is
+                                                * drawn around (sampler/jitter.h); 0: the
+                                                * timer's own period (hardware events in
+                                                * frequency mode); libprof/ */
+    _Atomic int itimer_owned;                  /* 1 while ITIMER_PROF is libprof's: the
+                                                * handler may re-arm it; libprof/ clears it
+                                                * and waits out the handlers in flight
+                                                * before anyone else arms it */
+    _Atomic uint64_t itimer_cpu_ns;            /* itimer: the process CPU time at the last
+                                                * sample; handlers */
+    _Atomic unsigned itimer_epoch;             /* itimer: epoch of itimer_cpu_ns; handlers */
+    _Atomic int64_t itimer_carry_ns;           /* itimer: CPU time counted but not yet given
+                                                * out as weight; handlers */
+    _Atomic uint64_t itimer_drawn_ns;          /* itimer: the interval last drawn, 0 none;
+                                                * handlers */
     _Atomic unsigned epoch;                    /* bumped by libprof/ when it arms every
                                                 * thread: a CPU-time mark of an older epoch
                                                 * is stale */
@@ -73,6 +90,10 @@ struct smp_thread {
     unsigned cpu_epoch; /* smp_sampler.epoch when cpu_ns was taken; the handler */
     uint64_t cpu_ns;    /* the thread's CPU time at its last sample; the handler */
     int64_t cpu_carry_ns; /* CPU time counted but not yet given out as weight; the handler */
+    uint64_t rng;       /* the random intervals' generator state (sampler/jitter.h), 0 = not
+                         * seeded yet; the handler */
+    struct smp_jitter_plan plan; /* the perf counter's next overflow; the handler */
+    uint64_t timer_drawn_ns; /* the CPU timer's interval last drawn, 0 none; the handler */
 };
 
 #define SMP_CHECK_FRAMES 256u /* frames PROF_UNWIND=check compares at most */

@@ -9,7 +9,13 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sampler/jitter.h"
 
 /* The kernel's clockid for a thread's scheduler CPU clock: ~tid in the high bits, then
  * the per-thread flag (4) and CPUCLOCK_SCHED (2). */
@@ -18,7 +24,7 @@ static clockid_t thread_cpu_clock(pid_t tid)
     return (clockid_t)((~(unsigned)tid) << 3) | 4 | 2;
 }
 
-int smp_timer_thread_create(pid_t tid, int signo, unsigned hz, timer_t *out)
+int smp_timer_thread_create(pid_t tid, int signo, unsigned hz, int *id_out)
 {
     if (hz == 0 || hz > 1000000)
         return -EINVAL;
@@ -28,24 +34,35 @@ int smp_timer_thread_create(pid_t tid, int signo, unsigned hz, timer_t *out)
     sev.sigev_signo = signo;
     sev.sigev_value.sival_ptr = SMP_TIMER_COOKIE;
     sev._sigev_un._tid = tid;
-    if (timer_create(thread_cpu_clock(tid), &sev, out) != 0)
+    int id = -1;
+    if (syscall(SYS_timer_create, (long)thread_cpu_clock(tid), &sev, &id) != 0)
         return -errno;
+    if (id >= 0 && (unsigned)id < SMP_TIMER_ID_MAX)
+        atomic_store(&smp_timer_owner[id], (uint32_t)tid);
     long ns = 1000000000L / (long)hz;
     struct itimerspec its = {
         .it_interval = { .tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L },
         .it_value = { .tv_sec = ns / 1000000000L, .tv_nsec = ns % 1000000000L },
     };
-    if (timer_settime(*out, 0, &its, NULL) != 0) {
+    if (syscall(SYS_timer_settime, (long)id, 0L, &its, NULL) != 0) {
         int err = errno;
-        timer_delete(*out);
+        smp_timer_thread_delete(id);
         return -err;
     }
+    *id_out = id;
     return 0;
 }
 
-void smp_timer_thread_delete(timer_t timer)
+void smp_timer_thread_forget(int id)
+{
+    if (id >= 0 && (unsigned)id < SMP_TIMER_ID_MAX)
+        atomic_store(&smp_timer_owner[id], 0);
+}
+
+void smp_timer_thread_delete(int id)
 {
     int saved = errno;
-    timer_delete(timer);
+    smp_timer_thread_forget(id);
+    syscall(SYS_timer_delete, (long)id);
     errno = saved;
 }
