@@ -156,14 +156,13 @@ static void fill_attr(struct att_pring *p, unsigned hz, unsigned max_depth)
     a->sample_id_all = 1; /* side-band records carry pid, tid, time and id too */
     a->use_clockid = 1;   /* sample times on libprof's clock */
     a->clockid = CLOCK_MONOTONIC;
-    a->watermark = 1;
+    a->wakeup_events = 1; /* each sample wakes prof, which draws the counter's next
+                           * interval (attach/jitter.h) */
 }
 
 /* A counter on thread tid and CPU cpu; its descriptor, or -errno. */
 static int open_counter(struct att_pring *p, pid_t tid, int cpu)
 {
-    /* Wake prof when a ring is a quarter full: the rest is headroom for its latency. */
-    p->attr.wakeup_watermark = (uint32_t)(p->ring_bytes / 4);
     for (;;) {
         long fd = syscall(SYS_perf_event_open, &p->attr, tid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
         if (fd >= 0)

@@ -49,6 +49,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach/jitter.h"
 #include "attach/perf_ring.h"
 #include "attach/procmaps.h"
 #include "attach/procstat.h"
@@ -87,6 +88,7 @@ struct session {
     bool is_kernel_callchain; /* --callchain kernel */
     FILE *out;                /* the profile; NULL until created */
     struct att_pring perf;    /* the counters and the rings they write into */
+    struct att_jitter jitter; /* each counter's next interval, drawn (attach/jitter.h) */
 
     struct tid_info *tids; /* a power of two of slots, at most half full */
     size_t n_tids, cap_tids, n_sampled;
@@ -388,6 +390,8 @@ static void on_sample(struct session *s, const unsigned char *p, size_t size)
     }
     name_thread(s, (pid_t)d.tid, d.time_ns);
     put_sample(s, d.time_ns, d.tid, n, stop_reason, flags, sp_word);
+    if (d.tid == (uint32_t)by->tid && !att_jitter_sampled(&s->jitter, by->fd, by->id, by->tid))
+        s->rc = CMN_E_NOMEM;
 }
 
 static void on_comm(struct session *s, const unsigned char *p, const struct perf_event_header *h)
@@ -440,8 +444,13 @@ static void on_task(struct session *s, const unsigned char *p, const struct perf
         t->full_since = is_fork && full_by != 0 ? body.time_ns : 0;
     }
     t->is_named = false;
-    if (is_fork)
+    if (is_fork) {
         name_thread(s, (pid_t)body.tid, body.time_ns);
+        /* Its creator's counters have a copy in it now: their intervals stay fixed. */
+        att_jitter_inherited(&s->jitter, (pid_t)body.ptid);
+        if (parent != NULL && parent->counted_by != 0)
+            att_jitter_inherited(&s->jitter, parent->counted_by);
+    }
 }
 
 static void on_mmap(struct session *s, const unsigned char *p, const struct perf_event_header *h)
@@ -736,16 +745,23 @@ static enum stop_why sample(struct session *s, double duration_s, const sigset_t
     enum stop_why why = STOP_NONE;
     if (fds == NULL || which == NULL)
         s->rc = CMN_E_NOMEM;
+    uint64_t flush_at = 0;
     while (why == STOP_NONE && s->rc == CMN_OK) {
         uint64_t wait_ns = (uint64_t)POLL_MS * 1000000u, now = cmn_clock_ns(CLOCK_MONOTONIC);
         if (deadline != 0 && deadline - now < wait_ns)
             wait_ns = deadline > now ? deadline - now : 0;
+        /* Each sample wakes prof, which draws its counter's next interval at once; the
+         * file is written every POLL_MS. */
         att_pring_wait(&s->perf, fds, which, wait_ns, wait_mask);
         drain_all(s);
-        flush_batch(s);
-        if (s->rc == CMN_OK && fflush(s->out) != 0) {
-            s->rc = CMN_E_IO;
-            s->io_errno = errno;
+        now = cmn_clock_ns(CLOCK_MONOTONIC);
+        if (now >= flush_at) {
+            flush_at = now + (uint64_t)POLL_MS * 1000000u;
+            flush_batch(s);
+            if (s->rc == CMN_OK && fflush(s->out) != 0) {
+                s->rc = CMN_E_IO;
+                s->io_errno = errno;
+            }
         }
         why = should_stop(s, deadline);
     }
@@ -794,6 +810,7 @@ static int session_init(struct session *s, const struct att_record_pid_opts *o, 
     s->max_depth = o->max_depth != 0 ? o->max_depth : ATT_RECORD_PID_DEPTH;
     s->is_kernel_callchain = o->is_kernel_callchain;
     cmn_intern_init(&s->intern, INTERN_FRAMES);
+    att_jitter_init(&s->jitter, 1000000000ull / s->hz);
     int rc = att_pring_init(&s->perf, s->pid, s->hz, &s->max_depth, s->is_kernel_callchain, err);
     if (rc != CMN_OK)
         return rc;
@@ -811,6 +828,7 @@ static int session_init(struct session *s, const struct att_record_pid_opts *o, 
 static void session_fini(struct session *s)
 {
     att_pring_fini(&s->perf);
+    att_jitter_fini(&s->jitter);
     free(s->tids);
     att_maps_free(&s->maps);
     cmn_intern_fini(&s->intern);
