@@ -263,6 +263,18 @@ static int is_our_handler(const uint64_t *frames, unsigned n, const struct lp_ks
     return 0;
 }
 
+unsigned lp_ksamples_walk_body(const unsigned char *b, size_t len,
+                               const struct lp_ksamples_ends *ends, unsigned kernel_cap,
+                               unsigned max_frames, uint64_t *frames, uint8_t *why)
+{
+    struct ksample k;
+    if (parse(b, len, &k) != 0)
+        return 0;
+    if (max_frames > LP_KSAMPLE_MAX_FRAMES)
+        max_frames = LP_KSAMPLE_MAX_FRAMES;
+    return walk(&k, ends, kernel_cap, max_frames, frames, why);
+}
+
 /* A sample record's body (after its header) into one sample of w. */
 static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
                        const struct lp_ksamples_ends *ends, unsigned kernel_cap,
@@ -286,7 +298,8 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
                                   .n_frames = (uint16_t)n,
                                   .stop_reason = why,
                                   .flags = PROF_SAMPLE_KERNEL |
-                                           (why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED)};
+                                           (why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED),
+                                  .state = smp_sampler.running_state};
     lp_writer_put_sample(w, &rec, frames);
     count(PROF_STAT_SAMPLES, 1);
     count(PROF_STAT_KERNEL_SAMPLES, 1);
@@ -305,12 +318,14 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
     if (!k->map)
         return 0;
     struct perf_event_mmap_page *meta = k->map;
+    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
+    uint64_t tail = meta->data_tail;
+    if (head == tail)
+        return 0; /* most threads spend no time in the kernel between two drains */
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uint64_t size = meta->data_size ? meta->data_size : k->map_bytes - page;
     const unsigned char *data = (const unsigned char *)k->map +
                                 (meta->data_offset ? meta->data_offset : page);
-    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = meta->data_tail;
     size_t moved = 0;
     static unsigned char rec[LP_KSAMPLE_MAX_BYTES]; /* one drainer at a time: the owner */
     while (tail + sizeof(struct perf_event_header) <= head) {

@@ -43,4 +43,13 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
                          const struct lp_ksamples_ends *ends, unsigned kernel_cap,
                          unsigned max_frames, uint32_t weight);
 
+/* Not async-signal-safe; the writer buffer's owner. Walks the body of one such sample
+ * record (the user registers and stack the kernel recorded: the switch-out samples of
+ * libprof/wall.c have the same layout) into frames (max_frames at most, and at most
+ * LP_KSAMPLE_MAX_FRAMES); returns their number and sets *why, or 0 when the record cannot
+ * be read. */
+unsigned lp_ksamples_walk_body(const unsigned char *body, size_t len,
+                               const struct lp_ksamples_ends *ends, unsigned kernel_cap,
+                               unsigned max_frames, uint64_t *frames, uint8_t *why);
+
 #endif

@@ -62,6 +62,7 @@
 #include "libprof/timers.h"
 #include "libprof/trampolines.h"
 #include "libprof/unwind.h"
+#include "libprof/wall.h"
 #include "libprof/writer.h"
 #include "sampler/handler.h"
 #include "sampler/install.h"
@@ -105,6 +106,10 @@ static struct {
     int writer_stepped_out;   /* the writer thread was stopped for a set*id call; cred_mu */
     int is_duration_over;     /* PROF_DURATION has passed: the writer thread finishes the
                                * profile and ends; written and read by the writer thread */
+    int is_wall;              /* PROF_MODE=wall and the kernel's context-switch records
+                               * come (libprof/wall.h); from start */
+    int sampled_at_stop;      /* sampling was on when stop_sampling() stopped it: the last
+                               * episodes off CPU are weighed; the finisher */
 } session = {.sig_mu = PTHREAD_MUTEX_INITIALIZER, .cred_mu = PTHREAD_MUTEX_INITIALIZER};
 
 extern char **environ;
@@ -140,6 +145,7 @@ static void write_process_record(void)
         .timer_source = (uint16_t)session.timer.source,
         .unwinder = (uint16_t)session.cfg.unwinder,
         .max_depth = (uint16_t)session.cfg.max_depth,
+        .mode = (uint16_t)session.cfg.mode,
     };
     char exe[PATH_MAX];
     size_t need = lp_process_describe(&p, exe);
@@ -280,17 +286,20 @@ static int duration_is_over(void)
            cmn_clock_ns(CLOCK_MONOTONIC) - session.start_ns >= session.cfg.duration_ns;
 }
 
-/* The writer thread's periodic chores: serve snapshots, drain the per-thread rings and the
- * kernel-time rings, keep per-thread counters alive, watch for the last application
- * thread. */
+/* The writer thread's periodic chores: serve snapshots, drain the per-thread rings, the
+ * kernel-time rings and the context-switch records (wall mode), keep per-thread counters
+ * alive, watch for the last application thread. */
 static int on_writer_period(void)
 {
     int busy = 0;
+    int sampling = atomic_load_explicit(&smp_sampler.active, memory_order_relaxed);
     lp_unwind_serve();
     lp_snapshot_serve(session.writer.path, session.writer.tid, drain_while_waiting);
     lp_rings_drain(&session.writer, &busy);
     drain_kernel_samples();
-    if (atomic_load_explicit(&smp_sampler.active, memory_order_relaxed))
+    if (session.is_wall)
+        lp_wall_serve(&session.writer, sampling, 0, &busy);
+    if (sampling)
         lp_timers_check();
     if (writer_is_alone())
         return LP_WRITER_FINISH;
@@ -306,7 +315,7 @@ static int on_writer_period(void)
  * finish_profile(), after that drain. */
 static void stop_sampling(void)
 {
-    atomic_store(&smp_sampler.active, 0);
+    session.sampled_at_stop = atomic_exchange(&smp_sampler.active, 0);
     lp_timers_pause_kernel();
     quiesce_handlers();
 }
@@ -321,6 +330,11 @@ static void finish_profile(void)
     lp_rings_drain(w, NULL);
     lp_writer_drain(w, &session.ring);
     drain_kernel_samples();
+    if (session.is_wall) {
+        lp_wall_serve(w, session.sampled_at_stop, 1, NULL);
+        lp_wall_stop();
+        session.is_wall = 0;
+    }
     lp_timers_disarm_all();
     lp_threads_write_names(w, now);
     lp_maps_write(w, now);
@@ -418,6 +432,8 @@ static void atfork_child(void)
     lp_unwind_fork_child();
     lp_rings_fork_child(smp_self.ring);
     lp_timers_fork_child();
+    lp_wall_fork_child();
+    session.is_wall = 0;
     pthread_mutex_unlock(&session.sig_mu);
     pthread_mutex_unlock(&session.cred_mu);
     atomic_store(&smp_sampler.in_flight, 0);
@@ -497,6 +513,33 @@ static unsigned walk_mode_of(unsigned unwinder)
     }
 }
 
+/* PROF_MODE=wall: the context-switch events, on this thread (the session's first), which
+ * every thread started from now on inherits (libprof/wall.h). Without them the profile is
+ * of CPU time, and a note says why. */
+static void start_wall(void)
+{
+    session.is_wall = 0;
+    smp_sampler.running_state = 0;
+    if (session.cfg.mode != PROF_MODE_WALL)
+        return;
+    int with_stacks = 0;
+    int rc = lp_wall_start(session.cfg.freq_hz, session.cfg.max_depth, &session.kernel_ends,
+                           &with_stacks);
+    if (rc != 0) {
+        lp_note("PROF_MODE=wall: the kernel gives no context-switch records here "
+                "(perf_event_open: %s; see /proc/sys/kernel/perf_event_paranoid); the profile "
+                "is of CPU time", strerror(-rc));
+        session.cfg.mode = PROF_MODE_CPU;
+        return;
+    }
+    if (!with_stacks)
+        lp_note("PROF_MODE=wall: the kernel does not record stacks at context switches here "
+                "(perf_event_paranoid above 1 without privileges): time off CPU has the pc the "
+                "thread waits at, from /proc, or no stack");
+    session.is_wall = 1;
+    smp_sampler.running_state = PROF_STATE_RUNNING;
+}
+
 static int start_session(int is_child, int sample_now)
 {
     int rc;
@@ -520,6 +563,7 @@ static int start_session(int is_child, int sample_now)
     session.owner_tid = (pid_t)syscall(SYS_gettid);
     lp_log_set_note_sink(record_note); /* the notes that waited, after the preamble */
     find_kernel_ends(&session.kernel_ends);
+    start_wall();
     write_process_record();
     lp_maps_write(&session.writer, session.start_ns);
     lp_threads_write_names(&session.writer, session.start_ns);
@@ -557,6 +601,7 @@ static int start_session(int is_child, int sample_now)
         lp_log("cannot start: %s; profiling disabled", strerror(-rc));
         return rc;
     }
+    lp_wall_set_writer(session.writer.tid);
     atomic_store(&session.state, LP_LIVE);
     if (sample_now)
         lp_session_set_active(1);
@@ -869,6 +914,8 @@ void lp_session_after_setxid(void)
         lp_writer_start(&session.writer, &session.ring) != 0)
         lp_log("cannot start the writer thread again after a change of user; profile output "
                "stopped");
+    else if (session.writer_stepped_out)
+        lp_wall_set_writer(session.writer.tid);
     session.writer_stepped_out = 0;
     pthread_mutex_unlock(&session.cred_mu);
 }

@@ -34,6 +34,7 @@
 #include "sampler/timer_thread.h"
 
 #define LP_DEFAULT_RT_OFFSET 2 /* default signal of the per-thread sources: SIGRTMAX - 2 */
+#define LP_TIMERS_CHECK_MAX 8u /* entries lp_timers_check() looks at per call */
 
 struct entry {
     pid_t tid;
@@ -56,6 +57,7 @@ static struct {
     int ksample;        /* kernel-only counters work here: each thread gets one */
     unsigned max_stack; /* frames a kernel-recorded call chain holds at most */
     unsigned khz;       /* the kernel-time counters' rate: reg.hz / LP_KSAMPLE_SLOWER */
+    size_t check_at;    /* the entry lp_timers_check() looks at next */
 } reg = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static pid_t self_tid(void)
@@ -431,7 +433,11 @@ int lp_timers_check(void)
 {
     int repaired = 0;
     pthread_mutex_lock(&reg.mu);
-    for (size_t i = 0; i < reg.n;) {
+    /* A few entries a call, in turn: the cost stays flat in the number of threads (a
+     * program with a thousand idle threads), and every entry is seen within a second or
+     * so. */
+    size_t i = reg.check_at < reg.n ? reg.check_at : 0;
+    for (size_t seen = 0; i < reg.n && seen < LP_TIMERS_CHECK_MAX; seen++) {
         struct entry *e = &reg.entries[i];
         if (e->kring.fd >= 0 && !smp_timer_perf_is(e->kring.fd, e->kring.id)) {
             /* The application closed the kernel-time counter's descriptor: its ring goes,
@@ -464,6 +470,7 @@ int lp_timers_check(void)
             *e = reg.entries[--reg.n]; /* the thread is gone */
         }
     }
+    reg.check_at = i;
     pthread_mutex_unlock(&reg.mu);
     return repaired;
 }

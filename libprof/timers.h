@@ -50,9 +50,10 @@ void lp_timers_disarm_all(void);
 void lp_timers_fork_prepare(void);
 void lp_timers_fork_parent(void);
 void lp_timers_fork_child(void);
-/* Checks that every perf counter's descriptor is still ours (an application that closes
- * all its descriptors closes ours too) and opens a new counter where it is not. Returns the
- * number replaced. The writer thread calls it every period. */
+/* Checks that perf counters' descriptors are still ours (an application that closes all
+ * its descriptors closes ours too) and opens a new counter where one is not: a few entries
+ * each call, in turn, so that its cost does not grow with the threads. Returns the number
+ * replaced. The writer thread calls it every period. */
 int lp_timers_check(void);
 /* The writer buffer's owner: moves the kernel-time samples of every thread's kernel-only
  * counter into w (libprof/ksamples.h). Returns the samples moved. */

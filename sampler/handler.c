@@ -340,7 +340,7 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
     slot->rec.weight = weight;
     slot->rec.stop_reason = why;
     slot->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
-    slot->rec.state = 0;
+    slot->rec.state = smp_sampler.running_state;
 #ifdef PROF_HAVE_LIBUNWIND
     struct smp_slot *twin = smp_sampler.check_unwind ? check_walk(ring, slot, uc, &walk) : NULL;
     smp_ring_publish(ring, slot);

@@ -59,6 +59,9 @@ struct smp_sampler {
                                                 * thread's last one (the process's, for
                                                 * itimer) in periods; 0: every sample weighs
                                                 * 1 (or its timer's overruns); libprof/ */
+    uint32_t running_state;                    /* the state a sample of ours carries:
+                                               * PROF_STATE_RUNNING in wall profiles, else
+                                               * 0; libprof/ before the first arm */
     uint64_t interval_ns;                      /* the mean interval each sample's next one is
                                                 * drawn around (sampler/jitter.h); 0: the
                                                 * timer's own period (hardware events in

@@ -134,7 +134,13 @@
 #define PROF_STAT_STOP_PENDING 25 /* truncated samples by reason: PROF_STOP_PENDING */
 #define PROF_STAT_CHECK_SAME 26   /* PROF_UNWIND=check: walks libunwind agreed with */
 #define PROF_STAT_CHECK_DIFF 27   /* and those it did not (PROF_SAMPLE_CHECK_DIFF) */
-#define PROF_STAT_N 28
+#define PROF_STAT_OFFCPU_SAMPLES 28 /* wall profiles: of the recorded samples, those of time
+                                     * off CPU (no signal: from the kernel's context-switch
+                                     * records) */
+#define PROF_STAT_OFFCPU_WEIGHT 29 /* and their summed weight */
+#define PROF_STAT_SWITCHES_LOST 30 /* wall profiles: context-switch records the kernel could
+                                    * not write (its ring was full) */
+#define PROF_STAT_N 31
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \
