@@ -52,7 +52,8 @@
 #define WALL_PAY_NS 1000000000ull    /* an episode's weight is written every second */
 #define WALL_SAMPLE_SKEW_NS 1000000ull /* a switch-out sample precedes its switch record */
 #define WALL_RECORD_MAX (SMP_PERF_KSTACK_BYTES + 8192u)
-#define WALL_LOOKS_MAX 4096u    /* /proc looks per period at most */
+#define WALL_LOOKS_MAX 256u     /* /proc looks per period at most */
+#define WALL_FAST_NS 500000000ull /* how long short waits keep the writer coming back soon */
 #define WALL_RAN_NS 100000u     /* CPU time a thread off CPU may seem to gain (its clock
                                  * read around the switch) */
 
@@ -63,6 +64,7 @@ struct event {
     uint64_t seq;        /* order read, for events of equal time */
     uint32_t tid;
     uint32_t kind;       /* enum ev_kind */
+    uint32_t is_looked;  /* EV_OUT: the thread was looked at after it (look_new()) */
     unsigned char *raw;  /* EV_SAMPLE: the record's body, malloc'd; owned */
     uint32_t raw_len;
 };
@@ -72,6 +74,7 @@ struct look {
     uint64_t at_ns;     /* 0: none */
     uint32_t state;     /* PROF_STATE_MAKE(kind, call) */
     uint64_t pc;        /* the user pc it waits at, 0 unknown */
+    uint64_t cpu_ns;    /* its CPU time then */
 };
 
 struct thr {
@@ -123,6 +126,10 @@ static struct {
     size_t n_thr, cap_thr;
     uint64_t rng;
     uint64_t lost_gen;  /* bumped when the kernel says it lost records */
+    unsigned n_blind;   /* episodes a thread left the CPU by itself for that ended before
+                         * they were looked at, this period */
+    uint64_t fast_until; /* the writer comes back sooner until then (WALL_FAST_NS after
+                          * the last blind episode) */
     size_t page;
     unsigned char *rec;
     uint64_t *frames;
@@ -557,6 +564,8 @@ static void settle(struct thr *t, uint64_t until)
     }
     if (l->at_ns < until) {
         t->label = *l;
+        t->cpu_ns = l->cpu_ns;
+        t->is_looked = 1;
         l->at_ns = 0;
     }
 }
@@ -651,6 +660,8 @@ static unsigned apply(struct lp_writer *w, struct event *e, int sampling)
     case EV_IN:
         if (t->is_off) {
             settle(t, e->time_ns);
+            if (!t->is_looked && !t->is_preempted)
+                wall.n_blind++;
             n = pay(w, t, e->time_ns, sampling);
             end_episode(t);
         }
@@ -693,8 +704,7 @@ static int ran_since_look(const struct thr *t)
 static void look(struct thr *t)
 {
     char path[64];
-    t->is_looked = 1;
-    t->cpu_ns = thread_cpu_ns(t->tid);
+    uint64_t cpu_ns = thread_cpu_ns(t->tid);
     uint64_t at = cmn_clock_ns(CLOCK_MONOTONIC);
     snprintf(path, sizeof(path), "/proc/self/task/%u/stat", t->tid);
     char *stat = lp_fd_slurp(path, NULL);
@@ -725,7 +735,29 @@ static void look(struct thr *t)
                     : letter == 'T' || letter == 't' ? PROF_STATE_STOPPED
                                                     : PROF_STATE_WAITING;
     t->pending = (struct look){.at_ns = at, .state = PROF_STATE_MAKE(kind, nr >= 0 ? nr : -1),
-                               .pc = (uint64_t)pc};
+                               .pc = (uint64_t)pc, .cpu_ns = cpu_ns};
+}
+
+/* Looks at the threads whose last record read says they left the CPU by themselves, still
+ * waiting now as far as the rings tell: the look is taken as soon as the records are, and
+ * settle() gives it to the episode its time falls in once that episode is applied. */
+static unsigned look_new(unsigned looks)
+{
+    for (size_t i = wall.n_ev; i-- > 0 && looks < WALL_LOOKS_MAX;) {
+        struct event *e = &wall.ev[i];
+        if (e->kind != EV_OUT || e->is_looked)
+            continue;
+        int is_last = 1;
+        for (size_t j = i + 1; j < wall.n_ev && is_last; j++)
+            is_last = wall.ev[j].tid != e->tid;
+        struct thr *t = is_last ? thr_get(e->tid, 1) : NULL;
+        e->is_looked = 1;
+        if (t == NULL || t->dead_ns)
+            continue;
+        look(t);
+        looks++;
+    }
+    return looks;
 }
 
 unsigned lp_wall_serve(struct lp_writer *w, int sampling, int all, int *busy)
@@ -739,6 +771,7 @@ unsigned lp_wall_serve(struct lp_writer *w, int sampling, int all, int *busy)
     qsort(wall.ev, wall.n_ev, sizeof(*wall.ev), by_time);
     unsigned n = 0;
     size_t done = 0;
+    wall.n_blind = 0;
     for (; done < wall.n_ev && wall.ev[done].time_ns < cut; done++) {
         n += apply(w, &wall.ev[done], sampling);
         free(wall.ev[done].raw);
@@ -757,6 +790,7 @@ unsigned lp_wall_serve(struct lp_writer *w, int sampling, int all, int *busy)
         }
         if (!t->tid || !t->is_off)
             continue;
+        settle(t, cut);
         if (all || cut - t->paid_ns >= WALL_PAY_NS || !sampling) {
             if (ran_since_look(t)) {
                 end_episode(t); /* its end went missing: it is left where it was paid */
@@ -765,11 +799,20 @@ unsigned lp_wall_serve(struct lp_writer *w, int sampling, int all, int *busy)
             settle(t, cut);
             n += pay(w, t, cut, sampling);
         }
-        if (!t->is_looked && !t->is_preempted && looks < WALL_LOOKS_MAX) {
+        if (!t->is_looked && !t->is_preempted && t->pending.at_ns == 0 &&
+            looks < WALL_LOOKS_MAX) {
             look(t);
             looks++;
         }
     }
+    look_new(looks);
+    /* Waits shorter than the writer's period ended unlooked at: look sooner, for half a
+     * second after the last (a program that parks threads for long, or does not wait, is
+     * left alone). */
+    if (wall.n_blind > 0)
+        wall.fast_until = cut + WALL_FAST_NS;
+    if (cut < wall.fast_until && busy)
+        *busy = 1;
     if (n)
         lp_writer_end_samples(w);
     return n;

@@ -27,7 +27,8 @@
  * unknown. Records the kernel could not write (its ring was full: counted) may hide the
  * end of an episode: after a loss, before each second's weight of a long one, the thread's
  * CPU clock is read, and a thread that ran since it was looked at has its episode ended
- * there. /proc is read once per episode that outlives a writer period (50 ms), and its
+ * there. /proc is read once per episode that outlives a writer period (50 ms; 5 ms while
+ * episodes end before they are looked at), and its
  * answer, taken at a known time, is given to the episode that time falls in, so that a
  * thread that ran and blocked again meanwhile never gets a label that was not its own.
  * The cost grows with context switches, not with threads: a parked thread costs nothing
@@ -61,8 +62,8 @@ void lp_wall_set_writer(pid_t writer_tid);
  * writes the weight of those ended and of those that have lasted a second; with `all`,
  * every episode's weight up to now (the end of an interval's file, the end of the
  * profile). sampling: whether samples are taken now (paused: time passes unweighted).
- * *busy (may be NULL) is set when a ring was more than a quarter full. Returns the samples
- * written. */
+ * *busy (may be NULL) is set when a ring was more than a quarter full or waits ended
+ * before they could be looked at (look sooner). Returns the samples written. */
 unsigned lp_wall_serve(struct lp_writer *w, int sampling, int all, int *busy);
 /* Closes the events and unmaps the rings (the end of the session). */
 void lp_wall_stop(void);

@@ -183,6 +183,9 @@ const char *rep_profile_thread_name(const struct rep_profile *p, uint32_t tid)
 
 double rep_profile_hz(const struct rep_profile *p)
 {
+    /* A wall profile's weights are periods of the rate asked for, on CPU and off. */
+    if (p->has_process && p->process.mode == PROF_MODE_WALL && p->process.requested_hz)
+        return p->process.requested_hz;
     /* Weight, not signals: a per-thread timer's sample may stand for several periods. */
     uint64_t ticks = p->stats[PROF_STAT_WEIGHT]    ? p->stats[PROF_STAT_WEIGHT]
                      : p->stats[PROF_STAT_SIGNALS] ? p->stats[PROF_STAT_SIGNALS]

@@ -147,7 +147,8 @@ const char *rep_profile_thread_name(const struct rep_profile *p, uint32_t tid);
 
 /* The sampling rate p's samples were taken at, in timer ticks per CPU second: the rate
  * the timer delivered, from the stats (signals over CPU time), else the effective rate
- * the library knew in advance, else the requested one; 0 when none is known. */
+ * the library knew in advance, else the requested one; 0 when none is known. For a wall
+ * profile, the requested rate: its weights are periods of it, on CPU and off. */
 double rep_profile_hz(const struct rep_profile *p);
 
 /* Frame i (0 is the leaf) of sample s. */

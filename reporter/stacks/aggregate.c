@@ -17,6 +17,7 @@
 #include "reporter/base/progress.h"
 #include "reporter/input/profile.h"
 #include "reporter/stacks/filter.h"
+#include "reporter/stacks/states.h"
 #include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 
@@ -38,6 +39,12 @@ void rep_agg_fini(struct rep_agg *a)
         free(a->maps[i].path);
     free(a->maps);
     free(a->locs);
+    free(a->is_state);
+    for (size_t i = 0; i < a->n_labels; i++) {
+        free(a->labels[i].key);
+        free(a->labels[i].value);
+    }
+    free(a->labels);
     memset(a, 0, sizeof(*a));
 }
 
@@ -72,8 +79,16 @@ static int reserve(struct rep_agg *a, size_t n)
 
 int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight)
 {
+    bool is_off = n > 0 && rep_agg_is_state(a, ids[n - 1]);
+    return rep_agg_add_split(a, ids, n, weight, is_off ? weight : 0);
+}
+
+int rep_agg_add_split(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight,
+                      uint64_t off_weight)
+{
     a->n_samples++;
     a->total_weight += weight;
+    a->off_weight += off_weight;
     if (n == 0) {
         a->n_empty++;
         return CMN_OK;
@@ -86,6 +101,7 @@ int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weigh
             if (st->hash == hash && st->n_ids == n &&
                 memcmp(a->ids + st->ids_at, ids, n * sizeof(*ids)) == 0) {
                 st->weight += weight;
+                st->off_weight += off_weight;
                 return CMN_OK;
             }
         }
@@ -93,20 +109,61 @@ int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weigh
     if (reserve(a, n) != CMN_OK) {
         a->n_samples--;
         a->total_weight -= weight;
+        a->off_weight -= off_weight;
         return CMN_E_NOMEM;
     }
     memcpy(a->ids + a->n_ids, ids, n * sizeof(*ids));
-    a->stacks[a->n_stacks] = (struct rep_stack){
-        .ids_at = a->n_ids, .n_ids = (uint32_t)n, .weight = weight, .hash = hash};
+    a->stacks[a->n_stacks] = (struct rep_stack){.ids_at = a->n_ids,
+                                                .n_ids = (uint32_t)n,
+                                                .weight = weight,
+                                                .off_weight = off_weight,
+                                                .hash = hash};
     table_insert(a->table, a->table_cap, hash, a->n_stacks);
     a->n_ids += n;
     a->n_stacks++;
     return CMN_OK;
 }
 
+/* Keeps of a's labels those p has too, with the same value (the first profile's are all
+ * kept). */
+static void narrow_labels(struct rep_agg *a, const struct rep_profile *p)
+{
+    if (!a->has_labels) {
+        a->has_labels = true;
+        a->labels = calloc(p->n_labels ? p->n_labels : 1, sizeof(*a->labels));
+        for (size_t i = 0; a->labels && i < p->n_labels; i++) {
+            char *k = strdup(p->labels[i].key), *v = strdup(p->labels[i].value);
+            if (!k || !v) {
+                free(k);
+                free(v);
+                continue;
+            }
+            a->labels[a->n_labels++] = (struct rep_agg_label){.key = k, .value = v};
+        }
+        return;
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < a->n_labels; i++) {
+        bool is_there = false;
+        for (size_t j = 0; j < p->n_labels && !is_there; j++)
+            is_there = strcmp(p->labels[j].key, a->labels[i].key) == 0 &&
+                       strcmp(p->labels[j].value, a->labels[i].value) == 0;
+        if (is_there) {
+            a->labels[kept++] = a->labels[i];
+        } else {
+            free(a->labels[i].key);
+            free(a->labels[i].value);
+        }
+    }
+    a->n_labels = kept;
+}
+
 /* Records the rate of p's samples, to turn weights into seconds. */
 static void add_time(struct rep_agg *a, const struct rep_profile *p, uint64_t weight)
 {
+    narrow_labels(a, p);
+    if (p->has_process && p->process.mode == PROF_MODE_WALL)
+        a->is_wall = true;
     double hz = rep_profile_hz(p);
     uint32_t requested = p->has_process ? p->process.requested_hz : 0;
     a->requested_hz = a->n_profiles == 0 || a->requested_hz == requested ? requested : 0;
@@ -204,6 +261,26 @@ static int push_label(struct rep_agg *a, struct rep_names *names, const char *la
     return CMN_OK;
 }
 
+/* Appends the frame of a thread state off CPU ("[sleep: futex]") after *n ids, and
+ * remembers its id as a state's. */
+static int push_state(struct rep_agg *a, struct rep_names *names, uint32_t state, size_t *n)
+{
+    char buf[64];
+    size_t len = rep_state_frame(state, buf, sizeof(buf));
+    uint32_t id;
+    if (scratch_room(a, *n, 1) != CMN_OK || rep_names_intern(names, buf, len, &id) != CMN_OK)
+        return CMN_E_NOMEM;
+    if (id >= a->n_is_state) {
+        size_t old = a->n_is_state;
+        if (!CMN_GROW(a->is_state, a->n_is_state, (size_t)id + 1, 256))
+            return CMN_E_NOMEM;
+        memset(a->is_state + old, 0, (a->n_is_state - old) * sizeof(*a->is_state));
+    }
+    a->is_state[id] = true;
+    a->scratch[(*n)++] = id;
+    return CMN_OK;
+}
+
 /* Symbolizes sample smp into the scratch array, root first; *n gets the count of ids.
  * A caller the frame-pointer walk missed (rep_sym_leaf_caller) goes in as the leaf's
  * caller. The ids are gathered leaf first, then reversed. */
@@ -215,6 +292,9 @@ static int symbolize(struct rep_agg *a, struct rep_sym *sym, const struct rep_pr
     if (rep_sym_leaf_caller(sym, smp, &caller) != CMN_OK)
         return CMN_E_NOMEM;
     *n = 0;
+    /* The state of a thread off CPU is the leaf. */
+    if (rep_state_is_off_cpu(smp->state) && push_state(a, sym->names, smp->state, n) != CMN_OK)
+        return CMN_E_NOMEM;
     for (size_t f = 0; f < n_frames; f++) {
         if (push_frames(a, sym, rep_sample_frame(smp, f), f > 0, smp->time_ns, n) != CMN_OK)
             return CMN_E_NOMEM;

@@ -40,10 +40,17 @@ struct rep_agg_loc {
 };
 
 struct rep_stack {
-    size_t ids_at;   /* index of its first (root) id in rep_agg.ids */
-    uint32_t n_ids;  /* frames, at least 1 */
-    uint64_t weight; /* summed sample weights */
-    uint64_t hash;   /* of the ids, for the table */
+    size_t ids_at;       /* index of its first (root) id in rep_agg.ids */
+    uint32_t n_ids;      /* frames, at least 1 */
+    uint64_t weight;     /* summed sample weights */
+    uint64_t off_weight; /* of that, the weight of samples off CPU (wall profiles) */
+    uint64_t hash;       /* of the ids, for the table */
+};
+
+/* A label every profile added has (PROF_REC_LABELS), for the pprof output. */
+struct rep_agg_label {
+    char *key;   /* owned */
+    char *value; /* owned */
 };
 
 struct rep_agg {
@@ -62,6 +69,14 @@ struct rep_agg {
     size_t cap_scratch;
 
     uint64_t total_weight; /* of every sample added */
+    uint64_t off_weight;   /* of those, the weight of samples off CPU (wall profiles) */
+    bool *is_state;        /* per name id: a thread state's frame ("[sleep: futex]"); entries
+                            * past n_is_state are false */
+    size_t n_is_state;
+    bool is_wall;          /* a profile added is a wall-clock one */
+    struct rep_agg_label *labels; /* the labels all profiles added have in common */
+    size_t n_labels;
+    bool has_labels;       /* labels holds the first profile's, narrowed since */
     uint64_t n_samples;    /* samples added, the empty ones included */
     uint64_t n_empty;      /* samples without frames, which make no stack */
     double seconds;        /* weight over each profile's rate, for profiles with a rate */
@@ -97,8 +112,16 @@ int rep_agg_init(struct rep_agg *a);
 /* Frees what a owns. Accepts NULL. */
 void rep_agg_fini(struct rep_agg *a);
 /* Adds weight to the stack of n ids at ids (root first); n may be 0 (counted, no stack).
- * CMN_OK or CMN_E_NOMEM. */
+ * The weight is off CPU when the leaf is a state's frame. CMN_OK or CMN_E_NOMEM. */
 int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight);
+/* The same with the part of weight off CPU given (off_weight <= weight). */
+int rep_agg_add_split(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight,
+                      uint64_t off_weight);
+/* Whether name id is a thread state's frame. */
+static inline bool rep_agg_is_state(const struct rep_agg *a, uint32_t id)
+{
+    return id < a->n_is_state && a->is_state[id];
+}
 /* Symbolizes every sample of p that a->filter keeps with sym (already switched to p) and
  * adds it, with the root frames is_threads and is_processes ask for. CMN_OK or
  * CMN_E_NOMEM. */

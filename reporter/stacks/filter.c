@@ -148,7 +148,7 @@ bool rep_filter_keeps_sample(const struct rep_filter *f, const struct rep_profil
         if (s->flags & PROF_SAMPLE_ORACLE)
             return false;
     }
-    if (!keeps_thread(f, p, s->tid))
+    if (!keeps_thread(f, p, s->tid) || !rep_state_sel_keeps(&f->states, s->state))
         return false;
     if (f->has_from || f->has_to) {
         uint64_t start = start_of(p);

@@ -3,7 +3,8 @@
  * Sample selection for `prof report`: which samples of which profiles go into the
  * aggregate. By sample: thread ids (--tid), thread names (--thread, the latest name the
  * profile's THREAD records give the tid, compared whole), a time window in seconds from the
- * profile's start (--from, --to: from <= t < to). By profile: process ids (--pid). By
+ * profile's start (--from, --to: from <= t < to), the thread's state (--state,
+ * reporter/stacks/states.h). By profile: process ids (--pid). By
  * symbolized stack: --focus keeps the stacks with at least one frame whose name matches a
  * POSIX extended regular expression, --ignore drops those with one; both are decided once
  * per name id and remembered. Each kind of condition is off until given; conditions of one
@@ -18,6 +19,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "reporter/stacks/states.h"
 
 struct cmn_err;
 struct rep_names;
@@ -42,6 +45,7 @@ struct rep_filter {
     uint8_t *verdicts; /* per name id: FILTER_* bits, 0 when not yet decided */
     size_t cap_verdicts;
     unsigned unwind_check; /* REP_FILTER_CHECK_* (--unwind-check) */
+    struct rep_state_sel states; /* --state; empty keeps every state */
 };
 
 /* Which samples of a PROF_UNWIND=check profile count: the profile's own (libunwind's

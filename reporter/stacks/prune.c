@@ -44,8 +44,8 @@ static int cut(const struct rep_flame *t, const struct rep_agg *in, struct rep_n
         uint32_t pruned;
         if (k == 0 && rep_names_intern(names, "[pruned]", 8, &pruned) != CMN_OK)
             return CMN_E_NOMEM;
-        if (rep_agg_add(out, k == 0 ? &pruned : ids, k == 0 ? 1 : k, in->stacks[s].weight) !=
-            CMN_OK)
+        if (rep_agg_add_split(out, k == 0 ? &pruned : ids, k == 0 ? 1 : k, in->stacks[s].weight,
+                              in->stacks[s].off_weight) != CMN_OK)
             return CMN_E_NOMEM;
     }
     return CMN_OK;
@@ -69,6 +69,8 @@ int rep_prune(struct rep_agg *in, struct rep_names *names, double percent,
     }
     /* The totals are in's: nothing was dropped, only moved up the tree. */
     out->total_weight = in->total_weight;
+    out->off_weight = in->off_weight;
+    out->is_wall = in->is_wall;
     out->n_samples = in->n_samples;
     out->n_empty = in->n_empty;
     out->seconds = in->seconds;
@@ -86,9 +88,18 @@ int rep_prune(struct rep_agg *in, struct rep_names *names, double percent,
     out->maps = in->maps;
     out->n_maps = in->n_maps;
     out->cap_maps = in->cap_maps;
+    out->is_state = in->is_state;
+    out->n_is_state = in->n_is_state;
+    out->labels = in->labels;
+    out->n_labels = in->n_labels;
+    out->has_labels = in->has_labels;
     in->locs = NULL;
     in->n_locs = 0;
     in->maps = NULL;
     in->n_maps = in->cap_maps = 0;
+    in->is_state = NULL;
+    in->n_is_state = 0;
+    in->labels = NULL;
+    in->n_labels = 0;
     return CMN_OK;
 }

@@ -71,6 +71,8 @@ int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct cmn_err *
             s->filter.to_ns = (uint64_t)(d * 1e9);
         }
         break;
+    case REP_SEL_STATE:
+        return rep_state_sel_parse(&s->filter.states, arg, err);
     case REP_SEL_FOCUS:
         return rep_filter_set_focus(&s->filter, arg, err);
     case REP_SEL_IGNORE:

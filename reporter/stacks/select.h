@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The options of `prof report` that choose what is counted and how frames are named:
- * --lines, --tid, --thread, --select-pid, --from, --to, --focus, --ignore, --prune,
- * --threads, --processes, --unwind-check (--pid and --min-percent are the old names of
+ * --lines, --tid, --thread, --select-pid, --from, --to, --state, --focus, --ignore,
+ * --prune, --threads, --processes, --unwind-check (--pid and --min-percent are the old names of
  * --select-pid and --prune, still taken). main() passes each such option it meets to
  * rep_sel_option(),
  * then hands the symbolizer and the aggregate to rep_sel_apply() before reading, and the
@@ -34,6 +34,7 @@ enum {
     REP_SEL_THREADS,
     REP_SEL_PROCESSES,
     REP_SEL_UNWIND_CHECK,
+    REP_SEL_STATE,
     REP_SEL_END /* one past the last */
 };
 
@@ -51,7 +52,8 @@ enum {
         {"min-percent", required_argument, NULL, REP_SEL_PRUNE},                              \
         {"threads", no_argument, NULL, REP_SEL_THREADS},                                      \
         {"processes", no_argument, NULL, REP_SEL_PROCESSES},                                  \
-        {"unwind-check", required_argument, NULL, REP_SEL_UNWIND_CHECK}
+        {"unwind-check", required_argument, NULL, REP_SEL_UNWIND_CHECK},                      \
+        {"state", required_argument, NULL, REP_SEL_STATE}
 
 struct rep_sel {
     struct rep_filter filter; /* the sample and stack conditions; owned */
