@@ -154,6 +154,19 @@ static void write_process_record(void)
         lp_writer_commit(&session.writer, cmn_record_process(dst, need, &p, exe));
 }
 
+/* PROF_LABELS: every file of the run says them, right after its PROCESS record. */
+static void write_labels_record(void)
+{
+    if (session.cfg.n_labels == 0)
+        return;
+    size_t need = cmn_record_labels_size(session.cfg.labels_bytes);
+    void *dst = lp_writer_reserve(&session.writer, need);
+    if (dst)
+        lp_writer_commit(&session.writer,
+                         cmn_record_labels(dst, need, session.cfg.n_labels,
+                                           session.cfg.labels, session.cfg.labels_bytes));
+}
+
 static void write_stats_record(void)
 {
     uint64_t c[PROF_STAT_N];
@@ -565,6 +578,7 @@ static int start_session(int is_child, int sample_now)
     find_kernel_ends(&session.kernel_ends);
     start_wall();
     write_process_record();
+    write_labels_record();
     lp_maps_write(&session.writer, session.start_ns);
     lp_threads_write_names(&session.writer, session.start_ns);
     lp_writer_flush(&session.writer);

@@ -29,6 +29,7 @@
 /* profile.proto field numbers. */
 #define PF_SAMPLE_TYPE 1
 #define PF_SAMPLE 2
+#define PF_SAMPLE_LABEL 3 /* in a Sample */
 #define PF_MAPPING 3
 #define PF_LOCATION 4
 #define PF_FUNCTION 5
@@ -41,7 +42,7 @@
 struct pprof_ctx {
     struct rep_pb msg;       /* the Profile message */
     struct rep_pb sub;       /* one embedded message while it is built */
-    struct rep_pb line;      /* one Line inside a Location */
+    struct rep_pb line;      /* one Line inside a Location, or a Label inside a Sample */
     struct rep_names strs;   /* the string table: id = index */
     struct rep_names runs;   /* the locations: id + 1 = location id, text "id,id,..." */
     bool *is_inlined;        /* per name id: its name ends in " [inlined]" */
@@ -176,6 +177,14 @@ static void put_samples(struct pprof_ctx *c, uint64_t period)
         rep_pb_clear(&c->sub);
         rep_pb_packed(&c->sub, 1, locs, n_locs);
         rep_pb_packed(&c->sub, 2, values, 2);
+        /* The profiles' labels (PROF_LABELS), on every sample: what a continuous-profiling
+         * service files the profile under. */
+        for (size_t l = 0; l < a->n_labels; l++) {
+            rep_pb_clear(&c->line);
+            rep_pb_varint(&c->line, 1, str_of(c, a->labels[l].key));
+            rep_pb_varint(&c->line, 2, str_of(c, a->labels[l].value));
+            rep_pb_bytes(&c->sub, PF_SAMPLE_LABEL, c->line.data, c->line.n);
+        }
         rep_pb_bytes(&c->msg, PF_SAMPLE, c->sub.data, c->sub.n);
     }
     free(locs);
@@ -332,8 +341,10 @@ int rep_out_pprof(FILE *out, const struct rep_agg *a, const struct rep_names *na
     rep_names_init(&c.runs);
     str_of(&c, ""); /* index 0 */
     uint64_t period = period_ns(a);
+    /* A wall profile's weights are wall time, on CPU and off. */
+    const char *kind = a->is_wall ? "wall" : "cpu";
     put_value_type(&c, PF_SAMPLE_TYPE, "samples", "count");
-    put_value_type(&c, PF_SAMPLE_TYPE, "cpu", "nanoseconds");
+    put_value_type(&c, PF_SAMPLE_TYPE, kind, "nanoseconds");
     bool *used = used_ids(&c);
     if (used == NULL) {
         c.msg.is_failed = true;
@@ -349,7 +360,7 @@ int rep_out_pprof(FILE *out, const struct rep_agg *a, const struct rep_names *na
         rep_pb_varint(&c.msg, PF_TIME_NANOS, a->start_real_ns);
     if (a->duration_ns != 0)
         rep_pb_varint(&c.msg, PF_DURATION_NANOS, a->duration_ns);
-    put_value_type(&c, PF_PERIOD_TYPE, "cpu", "nanoseconds");
+    put_value_type(&c, PF_PERIOD_TYPE, kind, "nanoseconds");
     rep_pb_varint(&c.msg, PF_PERIOD, period);
     /* The string table goes last, once every string has its index. */
     for (uint32_t i = 0; i < c.strs.n_names; i++)

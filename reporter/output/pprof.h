@@ -2,9 +2,11 @@
 /*
  * The pprof output: a gzipped profile.proto message (github.com/google/pprof,
  * proto/profile.proto), readable by `go tool pprof` and `pprof`. Two sample types,
- * samples/count and cpu/nanoseconds (the weight, and the weight times the sampling period);
- * period_type cpu/nanoseconds with the period the profiles were taken at; time_nanos the
- * earliest profile's wall-clock start and duration_nanos the longest profile's duration.
+ * samples/count and cpu/nanoseconds (the weight, and the weight times the sampling period;
+ * wall/nanoseconds when a profile is a wall-clock one); period_type the same with the
+ * period the profiles were taken at; time_nanos the earliest profile's wall-clock start and
+ * duration_nanos the longest profile's duration. Every sample carries the labels all the
+ * profiles have (PROF_LABELS: service=api, ...) as string labels.
  *
  * Every distinct frame name of the aggregate is one function. A location is a function
  * with the functions inlined into it at one address (frames named "func [inlined]" right

@@ -221,8 +221,14 @@ static uint32_t hsl_rgb(double h, double s, double l)
         r = c, g = x;
     else if (hp < 2)
         r = x, g = c;
-    else
+    else if (hp < 3)
         g = c, b = x;
+    else if (hp < 4)
+        g = x, b = c;
+    else if (hp < 5)
+        r = x, b = c;
+    else
+        r = c, b = x;
     double m = l - c / 2.0;
     uint32_t ri = (uint32_t)((r + m) * 255.0 + 0.5), gi = (uint32_t)((g + m) * 255.0 + 0.5);
     uint32_t bi = (uint32_t)((b + m) * 255.0 + 0.5);
@@ -237,6 +243,17 @@ static uint32_t warm_color(const char *name)
     double hue = (double)(h % 1000) / 1000.0 * 52.0;
     double sat = 0.72 + (double)((h >> 16) % 1000) / 1000.0 * 0.2;
     double light = 0.52 + (double)((h >> 32) % 1000) / 1000.0 * 0.12;
+    return hsl_rgb(hue, sat, light);
+}
+
+/* A cool colour (blue through teal) for frames whose time is all off CPU (a wall profile's
+ * waits), from the name as warm_color() does. */
+static uint32_t cool_color(const char *name)
+{
+    uint64_t h = cmn_hash_bytes(name, strlen(name));
+    double hue = 190.0 + (double)(h % 1000) / 1000.0 * 40.0;
+    double sat = 0.45 + (double)((h >> 16) % 1000) / 1000.0 * 0.25;
+    double light = 0.58 + (double)((h >> 32) % 1000) / 1000.0 * 0.12;
     return hsl_rgb(hue, sat, light);
 }
 
@@ -303,7 +320,7 @@ static void put_frame(FILE *out, const struct rep_flame *f, const struct rep_nam
     if (o->color != NULL)
         o->color(o->hook_ctx, f, i, &rgb);
     else if (i != REP_FLAME_ROOT)
-        rgb = warm_color(name);
+        rgb = nd->off > 0 && nd->off == nd->total ? cool_color(name) : warm_color(name);
 
     fprintf(out,
             "<g class=\"f\" data-s=\"%" PRIu64 "\" data-t=\"%" PRIu64 "\" data-d=\"%" PRIu32

@@ -19,6 +19,7 @@ struct top_row {
     uint32_t id;
     uint64_t flat;
     uint64_t cum;
+    uint64_t cum_off; /* of cum, off CPU (wall profiles) */
 };
 
 /* Sort context for qsort, which has none of its own. */
@@ -56,6 +57,7 @@ static int collect(const struct rep_agg *a, uint32_t n_names, struct top_row **r
                 continue;
             stamp[ids[f]] = i + 1;
             all[ids[f]].cum += st->weight;
+            all[ids[f]].cum_off += st->off_weight;
         }
     }
     size_t n = 0;
@@ -87,6 +89,8 @@ static void print_header(FILE *out, const struct rep_agg *a, size_t shown, size_
                          bool is_by_cum)
 {
     fprintf(out, "Total: %" PRIu64 " samples", a->total_weight);
+    if (a->off_weight > 0)
+        fprintf(out, ", %.2f%% off CPU", percent(a->off_weight, a->total_weight));
     if (a->seconds > 0 && !a->is_time_partial) {
         /* The rate shown is the one delivered, over all profiles; the timer may deliver
          * less than was asked for (the kernel's tick caps it), and then both are shown. */
@@ -100,7 +104,11 @@ static void print_header(FILE *out, const struct rep_agg *a, size_t shown, size_
     if (shown < n_rows)
         fprintf(out, "Showing %zu of %zu functions, by %s\n", shown, n_rows,
                 is_by_cum ? "cum" : "flat");
-    fprintf(out, "%8s %7s %7s %8s %7s\n", "flat", "flat%", "sum%", "cum", "cum%");
+    fprintf(out, "%8s %7s %7s %8s %7s", "flat", "flat%", "sum%", "cum", "cum%");
+    /* A wall profile: cum split into the time on CPU and the time off it (waiting). */
+    if (a->off_weight > 0)
+        fprintf(out, " %8s %8s", "on-cpu", "off-cpu");
+    fputc('\n', out);
 }
 
 /* Prints name with control characters as spaces, so that a row stays one line. */
@@ -127,9 +135,12 @@ int rep_out_top(FILE *out, const struct rep_agg *a, const struct rep_names *name
     for (size_t i = 0; i < shown; i++) {
         const struct top_row *r = &rows[i];
         sum += r->flat;
-        fprintf(out, "%8" PRIu64 " %6.2f%% %6.2f%% %8" PRIu64 " %6.2f%%  ", r->flat,
+        fprintf(out, "%8" PRIu64 " %6.2f%% %6.2f%% %8" PRIu64 " %6.2f%%", r->flat,
                 percent(r->flat, a->total_weight), percent(sum, a->total_weight), r->cum,
                 percent(r->cum, a->total_weight));
+        if (a->off_weight > 0)
+            fprintf(out, " %8" PRIu64 " %8" PRIu64, r->cum - r->cum_off, r->cum_off);
+        fputs("  ", out);
         print_name(out, rep_names_get(names, r->id));
     }
     free(rows);

@@ -114,6 +114,12 @@ static int find_or_add(struct rep_flame *f, uint32_t parent, uint32_t name_id, u
 
 int rep_flame_add(struct rep_flame *f, const uint32_t *ids, size_t n, uint64_t weight)
 {
+    return rep_flame_add_split(f, ids, n, weight, 0);
+}
+
+int rep_flame_add_split(struct rep_flame *f, const uint32_t *ids, size_t n, uint64_t weight,
+                        uint64_t off_weight)
+{
     /* The nodes are made first and weighed after, so that a failure leaves every weight
      * as it was. */
     uint32_t node = REP_FLAME_ROOT;
@@ -121,8 +127,10 @@ int rep_flame_add(struct rep_flame *f, const uint32_t *ids, size_t n, uint64_t w
         if (find_or_add(f, node, ids[i], &node) != CMN_OK)
             return CMN_E_NOMEM;
     f->nodes[node].self += weight;
-    for (; node != REP_FLAME_NONE; node = f->nodes[node].parent)
+    for (; node != REP_FLAME_NONE; node = f->nodes[node].parent) {
         f->nodes[node].total += weight;
+        f->nodes[node].off += off_weight;
+    }
     return CMN_OK;
 }
 
@@ -133,7 +141,8 @@ int rep_flame_build(struct rep_flame *f, const struct rep_agg *a, const struct r
     uint64_t stacked = 0;
     for (size_t i = 0; i < a->n_stacks; i++) {
         const struct rep_stack *st = &a->stacks[i];
-        if (rep_flame_add(f, rep_agg_stack_ids(a, i), st->n_ids, st->weight) != CMN_OK)
+        if (rep_flame_add_split(f, rep_agg_stack_ids(a, i), st->n_ids, st->weight,
+                                st->off_weight) != CMN_OK)
             goto fail;
         stacked += st->weight;
     }

@@ -35,6 +35,7 @@ struct rep_flame_node {
     uint32_t depth;        /* 0 for the root, 1 for the outermost functions */
     uint64_t self;         /* weight of the stacks that end here */
     uint64_t total;        /* weight of the stacks that pass through here, self included */
+    uint64_t off;          /* of total, the weight off CPU (wall profiles) */
     uint64_t start;        /* weight left of this frame in the graph; set by rep_flame_order */
 };
 
@@ -86,6 +87,9 @@ void rep_flame_fini(struct rep_flame *f);
  * CMN_OK or CMN_E_NOMEM (the tree keeps the part of the path already added, with its
  * weights unchanged). Call rep_flame_order() again before reading start or siblings. */
 int rep_flame_add(struct rep_flame *f, const uint32_t *ids, size_t n, uint64_t weight);
+/* The same, off_weight of it off CPU. */
+int rep_flame_add_split(struct rep_flame *f, const uint32_t *ids, size_t n, uint64_t weight,
+                        uint64_t off_weight);
 /* rep_flame_init, then every stack of a, the empty samples as the root's self, the
  * seconds of a (when every profile had a rate), then rep_flame_order by name. On failure
  * f is empty (fini'd). CMN_OK or CMN_E_NOMEM. */

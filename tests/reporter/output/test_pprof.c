@@ -178,3 +178,79 @@ Test(out_pprof, writes_a_gzipped_profile_with_samples_strings_and_types)
     rep_agg_fini(&agg);
     rep_names_fini(&names);
 }
+
+/* The profiles' labels go on every sample as string labels; a wall profile's values are
+ * wall time. */
+Test(out_pprof, labels_every_sample_and_names_wall_time)
+{
+    struct rep_names names;
+    struct rep_agg agg;
+    rep_names_init(&names);
+    rep_agg_init(&agg);
+    uint32_t main_id, f_id;
+    rep_names_intern(&names, "main", 4, &main_id);
+    rep_names_intern(&names, "f", 1, &f_id);
+    cr_assert_eq(rep_agg_add(&agg, (uint32_t[]){main_id, f_id}, 2, 3), CMN_OK);
+    cr_assert_eq(rep_agg_add(&agg, (uint32_t[]){main_id}, 1, 2), CMN_OK);
+    agg.is_wall = true;
+    agg.labels = calloc(2, sizeof(*agg.labels));
+    agg.labels[0] = (struct rep_agg_label){.key = strdup("service"), .value = strdup("api")};
+    agg.labels[1] = (struct rep_agg_label){.key = strdup("version"), .value = strdup("1.2")};
+    agg.n_labels = 2;
+
+    char path[] = "/tmp/prof-test-pprof-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert_geq(fd, 0);
+    FILE *out = fdopen(fd, "w");
+    cr_assert_eq(rep_out_pprof(out, &agg, &names), CMN_OK);
+    fclose(out);
+    size_t n;
+    unsigned char *msg = gunzip(path, &n);
+    unlink(path);
+
+    const char *strs[64];
+    size_t strl[64], n_strs = 0, n_samples = 0, labels_per_sample[4] = {0};
+    uint64_t label_key[4][2], label_str[4][2];
+    const unsigned char *p = msg, *end = msg + n;
+    struct field f;
+    while (next_field(&p, end, &f)) {
+        if (f.num == 6 && n_strs < 64) {
+            strs[n_strs] = (const char *)f.p;
+            strl[n_strs++] = f.n;
+        } else if (f.num == 2 && n_samples < 4) {
+            const unsigned char *q = f.p, *qend = f.p + f.n;
+            struct field s;
+            while (next_field(&q, qend, &s)) {
+                if (s.num != 3)
+                    continue;
+                const unsigned char *r = s.p, *rend = s.p + s.n;
+                struct field l;
+                size_t k = labels_per_sample[n_samples]++;
+                while (next_field(&r, rend, &l) && k < 2) {
+                    if (l.num == 1)
+                        label_key[n_samples][k] = l.v;
+                    if (l.num == 2)
+                        label_str[n_samples][k] = l.v;
+                }
+            }
+            n_samples++;
+        }
+    }
+    cr_assert_eq(n_samples, 2);
+    for (size_t i = 0; i < n_samples; i++) {
+        cr_assert_eq(labels_per_sample[i], 2);
+        cr_assert(label_key[i][0] < n_strs && label_str[i][1] < n_strs);
+        cr_expect_eq(strl[label_key[i][0]], 7);
+        cr_expect_eq(memcmp(strs[label_key[i][0]], "service", 7), 0);
+        cr_expect_eq(memcmp(strs[label_str[i][0]], "api", 3), 0);
+        cr_expect_eq(memcmp(strs[label_key[i][1]], "version", 7), 0);
+        cr_expect_eq(memcmp(strs[label_str[i][1]], "1.2", 3), 0);
+    }
+    int has_wall = 0;
+    for (size_t i = 0; i < n_strs; i++)
+        has_wall |= strl[i] == 4 && memcmp(strs[i], "wall", 4) == 0;
+    cr_expect(has_wall, "no \"wall\" sample type");
+    free(msg);
+    rep_agg_fini(&agg);
+    rep_names_fini(&names);
+}

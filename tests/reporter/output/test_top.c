@@ -101,3 +101,28 @@ Test(out_top, prints_an_empty_profile)
     free(text);
     teardown(&fx);
 }
+
+/* A wall profile: cum split into on-CPU and off-CPU columns. */
+Test(out_top, splits_a_wall_profile_into_on_and_off_cpu)
+{
+    struct fixture fx;
+    fixture_init(&fx);
+    uint32_t main_id, lock_id, work_id, state_id;
+    rep_names_intern(&fx.names, "main", 4, &main_id);
+    rep_names_intern(&fx.names, "lock", 4, &lock_id);
+    rep_names_intern(&fx.names, "work", 4, &work_id);
+    rep_names_intern(&fx.names, "[sleep: futex]", 14, &state_id);
+    cr_assert_eq(rep_agg_add_split(&fx.agg, (uint32_t[]){main_id, work_id}, 2, 6, 0), CMN_OK);
+    cr_assert_eq(rep_agg_add_split(&fx.agg, (uint32_t[]){main_id, lock_id, state_id}, 3, 4, 4),
+                 CMN_OK);
+    char *text = top(&fx, 0, false);
+    cr_assert_str_eq(text, "Total: 10 samples, 40.00% off CPU\n"
+                           "    flat   flat%    sum%      cum    cum%   on-cpu  off-cpu\n"
+                           "       6  60.00%  60.00%        6  60.00%        6        0  work\n"
+                           "       4  40.00% 100.00%        4  40.00%        0        4  "
+                           "[sleep: futex]\n"
+                           "       0   0.00% 100.00%       10 100.00%        6        4  main\n"
+                           "       0   0.00% 100.00%        4  40.00%        0        4  lock\n");
+    free(text);
+    teardown(&fx);
+}
