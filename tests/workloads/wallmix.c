@@ -17,11 +17,14 @@
  *   phase_mutex 0.2490
  *   phase_pipe 0.2522
  *   worker_tid 12345
+ *   eintr 0               system calls of any thread that failed with EINTR
  *
  *   wallmix SECONDS TRUTH_FILE
  */
 #define _GNU_SOURCE
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +48,7 @@ static uint64_t hold_ns, feed_ns;          /* how long the next turn waits; unde
 static int holding;                        /* the holder has the lock; under turn_mu */
 static int pipe_fd[2];
 static volatile uint64_t sink;
+static _Atomic unsigned n_eintr; /* EINTRs seen: a profiler must cause none */
 
 uint64_t phase_spin(uint64_t ns);
 uint64_t phase_sleep(uint64_t ns);
@@ -61,8 +65,8 @@ static uint64_t now_ns(void)
 static void sleep_ns(uint64_t ns)
 {
     struct timespec ts = {(time_t)(ns / 1000000000u), (long)(ns % 1000000000u)};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    while (nanosleep(&ts, &ts) != 0)
+        n_eintr += errno == EINTR;
 }
 
 KEEP uint64_t phase_spin(uint64_t ns)
@@ -106,8 +110,8 @@ KEEP uint64_t phase_pipe(uint64_t ns)
     pthread_cond_broadcast(&turn_cv);
     pthread_mutex_unlock(&turn_mu);
     char c;
-    while (read(pipe_fd[0], &c, 1) != 1) {
-    }
+    while (read(pipe_fd[0], &c, 1) != 1)
+        n_eintr += errno == EINTR;
     return ns;
 }
 
@@ -218,7 +222,7 @@ int main(int argc, char **argv)
         return 1;
     for (int k = 0; k < N_PHASES; k++)
         fprintf(f, "%s %.4f\n", names[k], (double)w.spent[k] / (double)w.total_ns);
-    fprintf(f, "worker_tid %ld\n", w.tid);
+    fprintf(f, "worker_tid %ld\neintr %u\n", w.tid, (unsigned)n_eintr);
     fclose(f);
     return 0;
 }
