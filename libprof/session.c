@@ -86,6 +86,17 @@ static struct {
     size_t ring_bytes;
     uint64_t start_ns;        /* CLOCK_MONOTONIC at start */
     uint64_t start_cpu_ns;    /* CLOCK_PROCESS_CPUTIME_ID at start */
+    char out_tmpl[PATH_MAX + 8]; /* the output template: PROF_OUTPUT, with ".%n" added for
+                               * PROF_INTERVAL when it names no interval apart */
+    unsigned file_seq;        /* PROF_INTERVAL: the current file's number (%n), from 0 */
+    uint64_t file_start_ns;   /* when the current file began (CLOCK_MONOTONIC) */
+    uint64_t file_start_real_ns; /* the same, CLOCK_REALTIME (%t) */
+    uint64_t file_cpu_ns;     /* the process's CPU time then */
+    uint64_t stats_base[PROF_STAT_N]; /* the counters when the current file began: each
+                               * file's STATS say what happened in it; the buffer's owner */
+    char **kept;              /* PROF_KEEP: the interval files written, oldest first */
+    unsigned n_kept;
+    int is_cut_failed;        /* a new interval file could not be opened: no more cuts */
     char start_cwd[PATH_MAX]; /* the working directory at start: a relative PROF_OUTPUT is
                                * taken from it, for this process, its fork children and the
                                * programs it execs (libprof/interpose.c) */
@@ -139,7 +150,7 @@ static uint64_t process_start_real_ns(void)
 static void write_process_record(void)
 {
     struct prof_rec_process p = {
-        .start_mono_ns = session.start_ns,
+        .start_mono_ns = session.file_start_ns,
         .requested_hz = session.cfg.freq_hz,
         .effective_hz = session.timer.effective_hz,
         .timer_source = (uint16_t)session.timer.source,
@@ -152,6 +163,18 @@ static void write_process_record(void)
     void *dst = lp_writer_reserve(&session.writer, need);
     if (dst)
         lp_writer_commit(&session.writer, cmn_record_process(dst, need, &p, exe));
+}
+
+static void write_labels_record(void);
+
+/* The first records of a file: who is profiled and how, its labels, the mappings and the
+ * threads' names at time_ns. */
+static void write_preamble(uint64_t time_ns)
+{
+    write_process_record();
+    write_labels_record();
+    lp_maps_write(&session.writer, time_ns);
+    lp_threads_write_names(&session.writer, time_ns);
 }
 
 /* PROF_LABELS: every file of the run says them, right after its PROCESS record. */
@@ -167,14 +190,19 @@ static void write_labels_record(void)
                                            session.cfg.labels, session.cfg.labels_bytes));
 }
 
+/* The counters of the current file: those counted since it began (an interval's file says
+ * what happened in it); the wall time and CPU time of its own span. */
 static void write_stats_record(void)
 {
     uint64_t c[PROF_STAT_N];
-    for (unsigned i = 0; i < PROF_STAT_N; i++)
-        c[i] = atomic_load_explicit(&smp_sampler.counters[i], memory_order_relaxed);
-    c[PROF_STAT_DURATION_NS] = cmn_clock_ns(CLOCK_MONOTONIC) - session.start_ns;
+    for (unsigned i = 0; i < PROF_STAT_N; i++) {
+        uint64_t now = atomic_load_explicit(&smp_sampler.counters[i], memory_order_relaxed);
+        c[i] = now - session.stats_base[i];
+        session.stats_base[i] = now;
+    }
+    c[PROF_STAT_DURATION_NS] = cmn_clock_ns(CLOCK_MONOTONIC) - session.file_start_ns;
     /* This image's CPU time: the process's counts the images before an exec too. */
-    c[PROF_STAT_CPU_NS] = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.start_cpu_ns;
+    c[PROF_STAT_CPU_NS] = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.file_cpu_ns;
     c[PROF_STAT_UNWIND_BYTES] = lp_unwind_table_bytes(&c[PROF_STAT_UNWIND_MODULES]);
     size_t need = sizeof(struct prof_rec_stats) + sizeof(c);
     void *dst = lp_writer_reserve(&session.writer, need);
@@ -299,6 +327,48 @@ static int duration_is_over(void)
            cmn_clock_ns(CLOCK_MONOTONIC) - session.start_ns >= session.cfg.duration_ns;
 }
 
+static int candidate_path(int is_child, unsigned k, char *path, size_t cap);
+static void keep_file(const char *path);
+
+/* PROF_INTERVAL: the current file is finished as at the end of a run (every sample taken
+ * so far, the names, the mappings, its counters, END) and the profile goes on in the next
+ * one, a file complete in itself. The writer thread, the buffer's owner. */
+static void cut_profile(uint64_t now)
+{
+    struct lp_writer *w = &session.writer;
+    lp_writer_take_posts(w);
+    lp_rings_drain(w, NULL);
+    lp_writer_drain(w, &session.ring);
+    drain_kernel_samples();
+    if (session.is_wall)
+        lp_wall_serve(w, atomic_load(&smp_sampler.active), 1, NULL);
+    lp_threads_write_names(w, now);
+    lp_maps_write(w, now);
+    write_stats_record();
+    void *dst = lp_writer_reserve(w, sizeof(struct prof_rec_hdr));
+    if (dst)
+        lp_writer_commit(w, cmn_record_end(dst, sizeof(struct prof_rec_hdr)));
+    session.file_seq++;
+    session.file_start_ns = now;
+    session.file_start_real_ns = cmn_clock_ns(CLOCK_REALTIME);
+    session.file_cpu_ns = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    char path[PATH_MAX];
+    int rc = -EBUSY;
+    for (unsigned k = 0; k < LP_PATH_TRIES && rc == -EBUSY; k++)
+        if ((rc = candidate_path(0, k, path, sizeof(path))) == 0)
+            rc = lp_writer_reopen(w, path, process_start_real_ns());
+    if (rc != 0) {
+        /* The old file goes on; its END is then not its last record. */
+        session.is_cut_failed = 1;
+        lp_note("PROF_INTERVAL: cannot create the next file (%s): the profile goes on in %s",
+                strerror(-rc), w->path);
+        return;
+    }
+    keep_file(path);
+    write_preamble(now);
+    lp_writer_flush(w);
+}
+
 /* The writer thread's periodic chores: serve snapshots, drain the per-thread rings, the
  * kernel-time rings and the context-switch records (wall mode), keep per-thread counters
  * alive, watch for the last application thread. */
@@ -314,6 +384,10 @@ static int on_writer_period(void)
         lp_wall_serve(&session.writer, sampling, 0, &busy);
     if (sampling)
         lp_timers_check();
+    uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
+    if (session.cfg.interval_ns != 0 && !session.is_cut_failed &&
+        now - session.file_start_ns >= session.cfg.interval_ns)
+        cut_profile(now);
     if (writer_is_alone())
         return LP_WRITER_FINISH;
     if (duration_is_over()) {
@@ -447,6 +521,8 @@ static void atfork_child(void)
     lp_timers_fork_child();
     lp_wall_fork_child();
     session.is_wall = 0;
+    session.kept = NULL; /* the parent's interval files are the parent's to remove */
+    session.n_kept = 0;
     pthread_mutex_unlock(&session.sig_mu);
     pthread_mutex_unlock(&session.cred_mu);
     atomic_store(&smp_sampler.in_flight, 0);
@@ -473,27 +549,65 @@ static void atfork_child(void)
     }
 }
 
+/* PROF_KEEP: remembers path as the newest interval file, and removes the oldest beyond
+ * the number to keep. */
+static void keep_file(const char *path)
+{
+    unsigned keep = session.cfg.keep;
+    if (session.cfg.interval_ns == 0 || keep == 0)
+        return;
+    if (!session.kept && !(session.kept = calloc(keep + 1, sizeof(char *))))
+        return;
+    session.kept[session.n_kept++] = strdup(path);
+    if (session.n_kept <= keep)
+        return;
+    if (session.kept[0])
+        unlink(session.kept[0]);
+    free(session.kept[0]);
+    memmove(session.kept, session.kept + 1, keep * sizeof(char *));
+    session.n_kept--;
+}
+
 /* The k-th name tried for the profile: the expanded template, then, when it has no %p,
  * with ".PID" appended (a fork child starts there: never its parent's name), then with a
  * count. -EINVAL/-ENAMETOOLONG for a bad template. */
 static int candidate_path(int is_child, unsigned k, char *path, size_t cap)
 {
-    char tmpl[PATH_MAX + 32];
-    int has_pid = strstr(session.cfg.output, "%p") != NULL;
+    char tmpl[PATH_MAX + 48];
+    const char *out = session.out_tmpl;
+    int has_pid = strstr(out, "%p") != NULL;
     if (is_child && !has_pid)
         k++;
     if (k == 0)
-        snprintf(tmpl, sizeof(tmpl), "%s", session.cfg.output);
+        snprintf(tmpl, sizeof(tmpl), "%s", out);
     else if (!has_pid)
-        snprintf(tmpl, sizeof(tmpl), k == 1 ? "%s.%%p" : "%s.%%p.%u", session.cfg.output, k);
+        snprintf(tmpl, sizeof(tmpl), k == 1 ? "%s.%%p" : "%s.%%p.%u", out, k);
     else
-        snprintf(tmpl, sizeof(tmpl), "%s.%u", session.cfg.output, k + 1);
-    return lp_config_expand_path(tmpl, session.pid, session.start_cwd, path, cap);
+        snprintf(tmpl, sizeof(tmpl), "%s.%u", out, k + 1);
+    struct lp_path_vars v = {.pid = session.pid, .seq = session.file_seq,
+                             .start_real_ns = session.file_start_real_ns};
+    return lp_config_expand_path_vars(tmpl, &v, session.start_cwd, path, cap);
+}
+
+/* The output template (see session.out_tmpl). An interval's files are told apart by %n
+ * or %t; a template with neither gets ".%n" at its end (app.prof.0, app.prof.1, ...),
+ * where `prof report --family` finds them. */
+static void make_out_tmpl(void)
+{
+    int is_cut = session.cfg.interval_ns != 0 && !lp_config_has_seq(session.cfg.output);
+    snprintf(session.out_tmpl, sizeof(session.out_tmpl), is_cut ? "%s.%%n" : "%s",
+             session.cfg.output);
 }
 
 /* Opens the profile at the first name no other process owns (libprof/writer.h). */
 static int open_profile(int is_child)
 {
+    make_out_tmpl();
+    session.file_seq = 0;
+    session.file_start_ns = session.start_ns;
+    session.file_start_real_ns = cmn_clock_ns(CLOCK_REALTIME);
+    session.file_cpu_ns = session.start_cpu_ns;
+    memset(session.stats_base, 0, sizeof(session.stats_base));
     uint64_t started = process_start_real_ns();
     char path[PATH_MAX];
     int rc = -EBUSY;
@@ -509,6 +623,8 @@ static int open_profile(int is_child)
     }
     if (rc != 0)
         lp_log("cannot create %s: %s; profiling disabled", path, strerror(-rc));
+    else
+        keep_file(path);
     return rc;
 }
 
@@ -577,10 +693,7 @@ static int start_session(int is_child, int sample_now)
     lp_log_set_note_sink(record_note); /* the notes that waited, after the preamble */
     find_kernel_ends(&session.kernel_ends);
     start_wall();
-    write_process_record();
-    write_labels_record();
-    lp_maps_write(&session.writer, session.start_ns);
-    lp_threads_write_names(&session.writer, session.start_ns);
+    write_preamble(session.start_ns);
     lp_writer_flush(&session.writer);
 
     if ((rc = map_ring()) != 0) {

@@ -131,6 +131,40 @@ int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start
     return 0;
 }
 
+static void flush_batch(struct lp_writer *w);
+
+int lp_writer_reopen(struct lp_writer *w, const char *path, uint64_t process_start_real_ns)
+{
+    if (!w->buf || strlen(path) >= sizeof(w->path))
+        return w->buf ? -ENAMETOOLONG : -EBADF;
+    int fd = claim(path, process_start_real_ns);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int err = -errno;
+        lp_fd_close(fd);
+        return err;
+    }
+    /* Everything of the old file goes to it; then the new one starts afresh: its own
+     * header, its own stacks. */
+    flush_batch(w);
+    lp_writer_flush(w);
+    if (w->fd >= 0)
+        lp_fd_close(w->fd);
+    strcpy(w->path, path);
+    w->fd = fd;
+    w->dev = st.st_dev;
+    w->ino = st.st_ino;
+    w->failed = 0;
+    w->bytes_written = 0;
+    cmn_intern_fini(&w->intern);
+    cmn_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
+    w->len = cmn_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
+    lp_writer_flush(w);
+    return 0;
+}
+
 /* A write that failed stops the output. It is said (on stderr, or PROF_LOG) when samples
  * are lost; a session that took none (a fork child that changed its user and closed our
  * descriptor before its exec) loses nothing, and the program hears nothing. */

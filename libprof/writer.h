@@ -90,6 +90,11 @@ struct lp_writer {
  * record: this pid, started at or after process_start_real_ns, CLOCK_REALTIME; 0 skips that
  * check). 0, -EBUSY when path is taken, or -errno. */
 int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start_real_ns);
+/* The buffer's owner, with the file's last records buffered: writes what is buffered to
+ * the current file and closes it, then claims path (as lp_writer_open does) and goes on
+ * there with a new file header and no stack known yet (each file stands alone: PROF_INTERVAL).
+ * 0; -EBUSY when path is taken, or -errno, the current file left open then. */
+int lp_writer_reopen(struct lp_writer *w, const char *path, uint64_t process_start_real_ns);
 /* Room for at least `need` bytes at the end of the buffer, flushing first if needed; NULL
  * when need exceeds the buffer. Follow with lp_writer_commit(). */
 void *lp_writer_reserve(struct lp_writer *w, size_t need);

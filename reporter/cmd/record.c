@@ -49,6 +49,14 @@ const char rep_cmd_record_help[] =
     "                       on: 500ms, 10s, 5m, 1h; a bare number is seconds\n"
     "                       (PROF_DURATION; default: until the program ends)\n"
     "      --depth N        frames per sample at most (PROF_DEPTH; default: 256)\n"
+    "      --mode MODE      cpu: CPU time; wall: wall time, each thread running or\n"
+    "                       not, waits with their state (PROF_MODE; default: cpu)\n"
+    "      --interval TIME  a new profile file every TIME, each complete: 60s, 5m\n"
+    "                       (PROF_INTERVAL; default: one file)\n"
+    "      --keep N         keep the newest N interval files (PROF_KEEP; default:\n"
+    "                       0, all)\n"
+    "      --labels LIST    key=value,... in every profile and its pprof samples\n"
+    "                       (PROF_LABELS; default: none)\n"
     "      --timer SOURCE   auto, perf, thread or itimer (PROF_TIMER; default: auto)\n"
     "  -e, --event EVENT    the perf source's event: task-clock, cpu-clock, cycles,\n"
     "                       instructions (PROF_EVENT; default: task-clock)\n"
@@ -58,6 +66,9 @@ const char rep_cmd_record_help[] =
     "      --snapshot-signal SIG\n"
     "                       the snapshot signal, off for none\n"
     "                       (PROF_SNAPSHOT_SIGNAL; default: RTMAX-3)\n"
+    "      --toggle-signal SIG\n"
+    "                       a signal that turns sampling off and on\n"
+    "                       (PROF_TOGGLE_SIGNAL; default: none)\n"
     "      --buffer KIB     the sample buffer (PROF_BUFFER_KB; default: 4096)\n"
     "      --no-follow      leave fork children and exec'd programs unprofiled\n"
     "                       (PROF_FOLLOW=0; default: profile them)\n"
@@ -138,6 +149,11 @@ static int set_environment(const struct rep_record_opts *o, const char *lib)
         {"PROF_SNAPSHOT_SIGNAL", o->snapshot_signal},
         {"PROF_BUFFER_KB", o->buffer_kb},
         {"PROF_LOG", o->log},
+        {"PROF_MODE", o->mode},
+        {"PROF_INTERVAL", o->interval},
+        {"PROF_KEEP", o->keep},
+        {"PROF_TOGGLE_SIGNAL", o->toggle_signal},
+        {"PROF_LABELS", o->labels},
         {"PROF_FOLLOW", o->is_no_follow ? "0" : NULL},
         {"PROF_START", o->is_start_idle ? "0" : NULL},
     };
@@ -333,6 +349,11 @@ enum {
     OPT_LOG,
     OPT_NO_FOLLOW,
     OPT_START_IDLE,
+    OPT_MODE,
+    OPT_INTERVAL,
+    OPT_KEEP,
+    OPT_TOGGLE_SIGNAL,
+    OPT_LABELS,
 };
 
 static const struct option record_longs[] = {
@@ -350,6 +371,11 @@ static const struct option record_longs[] = {
     {"log", required_argument, NULL, OPT_LOG},
     {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
     {"start-idle", no_argument, NULL, OPT_START_IDLE},
+    {"mode", required_argument, NULL, OPT_MODE},
+    {"interval", required_argument, NULL, OPT_INTERVAL},
+    {"keep", required_argument, NULL, OPT_KEEP},
+    {"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
+    {"labels", required_argument, NULL, OPT_LABELS},
     {"quiet", no_argument, NULL, 'q'},
     {"pid", required_argument, NULL, 'p'},
     {"help", no_argument, NULL, 'h'},
@@ -378,6 +404,28 @@ static int parse_library_option(int c, const char *arg, struct rep_record_opts *
         return CMN_OK;
     case OPT_NO_FOLLOW:
         o->is_no_follow = true;
+        return CMN_OK;
+    case OPT_MODE:
+        if (strcmp(arg, "cpu") != 0 && strcmp(arg, "wall") != 0)
+            return cmn_err_set(err, CMN_E_INPUT, "--mode: '%s' is not cpu or wall", arg);
+        o->mode = arg;
+        return CMN_OK;
+    case OPT_INTERVAL: {
+        uint64_t ns;
+        if (!cmn_parse_duration(arg, CMN_DURATION_MAX_NS, &ns) || ns < 100000000ull)
+            return cmn_err_set(err, CMN_E_INPUT,
+                               "--interval: '%s' is not a duration of 100ms or more (500ms, "
+                               "60s, 5m, 1h; a bare number is seconds)",
+                               arg);
+        o->interval = arg;
+        return CMN_OK;
+    }
+    case OPT_KEEP:
+        return parse_whole("--keep", arg, 0, 1000000, &o->keep, err);
+    case OPT_TOGGLE_SIGNAL:
+        return parse_signal("--toggle-signal", arg, false, &o->toggle_signal, err);
+    case OPT_LABELS:
+        o->labels = arg;
         return CMN_OK;
     default: /* OPT_START_IDLE */
         o->is_start_idle = true;
@@ -515,10 +563,18 @@ static void list_profiles(const struct rep_record_opts *o, pid_t pid, time_t sin
                 f.members[i].exe);
     if (f.n > LIST_MAX)
         fprintf(stderr, "prof: ... and %zu more profiles\n", f.n - LIST_MAX);
+    size_t n_pids = 0;
+    for (size_t i = 0; i < f.n; i++) {
+        bool is_new = true;
+        for (size_t j = 0; j < i && is_new; j++)
+            is_new = f.members[j].pid != f.members[i].pid;
+        n_pids += is_new;
+    }
     if (f.n > 1)
-        fprintf(stderr, "prof: %zu profiles, one per process: prof report --family %s reads "
-                        "them all\n",
-                f.n, f.members[0].path);
+        fprintf(stderr, "prof: %zu profiles, %s: prof report --family %s reads them all\n", f.n,
+                n_pids == f.n ? "one per process"
+                              : "a process's intervals (PROF_INTERVAL) and its children's",
+                f.members[0].path);
     rep_family_fini(&f);
     free(path);
 }

@@ -33,6 +33,11 @@ struct rep_record_opts {
     const char *snapshot_signal; /* PROF_SNAPSHOT_SIGNAL */
     const char *buffer_kb;       /* PROF_BUFFER_KB */
     const char *log;             /* PROF_LOG */
+    const char *mode;            /* PROF_MODE: cpu or wall */
+    const char *interval;        /* PROF_INTERVAL, as typed (common/parse.h) */
+    const char *keep;            /* PROF_KEEP */
+    const char *toggle_signal;   /* PROF_TOGGLE_SIGNAL */
+    const char *labels;          /* PROF_LABELS, verbatim: the library checks it */
     bool is_no_follow;           /* --no-follow: PROF_FOLLOW=0 */
     bool is_start_idle;          /* --start-idle: PROF_START=0 */
     bool is_quiet;               /* -q: no list of the profiles written */

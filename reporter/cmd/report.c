@@ -168,6 +168,18 @@ static void print_file_stats(const struct rep_profile *p)
         fputc(')', stderr);
     fputc('\n', stderr);
     print_unwind_stats(p);
+    const uint64_t *c = p->stats;
+    if (p->has_process && p->process.mode == PROF_MODE_WALL)
+        fprintf(stderr,
+                "prof: %s: wall-clock profile: %" PRIu64 " samples off CPU, %" PRIu64
+                " context switches lost\n",
+                p->name, c[PROF_STAT_OFFCPU_SAMPLES], c[PROF_STAT_SWITCHES_LOST]);
+    if (p->n_labels == 0)
+        return;
+    fprintf(stderr, "prof: %s: labels", p->name);
+    for (size_t i = 0; i < p->n_labels; i++)
+        fprintf(stderr, "%s %s=%s", i == 0 ? "" : ",", p->labels[i].key, p->labels[i].value);
+    fputc('\n', stderr);
 }
 
 /* What the callbacks of a streamed read need. */
