@@ -69,6 +69,7 @@
 #include "sampler/ring.h"
 #include "sampler/snapshot.h"
 #include "sampler/timer_perf.h"
+#include "sampler/toggle.h"
 
 #define LP_QUIESCE_MS 200u   /* longest wait for handlers in flight and the writer thread */
 #define LP_PATH_TRIES 100u   /* names tried for the profile before giving up */
@@ -97,6 +98,8 @@ static struct {
     char **kept;              /* PROF_KEEP: the interval files written, oldest first */
     unsigned n_kept;
     int is_cut_failed;        /* a new interval file could not be opened: no more cuts */
+    int toggle_signo;         /* PROF_TOGGLE_SIGNAL's handler is installed for it, 0 none;
+                               * set once per process */
     char start_cwd[PATH_MAX]; /* the working directory at start: a relative PROF_OUTPUT is
                                * taken from it, for this process, its fork children and the
                                * programs it execs (libprof/interpose.c) */
@@ -329,6 +332,7 @@ static int duration_is_over(void)
 
 static int candidate_path(int is_child, unsigned k, char *path, size_t cap);
 static void keep_file(const char *path);
+static void serve_toggles(void);
 
 /* PROF_INTERVAL: the current file is finished as at the end of a run (every sample taken
  * so far, the names, the mappings, its counters, END) and the profile goes on in the next
@@ -376,6 +380,7 @@ static int on_writer_period(void)
 {
     int busy = 0;
     int sampling = atomic_load_explicit(&smp_sampler.active, memory_order_relaxed);
+    serve_toggles();
     lp_unwind_serve();
     lp_snapshot_serve(session.writer.path, session.writer.tid, drain_while_waiting);
     lp_rings_drain(&session.writer, &busy);
@@ -484,6 +489,34 @@ static int install_handler(int signo)
     return 0;
 }
 
+/* PROF_TOGGLE_SIGNAL's handler (sampler/toggle.h), once per process (a fork child has
+ * it); the action it replaces becomes the application's. */
+static int install_toggle(int signo)
+{
+    if (session.toggle_signo == signo)
+        return 0;
+    struct sigaction old;
+    lp_libc_init();
+    int rc = smp_install(signo, smp_toggle_handler, &old, lp_libc.sigaction);
+    if (rc != 0)
+        return rc;
+    smp_app_action_store(&smp_toggle.app, &old);
+    session.toggle_signo = signo;
+    return 0;
+}
+
+/* The toggle signal's requests (sampler/toggle.h): each turns sampling off when it is on
+ * and on when it is off. The writer thread. */
+static void serve_toggles(void)
+{
+    unsigned n = atomic_exchange_explicit(&smp_toggle.requests, 0, memory_order_acquire);
+    if (n == 0)
+        return;
+    int on = atomic_load(&smp_sampler.active) ^ (int)(n & 1u);
+    if ((n & 1u) && lp_session_set_active(on) == 0)
+        lp_note("PROF_TOGGLE_SIGNAL: sampling turned %s", on ? "on" : "off");
+}
+
 /* fork: see the file comment. */
 static void atfork_prepare(void)
 {
@@ -521,6 +554,8 @@ static void atfork_child(void)
     lp_timers_fork_child();
     lp_wall_fork_child();
     session.is_wall = 0;
+    atomic_store(&smp_toggle.requests, 0);
+    smp_dbuf_reset(&smp_toggle.app.dbuf);
     session.kept = NULL; /* the parent's interval files are the parent's to remove */
     session.n_kept = 0;
     pthread_mutex_unlock(&session.sig_mu);
@@ -721,6 +756,9 @@ static int start_session(int is_child, int sample_now)
                                   lp_libc.sigaction)) != 0)
         lp_note("cannot install a handler for signal %d (PROF_SNAPSHOT_SIGNAL): %s; "
                 "snapshots off", session.cfg.snap_signo, strerror(-rc));
+    if (session.cfg.toggle_signo != 0 && (rc = install_toggle(session.cfg.toggle_signo)) != 0)
+        lp_note("cannot install a handler for signal %d (PROF_TOGGLE_SIGNAL): %s; no toggle "
+                "signal", session.cfg.toggle_signo, strerror(-rc));
     session.writer.on_period = on_writer_period;
     session.writer.on_finish = finish_on_writer;
     session.writer.unblock_signo = session.cfg.snap_signo;
@@ -781,11 +819,22 @@ static void sig_unlock(const sigset_t *old)
 
 int lp_session_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
 {
-    if (signo <= 0 || (signo != session.installed_signo && signo != session.cfg.snap_signo))
+    if (signo <= 0 || (signo != session.installed_signo && signo != session.cfg.snap_signo &&
+                       signo != session.toggle_signo))
         return 0;
     sigset_t mask;
     with_sig_lock(&mask);
     int handled = lp_snapshot_app_sigaction(signo, act, old);
+    if (!handled && signo == session.toggle_signo) {
+        /* The toggle signal's action is the application's (sampler/toggle.h). */
+        struct sigaction was;
+        smp_app_action_load(&smp_toggle.app, &was);
+        if (act)
+            smp_app_action_store(&smp_toggle.app, act);
+        if (old)
+            *old = was;
+        handled = 1;
+    }
     int is_new_handler = 0;
     if (!handled && signo == session.installed_signo) {
         struct sigaction was;
@@ -820,8 +869,12 @@ static void drain_our_signals(const sigset_t *set)
     struct timespec zero = {0, 0};
     int signo;
     while ((signo = sigtimedwait(set, &si, &zero)) > 0) {
-        int ours = signo == session.cfg.snap_signo ? smp_snap_signal_is_ours(&si, getpid())
-                                                   : smp_signal_origin(&si) != SMP_SIGNAL_APP;
+        struct sigaction app;
+        if (signo == session.toggle_signo)
+            smp_app_action_load(&smp_toggle.app, &app);
+        int ours = signo == session.toggle_signo      ? app.sa_handler == SIG_DFL
+                   : signo == session.cfg.snap_signo ? smp_snap_signal_is_ours(&si, getpid())
+                                                     : smp_signal_origin(&si) != SMP_SIGNAL_APP;
         if (!ours && n_keep < LP_DRAIN_KEEP)
             keep[n_keep++] = si;
     }
@@ -1023,7 +1076,9 @@ void lp_session_before_exec(void)
         sigaddset(&ours, session.installed_signo);
     if (session.cfg.snap_signo > 0)
         sigaddset(&ours, session.cfg.snap_signo);
-    if (session.installed_signo > 0 || session.cfg.snap_signo > 0)
+    if (session.toggle_signo > 0)
+        sigaddset(&ours, session.toggle_signo);
+    if (session.installed_signo > 0 || session.cfg.snap_signo > 0 || session.toggle_signo > 0)
         drain_our_signals(&ours);
 }
 
