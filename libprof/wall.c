@@ -208,6 +208,28 @@ static int open_ring(struct perf_event_attr *a, int cpu, unsigned data_pages, st
     return -err;
 }
 
+/* Whether fd is still the event of ring r (the application may have closed it and got
+ * the number back). */
+static int is_ours(const struct ring *r)
+{
+    uint64_t id = 0;
+    return r->fd >= 0 && ioctl(r->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == r->id;
+}
+
+static void close_rings(void)
+{
+    for (unsigned i = 0; i < wall.n_rings; i++) {
+        struct ring *r = &wall.rings[i];
+        if (r->map)
+            munmap(r->map, r->map_bytes);
+        if (is_ours(r))
+            close(r->fd);
+    }
+    free(wall.rings);
+    wall.rings = NULL;
+    wall.n_rings = 0;
+}
+
 /* The events on every CPU there is, with stacks or without. */
 static int open_rings(int with_stacks)
 {
@@ -233,7 +255,7 @@ static int open_rings(int with_stacks)
     if (rc == 0 && wall.n_rings == 0)
         rc = -ENODEV;
     if (rc != 0 && rc != -ENODEV && rc != -EINVAL) {
-        lp_wall_stop();
+        close_rings();
         return rc;
     }
     return wall.n_rings > 0 ? 0 : rc;
@@ -272,11 +294,8 @@ int lp_wall_start(unsigned hz, unsigned max_frames, const struct lp_ksamples_end
     }
     int rc = open_rings(1);
     wall.with_stacks = rc == 0;
-    if (rc == -EACCES || rc == -EPERM) {
-        free(wall.rings);
-        wall.rings = NULL;
+    if (rc == -EACCES || rc == -EPERM)
         rc = open_rings(0);
-    }
     if (rc != 0) {
         lp_wall_stop();
         return rc;
@@ -291,14 +310,6 @@ void lp_wall_set_writer(pid_t writer_tid)
     atomic_store(&wall.writer_tid, writer_tid);
 }
 
-/* Whether fd is still the event of ring r (the application may have closed it and got
- * the number back). */
-static int is_ours(const struct ring *r)
-{
-    uint64_t id = 0;
-    return r->fd >= 0 && ioctl(r->fd, PERF_EVENT_IOC_ID, &id) == 0 && id == r->id;
-}
-
 static void free_thr(struct thr *t)
 {
     free(t->raw);
@@ -309,14 +320,7 @@ static void free_thr(struct thr *t)
 void lp_wall_stop(void)
 {
     int saved = errno;
-    for (unsigned i = 0; i < wall.n_rings; i++) {
-        struct ring *r = &wall.rings[i];
-        if (r->map)
-            munmap(r->map, r->map_bytes);
-        if (is_ours(r))
-            close(r->fd);
-    }
-    free(wall.rings);
+    close_rings();
     for (size_t i = 0; i < wall.n_ev; i++)
         free(wall.ev[i].raw);
     free(wall.ev);
