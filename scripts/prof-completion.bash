@@ -27,6 +27,9 @@ _prof_values() { # the values of option $2 of command $1, or nothing for a file
     stacks:--unwind) echo "auto fp libunwind" ;;
     record:--signal | record:--snapshot-signal | stacks:--signal)
         echo "PROF USR1 USR2 RTMIN RTMAX RTMAX-1 RTMAX-2 RTMAX-3 off" ;;
+    record:--toggle-signal) echo "USR1 USR2 RTMIN RTMIN+1 RTMAX-4" ;;
+    record:--mode) echo "cpu wall" ;;
+    report:--state) echo "running on-cpu runnable sleeping disk stopped wait waiting off-cpu futex read poll nanosleep" ;;
     record:-p | record:--pid) ps -eo pid= 2>/dev/null ;;
     esac
 }
