@@ -102,37 +102,42 @@ struct thr {
     struct look pending;   /* a look not yet given to an episode */
 };
 
+/* One CPU's event and the ring it writes into. */
 struct ring {
-    int fd;
-    uint64_t id;
-    void *map;
+    int fd;           /* the event; checked to be ours (its id) before it is closed */
+    uint64_t id;      /* its kernel id */
+    void *map;        /* the ring: a metadata page, then the data pages */
     size_t map_bytes;
 };
 
+/* Everything here is the writer buffer's owner's (wall.h), but writer_tid, which the
+ * session sets. */
 static struct {
-    int is_on;
-    int with_stacks;
-    pid_t pid;
-    _Atomic pid_t writer_tid;
-    uint64_t period_ns;
-    unsigned max_frames, kernel_cap;
-    struct lp_ksamples_ends ends;
-    struct ring *rings;
+    int is_on;              /* the events are open */
+    int with_stacks;        /* the kernel samples each switch out with the user stack */
+    pid_t pid;              /* this process: records of others (fork children on kernels
+                             * without inherit_thread) are dropped */
+    _Atomic pid_t writer_tid; /* libprof's writer thread, never counted */
+    uint64_t period_ns;     /* 1/PROF_FREQ: the unit of weight */
+    unsigned max_frames;    /* PROF_DEPTH */
+    unsigned kernel_cap;    /* frames the kernel's chain holds at most */
+    struct lp_ksamples_ends ends; /* where walks end, and libprof's own code */
+    struct ring *rings;     /* one per CPU */
     unsigned n_rings;
-    struct event *ev;
+    struct event *ev;       /* records read, not yet applied (sorted by time) */
     size_t n_ev, cap_ev;
-    uint64_t seq;
-    struct thr *thr; /* open addressing by tid, a power of two, half full at most */
+    uint64_t seq;           /* the next event's read order */
+    struct thr *thr;        /* open addressing by tid, a power of two, half full at most */
     size_t n_thr, cap_thr;
-    uint64_t rng;
+    uint64_t rng;           /* xorshift state, for the weight of parts of a period */
     uint64_t lost_gen;  /* bumped when the kernel says it lost records */
     unsigned n_blind;   /* episodes a thread left the CPU by itself for that ended before
                          * they were looked at, this period */
     uint64_t fast_until; /* the writer comes back sooner until then (WALL_FAST_NS after
                           * the last blind episode) */
-    size_t page;
-    unsigned char *rec;
-    uint64_t *frames;
+    size_t page;        /* the system's page size */
+    unsigned char *rec; /* one record's body, copied out of a ring */
+    uint64_t *frames;   /* one walk's frames */
 } wall;
 
 static void count(unsigned idx, uint64_t n)
