@@ -699,13 +699,17 @@ static uint64_t thread_cpu_ns(uint32_t tid)
 }
 
 /* Whether t ran since it was looked at: its switch in was lost (a ring was full), and the
- * episode is over at a time nobody knows. */
-static int ran_since_look(const struct thr *t)
+ * episode is over at a time nobody knows. Asked once after each loss: a thread found still
+ * waiting is not asked again until the next. */
+static int ran_since_look(struct thr *t)
 {
     if (t->cpu_ns == 0 || t->lost_gen == wall.lost_gen)
         return 0;
     uint64_t now = thread_cpu_ns(t->tid);
-    return now == 0 || now > t->cpu_ns + WALL_RAN_NS;
+    if (now == 0 || now > t->cpu_ns + WALL_RAN_NS)
+        return 1;
+    t->lost_gen = wall.lost_gen; /* still waiting: its end was not among what was lost */
+    return 0;
 }
 
 /* Reads what /proc says of thread t now: its state letter and the system call it waits
