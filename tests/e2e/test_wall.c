@@ -10,9 +10,12 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <unistd.h>
 
 #include "tests/e2e/support.h"
 
@@ -110,5 +113,48 @@ Test(e2e_wall, every_phase_of_a_thread_within_2_points_of_its_wall_time_and_by_s
     e2e_proc_free(&p);
     e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", "-f", "top", e2e_path("wall.prof")));
     cr_expect(strstr(p.out, "on-cpu  off-cpu") != NULL, "no on/off-CPU columns:\n%s", p.out);
+    e2e_proc_free(&p);
+}
+
+/* Without the privilege to record stacks at context switches (another user, with
+ * perf_event_paranoid 2), the waits are still measured and labelled, their stacks the pc
+ * they wait at; nothing crashes and no call sees EINTR. Needs root (to become nobody) and
+ * setpriv. */
+Test(e2e_wall, without_privileges_the_waits_have_their_leaf_and_state)
+{
+    if (geteuid() != 0 || access("/usr/bin/setpriv", X_OK) != 0)
+        cr_skip_test("needs root and setpriv to run as another user");
+    char *paranoid = e2e_read_file("/proc/sys/kernel/perf_event_paranoid", NULL);
+    int level = paranoid ? atoi(paranoid) : 3;
+    free(paranoid);
+    if (level != 2)
+        cr_skip_test("perf_event_paranoid is %d, not 2", level);
+    const char *dir = e2e_path("nobody");
+    cr_assert_eq(mkdir(dir, 0777), 0);
+    cr_assert_eq(chmod(dir, 0777), 0);
+    cr_assert_eq(chmod(e2e_dir(), 0755), 0);
+    char out[600], truth[600], lib[600];
+    snprintf(out, sizeof(out), "PROF_OUTPUT=%s/w.prof", dir);
+    snprintf(truth, sizeof(truth), "%s/truth.txt", dir);
+    snprintf(lib, sizeof(lib), "LD_PRELOAD=%s", E2E_LIB);
+    struct e2e_proc p;
+    e2e_run(&p, NULL,
+            E2E_ARGV("/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                     "/usr/bin/env", lib, out, "PROF_MODE=wall", E2E_WORKLOAD("wallmix"), "1.5",
+                     truth));
+    cr_assert_eq(p.status, 0, "wallmix as nobody exited %d:\n%s", p.status, p.err);
+    e2e_proc_free(&p);
+    char *text = e2e_read_file(truth, NULL);
+    cr_assert_not_null(text);
+    cr_expect_eq(e2e_truth_value(text, "eintr"), 0, "a system call saw EINTR");
+    free(text);
+    char prof[600];
+    snprintf(prof, sizeof(prof), "%s/w.prof", dir);
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", "-f", "folded", "--state", "sleeping", prof));
+    cr_assert_eq(p.status, 0, "prof report exited %d:\n%s", p.status, p.err);
+    cr_expect(strstr(p.err, "does not record stacks at context switches") != NULL,
+              "no note of the stacks' absence:\n%s", p.err);
+    cr_expect(strstr(p.out, "[sleep: futex]") != NULL && strstr(p.out, "[sleep: read]") != NULL,
+              "the waits lack their state:\n%s", p.out);
     e2e_proc_free(&p);
 }
