@@ -685,6 +685,11 @@ static inline void cmn_cfi_fde(struct cmn_cfi_build *b, const struct cmn_cfi_sec
 static inline void cmn_cfi_add_section(struct cmn_cfi_build *b, const struct cmn_cfi_section *s)
 {
     struct cmn_cfi_cursor c = {s->data, 0, s->size, false};
+    /* CIEs are cached by their section's address and their offset in it: an earlier
+     * section, freed since, may have had the same address (and a .debug_frame's CIEs are
+     * not an .eh_frame's). The cache is this section's alone. */
+    memset(b->cies, 0, sizeof(b->cies));
+    b->next_cie = 0;
     /* Room for what such a section usually holds, at once (a row per 7 bytes, an FDE per
      * 40: measured on Debian's python3 and libc); more grows as needed. */
     if (!CMN_GROW(b->rows, b->cap_rows, b->n_rows + s->size / 6 + 16, 1024) ||
