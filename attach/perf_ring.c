@@ -598,6 +598,10 @@ bool att_pring_decode_mmap(const unsigned char *rec, const struct perf_event_hea
         .path = record_string(rec, h->size, sizeof(*h) + sizeof(body)),
         .time_ns = trailer_time(rec, h->size),
     };
+    if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+        out->dev = (uint64_t)body.maj << 32 | body.min;
+        out->ino = body.ino;
+    }
     return true;
 }
 

@@ -116,6 +116,7 @@ struct att_pring_task {
 struct att_pring_mmap {
     uint32_t pid, tid;
     uint64_t addr, len, pgoff; /* [addr, addr + len) maps the file from pgoff */
+    uint64_t dev, ino;         /* the file's device ((major << 32) | minor) and inode */
     uint32_t prot;             /* PROT_* */
     const char *path;          /* NUL-terminated, in the record ("//anon" for anonymous
                                 * memory); NULL when it is cut */
