@@ -39,10 +39,12 @@ const char rep_cmd_record_usage[] =
     "                       or SIGTERM, or when the process exits or execs, and the process\n"
     "                       runs on untouched; -F and --depth apply as for a command\n"
     "  -d, -D, --duration SECS  with -p: stop after SECS seconds (decimals allowed)\n"
-    "      --callchain fp|kernel  with -p: fp (default) walks a copy of each sample's stack\n"
-    "                       with libprof's stepper; kernel takes the kernel's frame-pointer\n"
-    "                       walk (smaller samples, no leaf fixes, depth at most\n"
-    "                       kernel.perf_event_max_stack)\n"
+    "      --callchain auto|dwarf|fp|kernel  with -p: auto (default) walks a copy of each\n"
+    "                       sample's stack with libprof's walk, by the unwind tables of\n"
+    "                       the process's modules and by frame pointer where one has\n"
+    "                       none; dwarf by the tables only, fp by frame pointers only;\n"
+    "                       kernel takes the kernel's frame-pointer walk (smaller samples,\n"
+    "                       no leaf fixes, depth at most kernel.perf_event_max_stack)\n"
     "  The library is $PROF_LIBRARY, else libprof.so next to prof or in ../lib.\n"
     "\n";
 
@@ -259,9 +261,15 @@ static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct
             has_pid_only = true;
             break;
         case OPT_CALLCHAIN:
-            if (strcmp(optarg, "fp") != 0 && strcmp(optarg, "kernel") != 0)
-                return cmn_err_set(err, CMN_E_INPUT, "--callchain: '%s' is not fp or kernel",
-                                   optarg);
+            if (strcmp(optarg, "auto") == 0)
+                o->unwind = ATT_RWALK_AUTO;
+            else if (strcmp(optarg, "dwarf") == 0)
+                o->unwind = ATT_RWALK_DWARF;
+            else if (strcmp(optarg, "fp") == 0)
+                o->unwind = ATT_RWALK_FP;
+            else if (strcmp(optarg, "kernel") != 0)
+                return cmn_err_set(err, CMN_E_INPUT,
+                                   "--callchain: '%s' is not auto, dwarf, fp or kernel", optarg);
             o->is_kernel_callchain = strcmp(optarg, "kernel") == 0;
             has_pid_only = true;
             break;
@@ -299,6 +307,7 @@ static int record_pid(const struct rep_record_opts *o, struct cmn_err *err)
         .max_depth = (unsigned)depth,
         .duration_s = o->duration_s,
         .is_kernel_callchain = o->is_kernel_callchain,
+        .unwind = o->unwind,
     };
     return att_record_pid_run(&po, stderr, err);
 }

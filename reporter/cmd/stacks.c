@@ -56,11 +56,10 @@ const char rep_cmd_stacks_usage[] =
     "                       PROF_SNAPSHOT_SIGNAL, else RTMAX-3); off: use ptrace\n"
     "      --timeout SEC    wait up to SEC s for libprof's answer, then for the threads to\n"
     "                       stop under ptrace (default 5)\n"
-    "      --unwind HOW     how ptrace walks the stacks: fp (frame pointers), libunwind\n"
-    "                       (.eh_frame unwind tables: also code built without frame\n"
-    "                       pointers, as most distributions build theirs, at more cost),\n"
-    "                       auto (default: libunwind's walk when it is complete, else the\n"
-    "                       frame pointers')\n"
+    "      --unwind HOW     how ptrace walks the stacks: auto (default: unwind tables\n"
+    "                       built from the modules' .eh_frame, frame pointers where a\n"
+    "                       module has none), dwarf (tables only), fp (frame pointers\n"
+    "                       only), libunwind (libunwind's remote unwinder, slower)\n"
     "  States: R running, S sleeping, D disk sleep, T stopped, t tracing stop, Z zombie.\n";
 
 struct stacks_opts {
@@ -100,8 +99,11 @@ static int parse_unwind(const char *s, enum att_ptrace_unwind *out, struct cmn_e
         *out = ATT_PTRACE_UNWIND_FP;
     else if (strcmp(s, "libunwind") == 0)
         *out = ATT_PTRACE_UNWIND_LIBUNWIND;
+    else if (strcmp(s, "dwarf") == 0)
+        *out = ATT_PTRACE_UNWIND_DWARF;
     else
-        return cmn_err_set(err, CMN_E_INPUT, "--unwind: unknown '%s' (fp, libunwind, auto)", s);
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "--unwind: unknown '%s' (auto, dwarf, fp, libunwind)", s);
     if (*out == ATT_PTRACE_UNWIND_LIBUNWIND && !att_punw_is_built())
         return cmn_err_set(err, CMN_E_INPUT,
                            "--unwind libunwind: prof was built without libunwind (install "

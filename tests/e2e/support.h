@@ -80,6 +80,7 @@ struct e2e_scan {
     uint64_t tid_weights[E2E_MAX_TIDS]; /* summed sample weights of each of them */
     size_t n_truncated;                /* samples whose walk did not reach the root */
     uint32_t timer_source;             /* from the process record */
+    uint32_t unwinder;                 /* from the process record (PROF_UNWIND_*) */
     uint64_t start_mono_ns;            /* from the process record */
     uint64_t first_time_ns;            /* earliest sample time */
     uint64_t last_time_ns;             /* latest sample time */

@@ -313,6 +313,67 @@ Test(e2e_record_pid, kernel_callchain_gives_the_same_paths)
     e2e_folded_free(&f);
 }
 
+/* The share of f's samples in leaf that are exactly path (root first, leaf last). */
+static double exact_share(const struct e2e_folded *f, const char *leaf, const char *path)
+{
+    long in_leaf = e2e_folded_ending(f, leaf);
+    return in_leaf > 0 ? (double)e2e_folded_exactly(f, path) / (double)in_leaf : 0;
+}
+
+/* tests/workloads/nofp.c is built without frame pointers: the default walk, by the unwind
+ * tables prof builds from the program's and libc's files, gives whole stacks with the
+ * leaf's caller exact, where frame pointers give the leaf alone. */
+Test(e2e_record_pid, whole_stacks_of_code_without_frame_pointers)
+{
+    const char *tables = e2e_path("tables.prof"), *fp = e2e_path("fp.prof");
+    const char *whole = "_start;__libc_start_main;__libc_start_call_main;main;nofp_outer;"
+                        "nofp_middle;nofp_inner";
+    pid_t pid = spawn("nofp", E2E_ARGV(E2E_WORKLOAD("nofp"), "3"));
+    wait_running(pid, 0.1);
+    char pid_text[16];
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+    struct e2e_proc p;
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", pid_text, "-D", "1", "-F", "1000",
+                               "-o", tables));
+    cr_assert_eq(p.status, 0, "prof record -p exited %d:\n%s", p.status, p.err);
+    cr_log_info("%s", p.err);
+    cr_expect(strstr(p.err, "unwind tables of ") != NULL, "%s", p.err);
+    e2e_proc_free(&p);
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", pid_text, "-D", "0.5", "-F", "1000",
+                               "--callchain", "fp", "-o", fp));
+    cr_assert_eq(p.status, 0, "prof record -p --callchain fp exited %d:\n%s", p.status, p.err);
+    e2e_proc_free(&p);
+    cr_expect_eq(wait_exit(pid, 30), 0, "the workload did not exit 0 after prof detached");
+
+    struct e2e_scan s;
+    e2e_scan_file(&s, tables);
+    cr_expect_eq(s.unwinder, PROF_UNWIND_AUTO);
+    cr_assert_geq(s.n_samples, 200, "too few samples");
+    struct e2e_folded f;
+    e2e_report_folded(&f, tables);
+    log_folded("unwind tables", &f);
+    double complete = 1 - (double)s.n_truncated / (double)s.n_samples;
+    double exact = exact_share(&f, "nofp_inner", whole);
+    cr_log_info("tables: %.2f %% of %lu samples complete, %.2f %% of nofp_inner's exactly %s",
+                100 * complete, (unsigned long)s.n_samples, 100 * exact, whole);
+    cr_expect_geq(complete, 0.99, "only %.1f %% of the samples are complete", 100 * complete);
+    cr_expect_geq(exact, 0.99, "only %.1f %% of nofp_inner's samples are %s", 100 * exact, whole);
+    /* Never a caller that did not call: nofp_inner is under nofp_middle in every sample. */
+    cr_expect_eq(e2e_folded_containing(&f, "nofp_inner"),
+                 e2e_folded_ending(&f, "nofp_middle;nofp_inner"));
+    e2e_folded_free(&f);
+
+    e2e_scan_file(&s, fp);
+    cr_expect_eq(s.unwinder, PROF_UNWIND_FP);
+    e2e_report_folded(&f, fp);
+    log_folded("frame pointers", &f);
+    double fp_complete = 1 - (double)s.n_truncated / (double)s.n_samples;
+    cr_log_info("frame pointers: %.2f %% of %lu samples complete", 100 * fp_complete,
+                (unsigned long)s.n_samples);
+    cr_expect_lt(fp_complete, 0.1, "frame pointers followed code built without them");
+    e2e_folded_free(&f);
+}
+
 Test(e2e_record_pid, a_thread_started_after_the_attach_is_sampled)
 {
     const char *go = e2e_path("go"), *profile = e2e_path("late.prof");
