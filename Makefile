@@ -11,6 +11,7 @@ BUILD   ?= build
 OBJ     := $(BUILD)/obj
 PREFIX  ?= /usr/local
 TEST_FUZZ_SECONDS ?= 15
+TEST_FUZZ_CFI_SECONDS ?= 10
 
 # DEBUG=1: the debug checks (PROF_ALWAYS/PROF_NEVER assert, SMP_RAW_CHECK aborts).
 DEBUG       ?= 0
@@ -159,9 +160,11 @@ test: deps
 	@scripts/setup-browser.sh
 	@$(MAKE) --no-print-directory all unit e2e
 	@$(MAKE) --no-print-directory lint
-	@scripts/fuzz.sh $(TEST_FUZZ_SECONDS) >$(BUILD)/fuzz.log 2>&1 || \
-	    { tail -n 20 $(BUILD)/fuzz.log; echo "fuzz: the profile reader crashed"; exit 1; }
-	@echo "fuzz: $(TEST_FUZZ_SECONDS) s on the profile reader, no crash"
+	@scripts/fuzz.sh $(TEST_FUZZ_SECONDS) $(TEST_FUZZ_CFI_SECONDS) >$(BUILD)/fuzz.log 2>&1 || \
+	    { tail -n 20 $(BUILD)/fuzz.log; \
+	      echo "fuzz: the profile reader or the unwind-table compiler crashed"; exit 1; }
+	@echo "fuzz: $(TEST_FUZZ_SECONDS) s on the profile reader, $(TEST_FUZZ_CFI_SECONDS) s on the" \
+	    "unwind-table compiler, no crash"
 	@scripts/run-tests.sh $(BUILD)
 
 # The steppers' unit tests for aarch64: cross-built with a Criterion stand-in
