@@ -436,7 +436,7 @@ static int write_notes(struct snap *s, unsigned char *buf, size_t cap, FILE *out
     const struct att_uw_module *mod;
     int rc = CMN_OK;
     while (rc == CMN_OK && (mod = att_uwtables_failed(&s->tables)) != NULL) {
-        char text[4400];
+        char text[496]; /* a NOTE's text at most (docs/FORMAT.md) */
         snprintf(text, sizeof(text), "no unwind table for %s (%s): %s", mod->path, mod->why,
                  s->unwind == ATT_PTRACE_UNWIND_DWARF ? "its frames end the walks"
                                                       : "its frames are walked by frame pointer");
@@ -449,7 +449,7 @@ static int write_notes(struct snap *s, unsigned char *buf, size_t cap, FILE *out
 static int write_profile(struct snap *s, const struct att_maps *maps, FILE *out,
                          struct cmn_err *err)
 {
-    size_t cap = sizeof(struct prof_rec_sample) + ATT_PTRACE_SNAP_DEPTH * sizeof(uint64_t) + 4400;
+    size_t cap = sizeof(struct prof_rec_sample) + ATT_PTRACE_SNAP_DEPTH * sizeof(uint64_t);
     unsigned char *buf = malloc(cap);
     if (buf == NULL)
         return cmn_err_nomem(err);

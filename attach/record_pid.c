@@ -713,7 +713,7 @@ static void put_notes(struct session *s)
 {
     const struct att_uw_module *mod;
     while (s->rc == CMN_OK && (mod = att_uwtables_failed(&s->tables)) != NULL) {
-        char text[4400];
+        char text[496]; /* a NOTE's text at most (docs/FORMAT.md) */
         snprintf(text, sizeof(text), "no unwind table for %s (%s): %s", mod->path, mod->why,
                  s->unwind == ATT_RWALK_DWARF ? "its frames end the walks"
                                               : "its frames are walked by frame pointer");

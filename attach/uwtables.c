@@ -81,8 +81,8 @@ static int open_mapped(pid_t pid, const struct att_map *m, const char **why)
              m->end);
     fd = open_if_mapped(path, m);
     if (fd < 0)
-        *why = "its file cannot be opened as mapped (replaced or deleted since, or in another "
-               "mount namespace, and /proc/PID/map_files needs privilege)";
+        *why = "its file cannot be opened as mapped: replaced or deleted since, or in another "
+               "mount namespace, and /proc/PID/map_files needs privilege";
     return fd;
 }
 

@@ -374,6 +374,60 @@ Test(e2e_record_pid, whole_stacks_of_code_without_frame_pointers)
     e2e_folded_free(&f);
 }
 
+/* A program whose file was deleted since it started, sampled by an unprivileged user:
+ * its own path is gone and /proc/PID/map_files needs privilege, so its module has no
+ * unwind table; the profile's note names it and says why, and its frames are walked by
+ * frame pointer: cut short (the program keeps none), and said so. */
+Test(e2e_record_pid, a_module_whose_file_is_gone_is_named_in_a_note)
+{
+    if (geteuid() != 0 || access(SETPRIV, X_OK) != 0)
+        cr_skip_test("needs root and %s to run as another user", SETPRIV);
+    char *level = e2e_read_file("/proc/sys/kernel/perf_event_paranoid", NULL);
+    cr_assert(level != NULL, "no /proc/sys/kernel/perf_event_paranoid");
+    int paranoid = atoi(level);
+    free(level);
+    if (paranoid > 2)
+        cr_skip_test("kernel.perf_event_paranoid is %d: no sampling without privilege", paranoid);
+    char dir[512], exe[600], profile[600];
+    snprintf(dir, sizeof(dir), "%s/nobody", e2e_dir());
+    snprintf(exe, sizeof(exe), "%s/nofp", dir);
+    snprintf(profile, sizeof(profile), "%s/gone.prof", dir);
+    cr_assert(chmod(e2e_dir(), 0711) == 0 && mkdir(dir, 0777) == 0 && chmod(dir, 0777) == 0,
+              "%s: %s", dir, strerror(errno));
+    size_t len;
+    char *bytes = e2e_read_file(E2E_WORKLOAD("nofp"), &len);
+    cr_assert_not_null(bytes);
+    e2e_write_file(exe, bytes, len);
+    free(bytes);
+    cr_assert_eq(chmod(exe, 0755), 0);
+    pid_t pid = spawn("nofp", E2E_ARGV(SETPRIV, "--reuid=65534", "--regid=65534",
+                                       "--clear-groups", exe, "2"));
+    wait_exec(pid, exe);
+    wait_running(pid, 0.1);
+    cr_assert_eq(unlink(exe), 0);
+    char pid_text[16];
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+    struct e2e_proc p;
+    struct e2e_opts o = {.cwd = "/"};
+    e2e_run(&p, &o,
+            E2E_ARGV(SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", E2E_PROF,
+                     "record", "-p", pid_text, "-D", "0.5", "-o", profile));
+    cr_assert_eq(p.status, 0, "prof record -p as nobody exited %d:\n%s", p.status, p.err);
+    e2e_proc_free(&p);
+    cr_expect_eq(wait_exit(pid, 30), 0, "the workload did not exit 0");
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", "-f", "folded", profile));
+    cr_assert_eq(p.status, 0, "prof report exited %d:\n%s", p.status, p.err);
+    cr_log_info("%s", p.err);
+    cr_expect(strstr(p.err, "no unwind table for ") != NULL &&
+                  strstr(p.err, "nofp (deleted) (its file cannot be opened as mapped") != NULL,
+              "no note names the deleted program:\n%s", p.err);
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, profile);
+    cr_expect_gt(s.n_samples, 0);
+    cr_expect_eq(s.n_truncated, s.n_samples, "stacks through code without a table look whole");
+}
+
 Test(e2e_record_pid, a_thread_started_after_the_attach_is_sampled)
 {
     const char *go = e2e_path("go"), *profile = e2e_path("late.prof");
