@@ -1,5 +1,5 @@
 # libprof: a statistical sampling CPU profiler. One non-recursive GNU Makefile.
-# Targets: all test lint asan fuzz bench demo install clean (see README.md).
+# Targets: all test lint asan fuzz bench demo install uninstall clean (see README.md).
 # Local overrides go in an untracked config.mak.
 -include config.mak
 
@@ -10,6 +10,16 @@ ARCH    := $(shell $(CC) -dumpmachine | cut -d- -f1)
 BUILD   ?= build
 OBJ     := $(BUILD)/obj
 PREFIX  ?= /usr/local
+# Where `make install` puts things (DESTDIR, when set, is prepended to each). prof finds
+# the library in ../lib next to its own directory: another LIBDIR needs PROF_LIBRARY.
+BINDIR      ?= $(PREFIX)/bin
+LIBDIR      ?= $(PREFIX)/lib
+INCLUDEDIR  ?= $(PREFIX)/include
+MANDIR      ?= $(PREFIX)/share/man
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+# The release, and the library's ABI version: its soname is libprof.so.$(SOMAJOR).
+VERSION := 0.1.0
+SOMAJOR := 0
 TEST_FUZZ_SECONDS ?= 15
 TEST_FUZZ_CFI_SECONDS ?= 10
 
@@ -17,14 +27,15 @@ TEST_FUZZ_CFI_SECONDS ?= 10
 DEBUG       ?= 0
 WARN        := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 OPT         := -O2 -g
-BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -I. $(WARN) $(OPT) -MMD -MP $(EXTRA_CFLAGS)
+BASE_CFLAGS := -std=gnu11 -D_GNU_SOURCE -I. $(WARN) $(OPT) -MMD -MP \
+               -DPROF_VERSION_STRING='"$(VERSION)"' $(EXTRA_CFLAGS)
 ifeq ($(DEBUG),1)
 BASE_CFLAGS += -DPROF_DEBUG
 endif
 LIB_CFLAGS  := -fPIC -fvisibility=hidden -fno-omit-frame-pointer -ftls-model=initial-exec
 LIB_LDFLAGS := -shared -Wl,-z,now -Wl,-z,defs -Wl,--exclude-libs,ALL \
-               -Wl,-z,start-stop-visibility=hidden
-REP_LDLIBS  := -lbfd -lz -lm
+               -Wl,-z,start-stop-visibility=hidden -Wl,-soname,libprof.so.$(SOMAJOR)
+REP_LDLIBS  := -lbfd -lz -llzma -lm -ldl
 WORK_CFLAGS := -std=gnu11 -I. -O2 -g -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
                -fno-inline-functions -fno-optimize-sibling-calls $(WARN) -MMD -MP
 
@@ -91,8 +102,8 @@ ifneq ($(file <$(FLAGS_FILE)),$(FLAGS_NOW))
 $(file >$(FLAGS_FILE),$(FLAGS_NOW))
 endif
 
-.PHONY: all deps test unit e2e lint asan fuzz bench demo install clean test-aarch64
-all: $(LIB) $(PROF)
+.PHONY: all deps test unit e2e lint asan fuzz bench demo install uninstall clean test-aarch64
+all: $(LIB) $(PROF) $(EXAMPLES)
 
 deps:
 	@scripts/setup.sh
@@ -133,17 +144,17 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(WORK_CFLAGS) -MF $@.d -o $@ $< -lpthread -lm
 
+# The examples include the API as an installed program does: <libprof/prof.h>.
 $(BUILD)/examples/%: examples/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(WORK_CFLAGS) -MF $@.d -o $@ $< -lpthread -lm
+	$(CC) $(WORK_CFLAGS) -Iinclude -MF $@.d -o $@ $< -lpthread -lm
 
 # The stack-walk benchmark links the steppers' objects directly (bench/walk.sh runs it).
-WALK_BENCH_OBJS := $(filter $(OBJ)/sampler/walk.o $(OBJ)/sampler/walk_unw.o \
-                   $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o,$(SMP_OBJS))
+WALK_BENCH_OBJS := $(SMP_OBJS) $(filter-out $(LP_LIVE_OBJS),$(LP_OBJS))
 $(BUILD)/bench/walk: bench/walk.c $(WALK_BENCH_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -MF $@.d -fno-omit-frame-pointer -o $@ $< $(WALK_BENCH_OBJS) \
-	    $(if $(filter 1,$(UNWIND)),-lunwind) -lpthread
+	    $(if $(filter 1,$(UNWIND)),-lunwind) -lpthread -ldl
 
 $(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
@@ -165,13 +176,17 @@ test: deps
 	      echo "fuzz: the profile reader or the unwind-table compiler crashed"; exit 1; }
 	@echo "fuzz: $(TEST_FUZZ_SECONDS) s on the profile reader, $(TEST_FUZZ_CFI_SECONDS) s on the" \
 	    "unwind-table compiler, no crash"
+	@$(MAKE) --no-print-directory test-aarch64 >$(BUILD)/aarch64.log 2>&1 || \
+	    { tail -n 20 $(BUILD)/aarch64.log; echo "test-aarch64: failed"; exit 1; }
+	@grep -E 'Synthesis|skipped' $(BUILD)/aarch64.log | sed 's/^/aarch64: /'
 	@scripts/run-tests.sh $(BUILD)
 
 # The steppers' unit tests for aarch64: cross-built with a Criterion stand-in
 # (tests/arch/mini) and run under qemu-user; skipped with a message without the tools.
 AARCH64_CC    ?= aarch64-linux-gnu-gcc
 QEMU_AARCH64  ?= qemu-aarch64
-AARCH64_SRCS  := sampler/walk.c sampler/probe.c sampler/codemap.c tests/arch/mini/main.c \
+AARCH64_SRCS  := sampler/walk.c sampler/probe.c sampler/codemap.c libprof/codemap.c tests/arch/mini/main.c \
+                 tests/common/test_uw_step.c tests/common/test_uw_build.c \
                  tests/arch/test_leaf.c tests/sampler/test_walk.c \
                  tests/sampler/test_probe.c tests/sampler/test_codemap.c
 test-aarch64:
@@ -215,15 +230,35 @@ demo: deps
 	@$(MAKE) --no-print-directory all $(EXAMPLES)
 	@scripts/demo.sh $(BUILD)
 
+# The library as distributions ship one: the file named by its full version, the soname
+# link the loader follows, and the development link -lprof finds.
+INSTALL_LIB := $(DESTDIR)$(LIBDIR)/libprof.so.$(VERSION)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin \
-	    $(DESTDIR)$(PREFIX)/include/libprof $(DESTDIR)$(PREFIX)/lib/pkgconfig
-	install -m 0755 $(LIB) $(DESTDIR)$(PREFIX)/lib/libprof.so
-	install -m 0755 $(PROF) $(DESTDIR)$(PREFIX)/bin/prof
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR)/pkgconfig \
+	    $(DESTDIR)$(INCLUDEDIR)/libprof $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(MANDIR)/man7 \
+	    $(DESTDIR)$(BASHCOMPDIR)
+	install -m 0755 $(LIB) $(INSTALL_LIB)
+	ln -sf libprof.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libprof.so.$(SOMAJOR)
+	ln -sf libprof.so.$(SOMAJOR) $(DESTDIR)$(LIBDIR)/libprof.so
+	install -m 0755 $(PROF) $(DESTDIR)$(BINDIR)/prof
+	install -m 0755 scripts/ci-check.sh $(DESTDIR)$(BINDIR)/prof-ci-check
 	install -m 0644 include/libprof/prof.h include/libprof/prof_format.h \
-	    $(DESTDIR)$(PREFIX)/include/libprof/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' scripts/libprof.pc.in \
-	    > $(DESTDIR)$(PREFIX)/lib/pkgconfig/libprof.pc
+	    $(DESTDIR)$(INCLUDEDIR)/libprof/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	    -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@VERSION@|$(VERSION)|g' \
+	    scripts/libprof.pc.in > $(DESTDIR)$(LIBDIR)/pkgconfig/libprof.pc
+	install -m 0644 docs/man/prof.1 $(DESTDIR)$(MANDIR)/man1/prof.1
+	install -m 0644 docs/man/libprof.7 $(DESTDIR)$(MANDIR)/man7/libprof.7
+	install -m 0644 scripts/prof-completion.bash $(DESTDIR)$(BASHCOMPDIR)/prof
+
+uninstall:
+	rm -f $(DESTDIR)$(BINDIR)/prof $(DESTDIR)$(BINDIR)/prof-ci-check \
+	    $(INSTALL_LIB) $(DESTDIR)$(LIBDIR)/libprof.so.$(SOMAJOR) \
+	    $(DESTDIR)$(LIBDIR)/libprof.so $(DESTDIR)$(LIBDIR)/pkgconfig/libprof.pc \
+	    $(DESTDIR)$(INCLUDEDIR)/libprof/prof.h $(DESTDIR)$(INCLUDEDIR)/libprof/prof_format.h \
+	    $(DESTDIR)$(MANDIR)/man1/prof.1 $(DESTDIR)$(MANDIR)/man7/libprof.7 \
+	    $(DESTDIR)$(BASHCOMPDIR)/prof
+	-rmdir $(DESTDIR)$(INCLUDEDIR)/libprof 2>/dev/null
 
 clean:
 	rm -rf $(BUILD)

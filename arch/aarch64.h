@@ -128,6 +128,18 @@ static inline int arch_is_call_site(const uint8_t *before)
                      : "=r"(pc), "=r"(sp), "=r"(fp), "=r"(lr))
 
 /*
+ * Frameless stubs of code generators (see arch/x86_64.h): none known here; CPython's perf
+ * trampoline keeps a frame record on aarch64.
+ */
+#define ARCH_STUB_BEFORE 4u
+#define ARCH_STUB_AFTER 4u
+static inline unsigned arch_stub_cfa(const uint8_t *code)
+{
+    (void)code;
+    return 0;
+}
+
+/*
  * Signal frames. A handler returns into the vDSO's __kernel_rt_sigreturn
  * (`mov x8, #139; svc #0`). The kernel's frame record for it sits after a variable-size
  * signal frame, so the interrupted context is not located from it here: a walk goes on

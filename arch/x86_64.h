@@ -159,6 +159,27 @@ static inline int arch_is_call_site(const uint8_t *before)
     } while (0)
 
 /*
+ * Frameless stubs of code generators, which have no unwind information and keep no frame
+ * pointer, recognized by their bytes around the return address into them: CPython 3.12's
+ * perf trampoline (`python -X perf`: `sub $8,%rsp; call *%rcx; add $8,%rsp; ret`, copied
+ * into anonymous memory once per Python function). arch_stub_cfa() gets the
+ * ARCH_STUB_BEFORE bytes before the return address and ARCH_STUB_AFTER at it, and answers
+ * the stub frame's CFA offset from its stack pointer (the return address is the word
+ * below the CFA, the frame pointer is untouched), or 0 when the bytes are no known stub.
+ */
+#define ARCH_STUB_BEFORE 6u
+#define ARCH_STUB_AFTER 5u
+static inline unsigned arch_stub_cfa(const uint8_t *code)
+{
+    static const uint8_t cpython_trampoline[ARCH_STUB_BEFORE + ARCH_STUB_AFTER] = {
+        0x48, 0x83, 0xec, 0x08, 0xff, 0xd1, 0x48, 0x83, 0xc4, 0x08, 0xc3};
+    for (unsigned i = 0; i < sizeof(cpython_trampoline); i++)
+        if (code[i] != cpython_trampoline[i])
+            return 0;
+    return 16;
+}
+
+/*
  * Signal frames. A handler returns into the sigreturn trampoline (glibc's __restore_rt:
  * `mov $15,%rax; syscall`), and the kernel put the interrupted context right above that
  * return address: a frame whose return address (at fp + 8) is the trampoline has the

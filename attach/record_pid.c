@@ -86,7 +86,7 @@ struct session {
     pid_t pid;                /* the process */
     unsigned hz;              /* samples per CPU-second asked for */
     unsigned max_depth;       /* frames per sample at most */
-    bool is_kernel_callchain; /* --callchain kernel */
+    bool is_kernel_callchain; /* --unwind kernel */
     enum att_rwalk_mode unwind; /* how prof's walks step frames */
     struct att_uwtables tables; /* the target's unwind tables, built as samples need them */
     FILE *out;                /* the profile; NULL until created */

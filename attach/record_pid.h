@@ -12,11 +12,11 @@
  * which prof builds from their files the first time a sample needs one
  * (attach/uwtables.h), and by frame pointer where a module has none, so that code built
  * without frame pointers gives whole stacks, with the leaf's caller exact; or by frame
- * pointers or tables only. `--callchain kernel` takes the kernel's own frame-pointer walk
- * instead (smaller samples, no leaf fixes; it is cut at the first address outside code). Threads started later inherit their creator's
- * counters; mappings made later (dlopen) and thread names set later come from the kernel's
- * side-band records. Recording stops after the
- * duration, on SIGINT or SIGTERM to prof, when the process exits or when it calls exec;
+ * pointers or tables only. `--unwind kernel` takes the kernel's own frame-pointer walk
+ * instead (smaller samples, no leaf fixes; it is cut at the first address outside code).
+ * Threads started later inherit their creator's counters; mappings made later (dlopen) and
+ * thread names set later come from the kernel's side-band records. Recording stops after
+ * the duration, on SIGINT or SIGTERM to prof, when the process exits or when it calls exec;
  * the file is complete in every case. Closing the counters detaches: the process runs on
  * untouched. Reporter thread only; main() parses the options (struct rep_record_opts).
  */

@@ -54,18 +54,21 @@ static int target_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
     return att_maps_is_code(w->maps, addr);
 }
 
-/* The table of the module that holds pc, from the mapping that holds it. */
+/* The table of the module that holds pc, from the mapping that holds it. Tables are
+ * built at once, never later: CMN_UW_PENDING is never said. Executable memory of no file
+ * (a code generator's) is CMN_UW_ANON, where the walk looks for known stubs. */
 static const struct cmn_uw_table *target_table(const struct cmn_uw_mem *m, uintptr_t pc,
-                                               uintptr_t *bias, int *pending)
+                                               uintptr_t *bias, unsigned *info)
 {
     const struct att_rwalk *w = (const struct att_rwalk *)m;
     const struct att_map *map = att_maps_find(w->maps, pc);
     uint64_t b = 0;
-    (void)pending; /* tables are built at once, never later */
     if (map == NULL || !(map->prot & PROF_MAP_EXEC))
         return NULL;
     const struct cmn_uw_table *t = att_uwtables_find(w->tables, map, &b);
     *bias = (uintptr_t)b;
+    if (t == NULL && map->inode == 0 && strcmp(map->path, "[vdso]") != 0)
+        *info = CMN_UW_ANON;
     return t;
 }
 

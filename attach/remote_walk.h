@@ -51,8 +51,8 @@ struct att_rwalk {
     struct att_uwtables *tables;  /* NULL: frame pointers only */
     int is_tables_only;           /* ATT_RWALK_DWARF */
     int is_out_of_copy;           /* out: the walk wanted a word beyond the copy */
-    uint16_t n_by_table;          /* out: frames stepped by an unwind table */
-    uint16_t n_by_fp;             /* out: frames stepped by frame pointer */
+    uint32_t n_by_table;          /* out: frames stepped by an unwind table */
+    uint32_t n_by_fp;             /* out: frames stepped by frame pointer */
 };
 
 /* Not async-signal-safe. Prepares w to walk with a stack copy of stack_len bytes taken

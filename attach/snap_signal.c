@@ -207,6 +207,12 @@ int att_snap_signal_ask(pid_t pid, int sig, double timeout_s, att_snap_answer_fn
 {
     char path[64];
     uint32_t nonce;
+    /* Without its writer thread libprof takes no requests (its profile was finished, by
+     * PROF_DURATION for one): a signal to the process would only wake a thread of it. */
+    if (writer_tid(pid) == 0)
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "process %d has no libprof writer thread: its profile is finished",
+                           (int)pid);
     int rc = create_answer(pid, &nonce, path, sizeof(path), err);
     if (rc != CMN_OK)
         return rc;

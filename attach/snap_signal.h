@@ -50,8 +50,9 @@ typedef bool att_snap_answer_fn(const char *path, void *ctx);
 /* Asks process pid for a snapshot with sig and waits up to timeout_s seconds for the
  * answer, a snapshot profile file that is_whole(path, ctx) reads each time it grows, until
  * it returns true. CMN_OK; CMN_E_NOTFOUND when no complete answer came in time;
- * CMN_E_INPUT when the signal could not be sent (the process is gone, or belongs to
- * another user; message in err). The answer file is removed in every case. */
+ * CMN_E_INPUT when the signal could not be sent (the process is gone, belongs to another
+ * user, or has no libprof writer thread to take it: its profile is finished; message in
+ * err). The answer file is removed in every case. */
 int att_snap_signal_ask(pid_t pid, int sig, double timeout_s, att_snap_answer_fn *is_whole,
                         void *ctx, struct cmn_err *err);
 

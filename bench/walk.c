@@ -2,9 +2,10 @@
 /*
  * The stack-walk benchmark behind `make bench` (bench/walk.sh runs it): the cost of the
  * fault-proof probe (sampler/probe.c) per read, and of each stepper per frame at stack
- * depths 16, 64 and 256: the frame-pointer stepper (sampler/walk_fp.c, with its leaf check)
- * and, when built with libunwind, the libunwind stepper (sampler/walk_unw.c), both walking
- * this thread's real stack from a captured context, outside any signal handler.
+ * depths 16, 64 and 256: the walk by frame pointers (sampler/walk.c, PROF_UNWIND=fp), by
+ * unwind tables (the same walk with this process's tables built, PROF_UNWIND=auto) and,
+ * when built with libunwind, the libunwind stepper (sampler/walk_unw.c), all walking this
+ * thread's real stack from a captured context, outside any signal handler.
  *
  *   walk [ROUNDS]    frame-pointer walks per batch and depth (2000 by default; libunwind
  *                    does a tenth as many); five batches, the best one counts
@@ -18,8 +19,9 @@
 
 #include "arch/arch.h"
 #include "include/libprof/prof_format.h"
+#include "libprof/unwind.h"
 #include "sampler/probe.h"
-#include "sampler/walk_fp.h"
+#include "sampler/walk.h"
 #ifdef PROF_HAVE_LIBUNWIND
 #define UNW_LOCAL_ONLY
 #include <libunwind.h>
@@ -45,25 +47,36 @@ struct result {
     unsigned frames;
 };
 
-__attribute__((noinline)) static void measure(struct result *fp, struct result *unw)
+/* The best of five batches of walks in mode (SMP_WALK_*): the machine may be busy. */
+static void time_walks(const struct cmn_fp_regs *regs, unsigned mode, struct result *r,
+                       unsigned batch)
 {
     static uint64_t frames[MAX_FRAMES];
+    struct smp_walk_out out;
+    double t0 = now_ns();
+    for (unsigned i = 0; i < rounds; i++)
+        r->frames = smp_walk(regs, &bounds, frames, MAX_FRAMES, mode, &out);
+    double t = (now_ns() - t0) / rounds;
+    if (batch == 0 || t < r->ns_per_walk)
+        r->ns_per_walk = t;
+}
+
+__attribute__((noinline)) static void measure(struct result *fp, struct result *tab,
+                                              struct result *unw)
+{
     ucontext_t uc;
     getcontext(&uc);
     struct cmn_fp_regs regs = {.pc = arch_pc(&uc), .sp = arch_sp(&uc), .fp = arch_fp(&uc),
                             .lr = arch_lr(&uc)};
-    uint8_t why, flags;
-    /* The best of five batches: the machine may be busy with other work. */
-    fp->ns_per_walk = unw->ns_per_walk = 1e30;
+    unw->ns_per_walk = 1e30;
     unw->frames = 0;
-    for (int batch = 0; batch < 5; batch++) {
-        double t0 = now_ns();
-        for (unsigned i = 0; i < rounds; i++)
-            fp->frames = smp_walk_fp(&regs, &bounds, frames, MAX_FRAMES, &why, &flags);
-        double t = (now_ns() - t0) / rounds;
-        fp->ns_per_walk = t < fp->ns_per_walk ? t : fp->ns_per_walk;
+    for (unsigned batch = 0; batch < 5; batch++) {
+        time_walks(&regs, SMP_WALK_FP, fp, batch);
+        time_walks(&regs, SMP_WALK_AUTO, tab, batch);
 #ifdef PROF_HAVE_LIBUNWIND
-        t0 = now_ns();
+        static uint64_t frames[MAX_FRAMES];
+        uint8_t why;
+        double t, t0 = now_ns();
         for (unsigned i = 0; i < rounds / 10 + 1; i++)
             unw->frames = smp_walk_unw(&uc, &regs, &bounds, frames, MAX_FRAMES, &why);
         t = (now_ns() - t0) / (rounds / 10 + 1);
@@ -74,12 +87,12 @@ __attribute__((noinline)) static void measure(struct result *fp, struct result *
 
 /* Recurses `depth` framed calls, then measures. */
 __attribute__((noinline, optimize("no-omit-frame-pointer"))) static void
-recurse(unsigned depth, struct result *fp, struct result *unw)
+recurse(unsigned depth, struct result *fp, struct result *tab, struct result *unw)
 {
     if (depth == 0)
-        measure(fp, unw);
+        measure(fp, tab, unw);
     else
-        recurse(depth - 1, fp, unw);
+        recurse(depth - 1, fp, tab, unw);
     sink++;
 }
 
@@ -129,14 +142,19 @@ int main(int argc, char **argv)
                          (void *)unw_get_proc_info);
     smp_unw_enabled = 1;
 #endif
+    /* This process's unwind tables, as the library builds them. */
+    lp_unwind_init(PROF_UNWIND_AUTO);
+    lp_unwind_build_all();
     bench_probe();
     printf("%-6s %-10s %8s %12s %12s\n", "depth", "stepper", "frames", "ns/walk", "ns/frame");
     static const unsigned depths[] = {16, 64, 256};
     for (unsigned d = 0; d < 3; d++) {
-        struct result fp, unw;
-        recurse(depths[d], &fp, &unw);
+        struct result fp, tab, unw;
+        recurse(depths[d], &fp, &tab, &unw);
         printf("%-6u %-10s %8u %12.0f %12.1f\n", depths[d], "fp", fp.frames, fp.ns_per_walk,
                fp.ns_per_walk / fp.frames);
+        printf("%-6u %-10s %8u %12.0f %12.1f\n", depths[d], "tables", tab.frames,
+               tab.ns_per_walk, tab.ns_per_walk / tab.frames);
         if (unw.frames > 0)
             printf("%-6u %-10s %8u %12.0f %12.1f\n", depths[d], "libunwind", unw.frames,
                    unw.ns_per_walk, unw.ns_per_walk / unw.frames);

@@ -37,14 +37,19 @@
 #include "common/uw_table.h"
 #include "include/libprof/prof_format.h"
 
+/* What the table accessor says besides the table. */
+#define CMN_UW_PENDING 1u /* the module's table is still to come */
+#define CMN_UW_ANON 2u    /* the code belongs to no module */
+
 /* How the walk reaches memory and tables. */
 struct cmn_uw_mem {
     struct cmn_fp_mem fp; /* first: stack words, code bytes, "is code" */
     /* The table of the module that holds code address pc, and the load bias to subtract
-     * from pc for it; NULL: step by frame pointer there, or, with *pending set, stop: the
-     * module has a table that is not built yet. NULL accessor: never a table. */
+     * from pc for it; NULL: step by frame pointer there, or, with CMN_UW_PENDING in *info,
+     * stop: the module has a table that is not built yet. CMN_UW_ANON in *info: pc is in
+     * code of no module (anonymous memory: a JIT's). NULL accessor: never a table. */
     const struct cmn_uw_table *(*table)(const struct cmn_uw_mem *m, uintptr_t pc,
-                                        uintptr_t *bias, int *pending);
+                                        uintptr_t *bias, unsigned *info);
     /* The bounds of another stack of the thread's that holds sp (its own, when the walk
      * began on the alternate signal stack): 1 and *lo, *hi set, else 0. May be NULL. */
     int (*other_stack)(const struct cmn_uw_mem *m, uintptr_t sp, uintptr_t *lo,
@@ -57,6 +62,9 @@ struct cmn_uw_walk {
     uintptr_t root_fp;    /* the entry trampoline's frame: the walk ends there, 0 none */
     uint64_t *frames;     /* out: leaf pc, then return addresses */
     unsigned max_frames;  /* >= 1 */
+    unsigned keep_outer;  /* 0, or the outermost frames kept past max_frames (see
+                           * cmn_uw_walk()); then keep_outer + 2 <= max_frames */
+    unsigned long walk_cap; /* with keep_outer: the frames walked at most */
     int tables_only;      /* 1: a pc without a table row stops the walk (PROF_STOP_NO_INFO)
                            * instead of a step by frame pointer */
     uintptr_t stop_lo, stop_hi; /* code whose return addresses end the walk complete, not
@@ -64,8 +72,9 @@ struct cmn_uw_walk {
     uint8_t stop_reason;  /* out: PROF_STOP_* */
     uint8_t flags;        /* out: PROF_SAMPLE_LEAF_CALLER when the leaf's caller came from
                            * its instruction bytes (a frame-pointer step) */
-    uint16_t n_by_table;  /* out: frames stepped by an unwind table */
-    uint16_t n_by_fp;     /* out: frames stepped by frame pointer */
+    uint32_t n_by_table;  /* out: frames stepped by an unwind table */
+    uint32_t n_by_fp;     /* out: frames stepped by frame pointer */
+    uint32_t n_elided;    /* out: frames left out between the two ends (PROF_FRAME_ELIDED) */
     uintptr_t fp;         /* out: the frame pointer at the last frame, when fp_known */
     int fp_known;
 };
@@ -147,6 +156,10 @@ CMN_FP_INLINE uint8_t cmn_uw_step_rule(const struct cmn_uw_mem *m, struct cmn_uw
     unsigned kind = cmn_uw_kind(rule);
     intptr_t off = cmn_uw_off(rule);
     uintptr_t cfa;
+    unsigned ra_at = cmn_uw_ra(rule);
+    /* The link register is known at the leaf and after a signal frame only. */
+    if (kind <= CMN_UW_CFA_FP_DEREF && ra_at == CMN_UW_REG_SAME && !f->lr_known)
+        return PROF_STOP_RULE;
     if ((kind == CMN_UW_CFA_SP || kind == CMN_UW_PLT) && !f->sp_exact)
         return PROF_STOP_RULE;
     if ((kind == CMN_UW_CFA_FP || kind == CMN_UW_CFA_FP_DEREF) && !f->fp_known)
@@ -174,7 +187,6 @@ CMN_FP_INLINE uint8_t cmn_uw_step_rule(const struct cmn_uw_mem *m, struct cmn_uw
     }
     /* The CFA lies above the frame's stack pointer; only a leaf whose return address is
      * still in the link register (aarch64) may have none of its own (CFA = sp). */
-    unsigned ra_at = cmn_uw_ra(rule);
     int lr_leaf = ra_at == CMN_UW_REG_SAME && f->lr_known;
     if (cfa < f->sp || (cfa == f->sp && !lr_leaf))
         return PROF_STOP_ORDER;
@@ -231,15 +243,38 @@ CMN_FP_INLINE int cmn_uw_leaf_bytes(const struct cmn_uw_mem *m, struct cmn_uw_fr
     return 1;
 }
 
+/* A frame of a known frameless stub (arch_stub_cfa(): a code generator's trampoline in
+ * anonymous memory, without unwind information): 1 with f stepped to its caller, 0 when
+ * the bytes around the return address are no known stub. */
+CMN_FP_INLINE int cmn_uw_stub(const struct cmn_uw_mem *m, struct cmn_uw_frame *f)
+{
+    uint8_t code[ARCH_STUB_BEFORE + ARCH_STUB_AFTER];
+    uintptr_t ra;
+    if (f->exact || !f->sp_exact ||
+        m->fp.code(&m->fp, f->pc - ARCH_STUB_BEFORE, code, sizeof(code)) != 0)
+        return 0;
+    unsigned off = arch_stub_cfa(code);
+    uintptr_t cfa = f->sp + off;
+    if (off == 0 || cfa > f->hi || !cmn_uw_word(m, f, cfa - sizeof(uintptr_t), &ra))
+        return 0;
+    *f = (struct cmn_uw_frame){.pc = arch_strip_pac(ra), .sp = cfa, .fp = f->fp,
+                               .fp_known = f->fp_known, .sp_exact = 1, .lo = f->lo,
+                               .hi = f->hi};
+    return 1;
+}
+
 /* One step by frame pointer from f; *leaf_caller is set when the leaf's caller came from
  * its instruction bytes. */
 CMN_FP_INLINE uint8_t cmn_uw_step_fp(const struct cmn_uw_mem *m, struct cmn_uw_frame *f,
-                                     uintptr_t root_fp, int *leaf_caller)
+                                     uintptr_t root_fp, int is_anon, int *leaf_caller)
 {
     if (f->exact && !*leaf_caller && cmn_uw_leaf_bytes(m, f)) {
         *leaf_caller = 1;
         return PROF_STOP_END;
     }
+    /* Only a code generator's memory holds stubs: the bytes are not read elsewhere. */
+    if (is_anon && cmn_uw_stub(m, f))
+        return PROF_STOP_END;
     if (!f->fp_known)
         return PROF_STOP_RULE;
     if (f->fp == 0)
@@ -265,27 +300,71 @@ CMN_FP_INLINE uint8_t cmn_uw_step_fp(const struct cmn_uw_mem *m, struct cmn_uw_f
     return PROF_STOP_END;
 }
 
-/* The walk. Writes the leaf pc, then one return address per frame, into w->frames (at most
- * w->max_frames), sets w's results and returns the number of frames. Reads the stack only
- * inside [max(lo, sp), hi) of the stack each frame is on. */
+/* Where frame t of a walk is kept in w->frames: in order up to the marker's slot
+ * (max_frames - keep_outer - 1), then round a ring of keep_outer slots after it, so that
+ * whatever the depth the innermost frames and the last keep_outer ones are kept. */
+CMN_FP_INLINE unsigned cmn_uw_slot(const struct cmn_uw_walk *w, unsigned long t)
+{
+    unsigned inner = w->max_frames - w->keep_outer - 1;
+    if (w->keep_outer == 0 || t <= inner)
+        return (unsigned)t;
+    return inner + 1 + (unsigned)((t - inner - 1) % w->keep_outer);
+}
+
+CMN_FP_INLINE void cmn_uw_reverse(uint64_t *a, unsigned n)
+{
+    for (unsigned i = 0; i < n / 2; i++) {
+        uint64_t t = a[i];
+        a[i] = a[n - 1 - i];
+        a[n - 1 - i] = t;
+    }
+}
+
+/* Ends a walk that saw `total` frames: when more than fit, the marker of the frames left
+ * out goes between the innermost and the outermost ones, which the ring holds rotated.
+ * Returns the frames kept. */
+CMN_FP_INLINE unsigned cmn_uw_finish(struct cmn_uw_walk *w, unsigned long total)
+{
+    if (w->keep_outer == 0 || total <= w->max_frames)
+        return (unsigned)total;
+    unsigned inner = w->max_frames - w->keep_outer - 1, k = w->keep_outer;
+    uint64_t *ring = w->frames + inner + 1;
+    unsigned r = cmn_uw_slot(w, total - k) - (inner + 1); /* where the oldest kept one is */
+    cmn_uw_reverse(ring, r);
+    cmn_uw_reverse(ring + r, k - r);
+    cmn_uw_reverse(ring, k);
+    w->n_elided = (uint32_t)(total - inner - k);
+    w->frames[inner] = PROF_FRAME_ELIDED | w->n_elided;
+    w->flags |= PROF_SAMPLE_ELIDED;
+    return w->max_frames;
+}
+
+/* The walk. Writes the leaf pc, then one return address per frame, into w->frames, sets
+ * w's results and returns the number of frames kept. Without keep_outer it stops at
+ * max_frames (PROF_STOP_DEPTH); with it, it walks on (walk_cap frames at most) and keeps
+ * the innermost frames, a PROF_FRAME_ELIDED marker and the keep_outer outermost ones.
+ * Reads the stack only inside [max(lo, sp), hi) of the stack each frame is on. */
 CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_fp_regs *regs,
                                    struct cmn_uw_walk *w)
 {
     struct cmn_uw_frame f = {.pc = arch_strip_pac(regs->pc), .sp = regs->sp, .fp = regs->fp,
                              .lr = regs->lr, .exact = 1, .fp_known = 1,
                              .lr_known = ARCH_HAS_LR, .sp_exact = 1, .lo = w->lo, .hi = w->hi};
-    unsigned n = 0;
+    unsigned long total = 0, cap = w->keep_outer ? w->walk_cap : w->max_frames;
     int leaf_caller = 0;
     uint8_t why;
-    w->frames[n++] = f.pc;
+    /* The last frame is held back until the next: the entry trampoline's return address,
+     * known only one step later, is dropped without ever taking a slot of the ring. */
+    uint64_t held = 0;
+    w->frames[total++] = f.pc;
     w->flags = 0;
-    w->n_by_table = w->n_by_fp = 0;
+    w->n_by_table = w->n_by_fp = w->n_elided = 0;
     for (;;) {
         uintptr_t bias = 0, at = f.exact ? f.pc : f.pc - 1;
-        int pending = 0;
-        const struct cmn_uw_table *t = m->table ? m->table(m, at, &bias, &pending) : NULL;
+        unsigned info = 0;
+        const struct cmn_uw_table *t = m->table ? m->table(m, at, &bias, &info) : NULL;
         uint32_t rule = t ? cmn_uw_lookup(t, (uint64_t)(at - bias)) : 0;
-        if (pending) {
+        if (info & CMN_UW_PENDING) {
             /* Without its table a frame-pointer step could skip the caller of a function
              * that keeps no frame pointer: the walk stops for the moment it takes (at the
              * entry trampoline's frame it is complete). */
@@ -297,18 +376,16 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
         } else if (w->tables_only) {
             why = PROF_STOP_NO_INFO;
         } else {
-            why = cmn_uw_step_fp(m, &f, w->root_fp, &leaf_caller);
+            why = cmn_uw_step_fp(m, &f, w->root_fp, (info & CMN_UW_ANON) != 0, &leaf_caller);
             w->n_by_fp++;
         }
-        if (why == CMN_UW_ROOT && n > 1)
-            n--; /* the return address into the trampoline */
+        if (why == CMN_UW_ROOT && total > 1) {
+            total--; /* the return address into the trampoline */
+            held = 0;
+        }
         if (why != PROF_STOP_END)
             break;
-        if (f.pc == 0) {
-            why = CMN_UW_ENDED;
-            break;
-        }
-        if (f.pc >= w->stop_lo && f.pc < w->stop_hi) {
+        if (f.pc == 0 || (f.pc >= w->stop_lo && f.pc < w->stop_hi)) {
             why = CMN_UW_ENDED;
             break;
         }
@@ -316,18 +393,23 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
             why = PROF_STOP_CODE;
             break;
         }
-        if (n >= w->max_frames) {
+        if (total >= cap) {
             why = PROF_STOP_DEPTH;
             break;
         }
-        w->frames[n++] = f.pc;
+        if (held != 0)
+            w->frames[cmn_uw_slot(w, total - 1)] = held;
+        held = f.pc;
+        total++;
     }
-    if (leaf_caller && n >= 2)
+    if (held != 0)
+        w->frames[cmn_uw_slot(w, total - 1)] = held;
+    if (leaf_caller && total >= 2)
         w->flags = PROF_SAMPLE_LEAF_CALLER;
     w->fp = f.fp;
     w->fp_known = f.fp_known;
     w->stop_reason = why == CMN_UW_ENDED || why == CMN_UW_ROOT ? PROF_STOP_END : why;
-    return n;
+    return cmn_uw_finish(w, total);
 }
 
 #endif

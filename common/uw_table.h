@@ -10,7 +10,7 @@
  * A table lives in one block of memory, written once and then only read:
  *
  *   struct cmn_uw_table            the header below
- *   uint32_t page_first[n_pages+1] for each 4 KiB page of [base, base + size): the index
+ *   uint32_t page_first[n_pages+1] for each 256-byte bucket ("page") of [base, base + size): the index
  *                                  of the first row starting in it or after it
  *   uint32_t pc[n_rows]            row starts, as offsets from base, strictly increasing
  *   uint32_t rule[n_rows]          each row's rule, valid from its pc to the next row's
@@ -39,7 +39,7 @@
 #include <stdint.h>
 
 #define CMN_UW_MAGIC 0x31545755u /* "UWT1" */
-#define CMN_UW_PAGE_SHIFT 12u
+#define CMN_UW_PAGE_SHIFT 8u /* 256-byte buckets ("pages"): a few rows each, a short search */
 
 /* Rule kinds. */
 #define CMN_UW_NONE 0u        /* no call-frame information covers the address */

@@ -163,15 +163,15 @@ static void note_crossing(struct bt_mem *b, uintptr_t pc, int has_row)
 }
 
 /* The table of the module holding pc: built ones only; a module whose table is still to
- * come is asked for and walked by frame pointer. */
+ * come is asked for and walked by frame pointer (never CMN_UW_PENDING: a backtrace is
+ * taken once). Code of no module is CMN_UW_ANON, as for the sampler's walk. */
 static const struct cmn_uw_table *bt_table(const struct cmn_uw_mem *m, uintptr_t pc,
-                                           uintptr_t *bias, int *pending)
+                                           uintptr_t *bias, unsigned *info)
 {
     struct bt_mem *b = (struct bt_mem *)m;
     const struct smp_code_range *r = smp_codemap_view_find(&b->map, pc);
     const struct cmn_uw_table *t = r != NULL ? r->table : NULL;
     uint32_t rule = t != NULL ? cmn_uw_lookup(t, (uint64_t)(pc - r->bias)) : 0;
-    (void)pending;
     if (b->is_crossing)
         note_crossing(b, pc, cmn_uw_kind(rule) != CMN_UW_NONE);
     if (r != NULL && t == NULL && r->module != 0)
@@ -189,6 +189,8 @@ static const struct cmn_uw_table *bt_table(const struct cmn_uw_mem *m, uintptr_t
         *bias = pc;
         return &sigreturn_row.head;
     }
+    if (r != NULL && t == NULL && r->module == 0)
+        *info = CMN_UW_ANON;
     return NULL;
 }
 

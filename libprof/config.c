@@ -23,7 +23,7 @@ static const char *const known_vars[] = { "PROF_OUTPUT", "PROF_FREQ",   "PROF_DE
                                           "PROF_BUFFER_KB", "PROF_LOG", "PROF_START",
                                           "PROF_TIMER", "PROF_SIGNAL", "PROF_FOLLOW",
                                           "PROF_EVENT", "PROF_UNWIND",
-                                          "PROF_SNAPSHOT_SIGNAL", NULL };
+                                          "PROF_SNAPSHOT_SIGNAL", "PROF_DURATION", NULL };
 
 struct keyword {
     const char *name;
@@ -38,7 +38,7 @@ static const struct keyword timer_names[] = {
 
 static const struct keyword unwind_names[] = {
     { "auto", PROF_UNWIND_AUTO }, { "fp", PROF_UNWIND_FP }, { "dwarf", PROF_UNWIND_DWARF },
-    { "libunwind", PROF_UNWIND_LIBUNWIND }, { NULL, 0 },
+    { "libunwind", PROF_UNWIND_LIBUNWIND }, { "check", PROF_UNWIND_CHECK }, { NULL, 0 },
 };
 
 static const struct keyword event_names[] = {
@@ -88,6 +88,16 @@ static void load_uint(char *const *env, const char *name, unsigned lo, unsigned 
         add_msg(msgs, "%s='%.40s' is not a whole number in %u..%u; using %u%s", name, v, lo,
                 hi, dflt, unit);
     }
+}
+
+/* PROF_DURATION into *out_ns: 0 (no limit) when unset or bad. */
+static void load_duration(char *const *env, uint64_t *out_ns, struct lp_config_msgs *msgs)
+{
+    const char *v = env_get(env, "PROF_DURATION");
+    *out_ns = 0;
+    if (v && !cmn_parse_duration(v, CMN_DURATION_MAX_NS, out_ns))
+        add_msg(msgs, "PROF_DURATION='%.40s' is not a duration (500ms, 10s, 5m, 1h; a bare "
+                "number is seconds); profiling until exit", v);
 }
 
 static void load_path(char *const *env, const char *name, const char *dflt, char *out,
@@ -193,6 +203,7 @@ int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs 
     load_keyword(env, "PROF_TIMER", timer_names, LP_TIMER_AUTO, &c->timer, msgs);
     load_keyword(env, "PROF_EVENT", event_names, SMP_PERF_TASK_CLOCK, &c->event, msgs);
     load_keyword(env, "PROF_UNWIND", unwind_names, PROF_UNWIND_AUTO, &c->unwinder, msgs);
+    load_duration(env, &c->duration_ns, msgs);
     load_signal(env, "PROF_SIGNAL", "the timer's default", &c->signo, msgs);
     load_signal(env, "PROF_SNAPSHOT_SIGNAL", "RTMAX-3", &c->snap_signo, msgs);
     if (c->snap_signo == 0) {

@@ -9,6 +9,7 @@
 #define PROF_LIBPROF_CONFIG_H
 
 #include <limits.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #define LP_DEFAULT_OUTPUT "prof.%p.prof"
@@ -38,6 +39,8 @@ struct lp_config {
     unsigned event;        /* PROF_EVENT: SMP_PERF_* event of the perf source */
     unsigned unwinder;     /* PROF_UNWIND: PROF_UNWIND_AUTO (default), _FP, _DWARF or
                             * _LIBUNWIND */
+    uint64_t duration_ns;  /* PROF_DURATION: wall time from the session's start after which
+                            * the profile is finished while the program runs on; 0 = none */
     int enabled;           /* 0 when a value makes profiling impossible */
 };
 

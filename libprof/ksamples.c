@@ -22,6 +22,7 @@
 #include "arch/arch.h"
 #include "common/uw_step.h"
 #include "include/libprof/prof_format.h"
+#include "libprof/unwind.h"
 #include "libprof/writer.h"
 #include "sampler/codemap.h"
 #include "sampler/handler.h"
@@ -125,14 +126,16 @@ static int copy_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 }
 
 static const struct cmn_uw_table *copy_table(const struct cmn_uw_mem *m, uintptr_t pc,
-                                             uintptr_t *bias, int *pending)
+                                             uintptr_t *bias, unsigned *info)
 {
     const struct copy_mem *c = (const struct copy_mem *)m;
     const struct smp_code_range *r = c->use_tables ? smp_codemap_view_find(&c->map, pc) : NULL;
     if (r == NULL || r->table == NULL) {
         if (r != NULL && r->module != 0) {
-            *pending = 1;
+            *info = CMN_UW_PENDING;
             smp_codemap_want(r->module);
+        } else if (r != NULL) {
+            *info = CMN_UW_ANON;
         }
         return NULL;
     }
@@ -144,8 +147,8 @@ static const struct cmn_uw_table *copy_table(const struct cmn_uw_mem *m, uintptr
 static uint32_t rule_at(const struct copy_mem *c, const uint64_t *frames, unsigned i)
 {
     uintptr_t bias = 0, at = (uintptr_t)frames[i] - (i > 0);
-    int pending = 0;
-    const struct cmn_uw_table *t = copy_table(&c->base, at, &bias, &pending);
+    unsigned info = 0;
+    const struct cmn_uw_table *t = copy_table(&c->base, at, &bias, &info);
     return t ? cmn_uw_lookup(t, at - bias) : 0;
 }
 
@@ -204,8 +207,9 @@ static unsigned splice(const struct ksample *k, struct copy_mem *c, uintptr_t fp
 
 /* The user stack of sample k into frames: walked by the unwind tables over the stack copy,
  * then by the kernel's chain where that is proven (splice()). */
-static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *ends,
-                     unsigned kernel_cap, unsigned max_frames, uint64_t *frames, uint8_t *why)
+static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends *ends,
+                          unsigned kernel_cap, unsigned max_frames, uint64_t *frames,
+                          uint8_t *why)
 {
     struct copy_mem c = {.base = {.fp = {copy_word, copy_code, copy_is_code},
                                   .table = copy_table},
@@ -223,11 +227,28 @@ static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *end
     return n;
 }
 
+/* The same; a module whose table the walk met unbuilt is built at once (this is the
+ * writer thread, which builds them) and the walk made again. */
+static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *ends,
+                     unsigned kernel_cap, unsigned max_frames, uint64_t *frames, uint8_t *why)
+{
+    unsigned n = walk_once(k, ends, kernel_cap, max_frames, frames, why);
+    if (*why == PROF_STOP_PENDING) {
+        lp_unwind_serve();
+        n = walk_once(k, ends, kernel_cap, max_frames, frames, why);
+    }
+    return n;
+}
+
 /* 1 when the chain (frames, leaf first) was taken inside one of libprof's own handlers: a
  * frame of libprof's code on the leaf's side of a return into a signal trampoline (the
- * handler returns there). */
+ * handler returns there), or a leaf in libprof's code (the walk may stop before the
+ * trampoline; the only system calls and faults libprof's own code makes on a thread of the
+ * program's are its handlers'). */
 static int is_our_handler(const uint64_t *frames, unsigned n, const struct lp_ksamples_ends *e)
 {
+    if (n > 0 && frames[0] >= e->self_lo && frames[0] < e->self_hi)
+        return 1;
     int in_self = 0;
     for (unsigned i = 0; i < n; i++) {
         if (frames[i] >= e->self_lo && frames[i] < e->self_hi) {
@@ -264,7 +285,8 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
                                   .weight = weight,
                                   .n_frames = (uint16_t)n,
                                   .stop_reason = why,
-                                  .flags = why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED};
+                                  .flags = PROF_SAMPLE_KERNEL |
+                                           (why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED)};
     lp_writer_put_sample(w, &rec, frames);
     count(PROF_STAT_SAMPLES, 1);
     count(PROF_STAT_KERNEL_SAMPLES, 1);

@@ -22,12 +22,21 @@
 
 #define LP_OBJECT_NOTES_MAX 4096u /* bytes of a note segment read for the build-id */
 
+static pid_t self_pid; /* 0 until the first read; forgotten in a fork child */
+
+void lp_objects_fork_child(void)
+{
+    self_pid = 0;
+}
+
 int lp_objects_read_memory(void *dst, uintptr_t addr, size_t n)
 {
     struct iovec local = {.iov_base = dst, .iov_len = n};
     struct iovec remote = {.iov_base = (void *)addr, .iov_len = n};
     int saved = errno;
-    ssize_t got = syscall(SYS_process_vm_readv, (long)getpid(), &local, 1UL, &remote, 1UL, 0UL);
+    if (self_pid == 0)
+        self_pid = getpid();
+    ssize_t got = syscall(SYS_process_vm_readv, (long)self_pid, &local, 1UL, &remote, 1UL, 0UL);
     int err = errno;
     errno = saved;
     if (got == (ssize_t)n)

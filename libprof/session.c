@@ -7,8 +7,9 @@
  *   buffered -> ring mapped -> this thread's stack bounds -> handler installed -> writer
  *   thread started (all signals blocked) -> timer armed.
  * Finish, at exit (the destructor runs after the application's atexit handlers), before
- * an exec, or on the writer thread once no application thread is left, on whichever
- * thread gets there first:
+ * an exec, or on the writer thread once no application thread is left or PROF_DURATION
+ * has passed (the program then runs on unprofiled), on whichever thread gets there first
+ * (another thread that gets there meanwhile waits for it, bounded):
  *   sampling off -> timer disarmed -> wait for handlers in flight -> writer thread joined ->
  *   last drain -> thread names, mappings, stats, end record -> file closed.
  * The signal handler stays installed for good: a profiling signal still pending after the
@@ -102,6 +103,8 @@ static struct {
     pthread_mutex_t cred_mu;  /* serializes the application's set*id calls (the writer steps
                                * out for each); taken first by the fork handler */
     int writer_stepped_out;   /* the writer thread was stopped for a set*id call; cred_mu */
+    int is_duration_over;     /* PROF_DURATION has passed: the writer thread finishes the
+                               * profile and ends; written and read by the writer thread */
 } session = {.sig_mu = PTHREAD_MUTEX_INITIALIZER, .cred_mu = PTHREAD_MUTEX_INITIALIZER};
 
 extern char **environ;
@@ -267,15 +270,14 @@ static void find_kernel_ends(struct lp_ksamples_ends *e)
 {
     memset(e, 0, sizeof(*e));
     lp_trampolines_range(&e->lo, &e->hi);
-    struct lp_objects objects;
-    if (lp_objects_scan(&objects) != 0)
-        return;
-    const struct lp_object *self = lp_objects_find(&objects, (uintptr_t)&smp_handler);
-    if (self) {
-        e->self_lo = self->base;
-        e->self_hi = self->end;
-    }
-    lp_objects_free(&objects);
+    lp_unwind_code_range((uintptr_t)&smp_handler, &e->self_lo, &e->self_hi);
+}
+
+/* 1 once PROF_DURATION has passed since this process's session started. */
+static int duration_is_over(void)
+{
+    return session.cfg.duration_ns != 0 &&
+           cmn_clock_ns(CLOCK_MONOTONIC) - session.start_ns >= session.cfg.duration_ns;
 }
 
 /* The writer thread's periodic chores: serve snapshots, drain the per-thread rings and the
@@ -292,6 +294,10 @@ static int on_writer_period(void)
         lp_timers_check();
     if (writer_is_alone())
         return LP_WRITER_FINISH;
+    if (duration_is_over()) {
+        session.is_duration_over = 1;
+        return LP_WRITER_FINISH;
+    }
     return busy ? LP_WRITER_BUSY : 0;
 }
 
@@ -325,7 +331,9 @@ static void finish_profile(void)
     lp_writer_close(w);
 }
 
-/* The writer thread found no application thread left (LP_WRITER_FINISH). */
+/* The writer thread found no application thread left, or PROF_DURATION passed
+ * (LP_WRITER_FINISH). In the second case the program runs on without libprof's timers,
+ * threads or file; the handlers stay installed, finding sampling off. */
 static void finish_on_writer(void)
 {
     int live = LP_LIVE;
@@ -334,6 +342,9 @@ static void finish_on_writer(void)
     stop_sampling();
     session.owner_tid = (pid_t)syscall(SYS_gettid);
     session.writer.running = 0; /* this thread ends now; nobody joins it */
+    if (session.is_duration_over)
+        lp_note("PROF_DURATION (%.3f s) is over: the profile ends here; the program ran on",
+                (double)session.cfg.duration_ns / 1e9);
     finish_profile();
     atomic_store(&session.state, LP_DONE);
 }
@@ -401,6 +412,7 @@ static void atfork_parent(void)
  * its own file. */
 static void atfork_child(void)
 {
+    lp_objects_fork_child();
     lp_writer_fork_child(&session.writer);
     lp_log_fork_child();
     lp_unwind_fork_child();
@@ -476,6 +488,7 @@ static unsigned walk_mode_of(unsigned unwinder)
 {
     switch (unwinder) {
     case PROF_UNWIND_AUTO:
+    case PROF_UNWIND_CHECK:
         return SMP_WALK_AUTO;
     case PROF_UNWIND_DWARF:
         return SMP_WALK_TABLES;
@@ -492,10 +505,15 @@ static int start_session(int is_child, int sample_now)
         return rc;
     }
     /* The stepper is ready before the handler exists (libprof/unwind.h). */
-    if (lp_unwind_init(session.cfg.unwinder) != 0) {
-        lp_note("PROF_UNWIND=libunwind: libunwind is not available (libprof built without "
-                "it, or libunwind.so.8 not installed); using unwind tables");
+    unsigned unwinder = session.cfg.unwinder;
+    if (lp_unwind_init(unwinder == PROF_UNWIND_CHECK ? PROF_UNWIND_LIBUNWIND : unwinder) != 0) {
+        lp_note("PROF_UNWIND=%s: libunwind is not available (libprof built without it, or "
+                "libunwind.so.8 not installed); using unwind tables",
+                unwinder == PROF_UNWIND_CHECK ? "check" : "libunwind");
         session.cfg.unwinder = PROF_UNWIND_AUTO;
+    } else if (unwinder == PROF_UNWIND_CHECK) {
+        lp_unwind_use_as_oracle();
+        smp_sampler.check_unwind = 1;
     }
     if ((rc = open_profile(is_child)) != 0)
         return rc;
@@ -517,6 +535,7 @@ static int start_session(int is_child, int sample_now)
         smp_self.ring = lp_rings_take();
     smp_sampler.max_frames = session.cfg.max_depth;
     smp_sampler.walk_mode = walk_mode_of(session.cfg.unwinder);
+    lp_trampolines_range(&smp_sampler.root_lo, &smp_sampler.root_hi);
     smp_sampler.source = session.timer.source;
     smp_sampler.period_ns = session.timer.period_ns;
     lp_thread_enter();
@@ -784,12 +803,28 @@ int lp_session_flush(void)
     return lp_writer_sync(&session.writer, 1000);
 }
 
+/* Waits (bounded) while another thread finishes the profile: the writer thread when
+ * PROF_DURATION passed just as the program exits or execs, whose end must not cut the
+ * file short. */
+static void wait_for_finisher(void)
+{
+    for (unsigned i = 0; i < LP_QUIESCE_MS * 10 && atomic_load(&session.state) == LP_FINISHING;
+         i++) {
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
 void lp_session_finish(void)
 {
     int live = LP_LIVE;
-    if (getpid() != session.pid ||
-        !atomic_compare_exchange_strong(&session.state, &live, LP_FINISHING))
+    if (getpid() != session.pid)
         return;
+    if (!atomic_compare_exchange_strong(&session.state, &live, LP_FINISHING)) {
+        if (live == LP_FINISHING)
+            wait_for_finisher();
+        return;
+    }
     stop_sampling();
     session.owner_tid = (pid_t)syscall(SYS_gettid); /* the buffer's, once the writer stops */
     if (lp_writer_stop(&session.writer, LP_QUIESCE_MS) != 0) {
@@ -825,7 +860,9 @@ void lp_session_before_setxid(void)
 
 void lp_session_after_setxid(void)
 {
-    if (session.writer_stepped_out && lp_writer_start(&session.writer, &session.ring) != 0)
+    /* The writer may have finished the profile as it stepped out (PROF_DURATION). */
+    if (session.writer_stepped_out && lp_session_live() &&
+        lp_writer_start(&session.writer, &session.ring) != 0)
         lp_log("cannot start the writer thread again after a change of user; profile output "
                "stopped");
     session.writer_stepped_out = 0;

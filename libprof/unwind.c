@@ -20,8 +20,10 @@
 #include "common/clock.h"
 #include "common/maps_line.h"
 #include "include/libprof/prof_format.h"
+#include "libprof/codemap.h"
 #include "libprof/fd.h"
 #include "libprof/libc.h"
+#include "libprof/uwcache.h"
 #include "libprof/uwtables.h"
 #include "sampler/codemap.h"
 #include "sampler/dbuf.h"
@@ -44,18 +46,6 @@ static struct module_table modules[2];
 static struct smp_dbuf modules_dbuf;
 static _Atomic int modules_loaded; /* 0 before the first load */
 static uint64_t last_rescan_ns;    /* when the writer last reread the maps on request */
-
-void lp_codemap_publish(const struct smp_code_range *ranges, size_t n)
-{
-    int j = smp_dbuf_spare(&smp_codemap.dbuf);
-    struct smp_codemap_table *t = &smp_codemap.tables[j];
-    if (n > SMP_CODEMAP_MAX)
-        n = SMP_CODEMAP_MAX;
-    memcpy(t->ranges, ranges, n * sizeof(ranges[0]));
-    t->n = n;
-    smp_dbuf_publish(&smp_codemap.dbuf, j);
-    atomic_store_explicit(&smp_codemap.published, 1, memory_order_release);
-}
 
 /* Adds one /proc/self/maps line to t when it is executable. */
 static void parse_maps_line(const char *line, struct module_table *t)
@@ -113,20 +103,36 @@ int lp_unwind_module_at(uintptr_t pc, char *path, size_t cap, uint64_t *file_off
     return rc;
 }
 
-/* Publishes the ranges of t as the code map, each with its module's unwind table as far as
- * it is built; map_lock held. */
-static void publish_code_map(const struct module_table *t)
+/* Gives range i of the module table ctx its module's unwind table, as far as it is built. */
+static void annotate(struct smp_code_range *r, size_t i, void *ctx)
 {
-    int j = smp_dbuf_spare(&smp_codemap.dbuf);
-    struct smp_codemap_table *c = &smp_codemap.tables[j];
-    size_t n = t->n < SMP_CODEMAP_MAX ? t->n : SMP_CODEMAP_MAX;
-    for (size_t i = 0; i < n; i++) {
-        c->ranges[i] = t->ranges[i];
-        lp_uwtables_annotate(&c->ranges[i], t->module_ids[i], t->file_offsets[i]);
+    const struct module_table *t = ctx;
+    lp_uwtables_annotate(r, t->module_ids[i], t->file_offsets[i]);
+}
+
+/* Publishes the ranges of t as the code map; map_lock held. */
+static void publish_code_map(struct module_table *t)
+{
+    lp_codemap_publish_with(t->ranges, t->n, annotate, t);
+}
+
+void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
+{
+    *lo = *hi = 0;
+    if (!atomic_load_explicit(&modules_loaded, memory_order_acquire))
+        return;
+    int i = smp_dbuf_enter(&modules_dbuf);
+    if (i < 0)
+        return;
+    const struct module_table *t = &modules[i];
+    for (size_t k = 0; k < t->n && k < SMP_CODEMAP_MAX; k++) {
+        if (pc >= t->ranges[k].start && pc < t->ranges[k].end) {
+            *lo = t->ranges[k].start;
+            *hi = t->ranges[k].end;
+            break;
+        }
     }
-    c->n = n;
-    smp_dbuf_publish(&smp_codemap.dbuf, j);
-    atomic_store_explicit(&smp_codemap.published, 1, memory_order_release);
+    smp_dbuf_leave(&modules_dbuf, i);
 }
 
 /* Reads the executable ranges of /proc/self/maps (sorted by the kernel) and publishes them
@@ -447,9 +453,15 @@ static int init_libunwind(void)
     return 0;
 }
 
+void lp_unwind_use_as_oracle(void)
+{
+    smp_unw_enabled = 0; /* the handler walks with the tables, then asks libunwind too */
+}
+
 int lp_unwind_init(unsigned unwinder)
 {
     smp_probe_init();
+    lp_uwcache_init();
     pthread_mutex_lock(&map_lock);
     int rc = 0;
     if (unwinder == PROF_UNWIND_LIBUNWIND && !ready)
@@ -510,6 +522,7 @@ void lp_unwind_fork_child(void)
 int lp_unwind_init(unsigned unwinder)
 {
     smp_probe_init();
+    lp_uwcache_init();
     pthread_mutex_lock(&map_lock);
     load_code_map();
     pthread_mutex_unlock(&map_lock);
@@ -530,6 +543,10 @@ void lp_unwind_unload_begin(void)
 void lp_unwind_unload_end(void)
 {
     lp_unwind_refresh();
+}
+
+void lp_unwind_use_as_oracle(void)
+{
 }
 
 /* Without libunwind no walk ever needs the loader's list served from a snapshot. */

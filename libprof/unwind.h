@@ -24,7 +24,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct smp_code_range;
 
 #define LP_UNWIND_MAX_OBJECTS 1024u      /* loaded objects the snapshot can hold */
 #define LP_UNWIND_PATH_BYTES (256u << 10) /* file paths the module table can hold */
@@ -34,6 +33,10 @@ struct smp_code_range;
  * caller then falls back to PROF_UNWIND_FP). Application thread, before the handler is
  * installed; idempotent. */
 int lp_unwind_init(unsigned unwinder);
+
+/* Not async-signal-safe; after lp_unwind_init(PROF_UNWIND_LIBUNWIND) succeeded: libunwind
+ * walks only as the oracle of PROF_UNWIND=check (sampler/handler.c), not as the stepper. */
+void lp_unwind_use_as_oracle(void);
 
 /* Not async-signal-safe. Rereads the code map (sampler/codemap.h) and, when libunwind was
  * prepared, retakes the snapshot of loaded objects: after dlopen(). Any thread but a
@@ -61,11 +64,10 @@ uint64_t lp_unwind_table_bytes(uint64_t *n_tables);
  * *file_offset, or -ENOENT when pc is in no known mapping. */
 int lp_unwind_module_at(uintptr_t pc, char *path, size_t cap, uint64_t *file_offset);
 
-/* Not async-signal-safe; one caller at a time (lp_unwind_init/refresh hold the lock; tests
- * call it alone). Publishes n executable ranges, sorted and not overlapping, as the code
- * map the handlers read (sampler/codemap.h); waits while a walk is inside the table it
- * replaces. */
-void lp_codemap_publish(const struct smp_code_range *ranges, size_t n);
+/* Not async-signal-safe. The executable range of the last maps read that holds pc into
+ * [*lo, *hi); both 0 when none does. */
+void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
+
 
 /* Not async-signal-safe. pthread_atfork() handlers (libprof/session.c calls them from
  * its own): prepare holds the refresh lock and keeps handlers out of libunwind across the

@@ -18,12 +18,14 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "common/build_id.h"
 #include "common/elf_file.h"
 #include "common/uw_build.h"
 #include "common/uw_table.h"
 #include "libprof/fd.h"
 #include "libprof/log.h"
 #include "libprof/objects.h"
+#include "libprof/uwcache.h"
 #include "sampler/codemap.h"
 
 #define LP_UW_PENDING 0
@@ -135,6 +137,39 @@ static void take_loads(struct module *mod, const struct lp_object *o)
     }
 }
 
+/* The module's GNU build-id, from its note segments in memory: its length, 0 when none. */
+static size_t build_id_of(const struct lp_object *o, uint8_t *id, size_t cap)
+{
+    uint8_t notes[1024];
+    for (unsigned i = 0; i < o->phnum; i++) {
+        const ElfW(Phdr) *ph = &o->phdrs[i];
+        size_t n = ph->p_filesz < sizeof(notes) ? ph->p_filesz : sizeof(notes);
+        if (ph->p_type != PT_NOTE || n == 0 ||
+            lp_objects_read_memory(notes, o->bias + ph->p_vaddr, n) != 0)
+            continue;
+        size_t len = cmn_build_id_note(notes, n, id, cap);
+        if (len > 0)
+            return len;
+    }
+    return 0;
+}
+
+/* The table of a build-id that an earlier process built, when it fits the bound. */
+static const struct cmn_uw_table *cached_table(const uint8_t *id, size_t len)
+{
+    uint64_t bytes = 0;
+    const struct cmn_uw_table *t = len > 0 ? lp_uwcache_load(id, len, &bytes) : NULL;
+    if (t == NULL)
+        return NULL;
+    if (table_bytes + bytes > LP_UW_MAX_BYTES) {
+        munmap((void *)((const char *)t - (bytes - t->total_bytes)), bytes);
+        return NULL;
+    }
+    table_bytes += bytes;
+    n_tables++;
+    return t;
+}
+
 /* .eh_frame as the loader mapped it: located by .eh_frame_hdr (PT_GNU_EH_FRAME), read to
  * the end of the segment holding it, and added to b. 0, or -errno. */
 static int add_mapped_eh_frame(struct cmn_cfi_build *b, const struct lp_object *o,
@@ -179,6 +214,25 @@ static int add_mapped_eh_frame(struct cmn_cfi_build *b, const struct lp_object *
     cmn_cfi_add_section(b, &s);
     *keep = data;
     return 0;
+}
+
+/* The bytes of code the FDEs read so far describe. */
+static uint64_t covered(const struct cmn_cfi_build *b)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < b->n_fdes; i++)
+        n += b->fdes[i].len;
+    return n;
+}
+
+/* The bytes of the module's executable segments. */
+static uint64_t text_bytes(const struct lp_object *o)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < o->phnum; i++)
+        if (o->phdrs[i].p_type == PT_LOAD && (o->phdrs[i].p_flags & PF_X))
+            n += o->phdrs[i].p_memsz;
+    return n;
 }
 
 /* A section of the module's file, when the file is still the one mapped. */
@@ -233,8 +287,10 @@ static const struct cmn_uw_table *make_table(struct cmn_cfi_build *b, const char
 }
 
 /* Builds module id's table; its state becomes BUILT or NONE (with a note saying why).
- * Reads the module's memory only, but for a module without .eh_frame in memory: its file
- * then (.eh_frame, .debug_frame), for as long as it takes. */
+ * Reads the module's memory only, but for a module without .eh_frame in memory, or whose
+ * .eh_frame describes less than half of its code (built with -fno-asynchronous-unwind-
+ * tables, its .eh_frame holds the C runtime's start code only): its file then, for
+ * .debug_frame, for as long as it takes. */
 static void build(uint32_t id)
 {
     struct module *mod = &registry[id];
@@ -242,14 +298,21 @@ static void build(uint32_t id)
                                        ARCH_DWARF_X86_64}};
     const char *why = "its headers cannot be read";
     struct lp_object o;
-    uint8_t *eh = NULL;
+    uint8_t *eh = NULL, bid[PROF_BUILD_ID_MAX];
     if (read_headers(mod, &o) == 0) {
         take_loads(mod, &o);
-        if (add_mapped_eh_frame(&b, &o, &eh) != 0 || b.n_fdes == 0) {
-            add_file_section(&b, mod, ".eh_frame", 0);
-            add_file_section(&b, mod, ".debug_frame", 1);
+        size_t bid_len = build_id_of(&o, bid, sizeof(bid));
+        mod->table = cached_table(bid, bid_len);
+        if (mod->table == NULL) {
+            int mapped = add_mapped_eh_frame(&b, &o, &eh) == 0;
+            if (!mapped)
+                add_file_section(&b, mod, ".eh_frame", 0);
+            if (!mapped || covered(&b) < text_bytes(&o) / 2)
+                add_file_section(&b, mod, ".debug_frame", 1);
+            mod->table = make_table(&b, &why);
+            if (mod->table != NULL && bid_len > 0)
+                lp_uwcache_store(bid, bid_len, mod->table);
         }
-        mod->table = make_table(&b, &why);
     }
     free(eh);
     cmn_cfi_build_free(&b);

@@ -13,7 +13,8 @@
  *
  * A table's memory is mapped once and never unmapped (handlers may be reading it; a module
  * loaded again finds its table by identity); all of them together stay under
- * LP_UW_MAX_BYTES. A module whose table cannot be built (no call-frame information, a
+ * LP_UW_MAX_BYTES. A table is kept across processes by the module's build-id
+ * (libprof/uwcache.h): a module an earlier process built is mapped from the cache instead. A module whose table cannot be built (no call-frame information, a
  * section that cannot be read, the memory bound) is walked by frame pointer, and a note in
  * the profile says which and why.
  *

@@ -85,25 +85,36 @@ SMP_SYSCALL_SITE static void use_alt_stack_if_there(uintptr_t sp, struct smp_sta
     }
 }
 
+/* The registers and the stack a walk of context uc starts from; 0 when the thread's stack
+ * is not known. */
+static int walk_start(const ucontext_t *uc, struct cmn_fp_regs *regs, struct smp_stack *stack)
+{
+    *regs = (struct cmn_fp_regs){
+        .pc = arch_pc(uc), .sp = arch_sp(uc), .fp = arch_fp(uc), .lr = arch_lr(uc)
+    };
+    *stack = (struct smp_stack){
+        .lo = smp_self.stack_lo, .hi = smp_self.stack_hi, .root_fp = smp_self.root_fp,
+        .root_lo = smp_sampler.root_lo, .root_hi = smp_sampler.root_hi
+    };
+    if (stack->hi == 0)
+        return 0;
+    use_alt_stack_if_there(regs->sp, stack);
+    return 1;
+}
+
 SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames,
                                        const ucontext_t *uc, struct smp_walk_out *out)
 {
-    struct cmn_fp_regs regs = {
-        .pc = arch_pc(uc), .sp = arch_sp(uc), .fp = arch_fp(uc), .lr = arch_lr(uc)
-    };
-    struct smp_stack stack = {
-        .lo = smp_self.stack_lo, .hi = smp_self.stack_hi, .root_fp = smp_self.root_fp
-    };
-
+    struct cmn_fp_regs regs;
+    struct smp_stack stack;
     rec->flags = 0;
     rec->sp_word = 0;
     *out = (struct smp_walk_out){.stop_reason = PROF_STOP_NO_STACK};
-    if (stack.hi == 0) {
+    if (!walk_start(uc, &regs, &stack)) {
         frames[0] = arch_strip_pac(regs.pc);
         rec->n_frames = 1;
         return PROF_STOP_NO_STACK;
     }
-    use_alt_stack_if_there(regs.sp, &stack);
 #ifdef PROF_HAVE_LIBUNWIND
     /* A nested walk on this thread falls back to the stepper below. */
     if (smp_unw_enabled) {
@@ -201,6 +212,49 @@ static uint32_t our_weight(const siginfo_t *info)
     return 1;
 }
 
+#ifdef PROF_HAVE_LIBUNWIND
+/* PROF_UNWIND=check: walks the same context with libunwind, the oracle, and compares.
+ * The sample (slot, already walked with the tables) is flagged when the two differ, and
+ * libunwind's stack follows it in the ring as a sample flagged PROF_SAMPLE_ORACLE, which
+ * reports leave out unless asked (prof report --unwind-check libunwind).
+ * A walk that stopped for a table still to come, or left frames out, is not compared. */
+__attribute__((noinline)) static struct smp_slot *check_walk(struct smp_ring *ring,
+                                                             struct smp_slot *slot,
+                                                             const ucontext_t *uc,
+                                                             const struct smp_walk_out *walk)
+{
+    uint64_t other[SMP_CHECK_FRAMES];
+    struct cmn_fp_regs regs;
+    struct smp_stack stack;
+    uint8_t why;
+    unsigned max = smp_sampler.max_frames < SMP_CHECK_FRAMES ? smp_sampler.max_frames
+                                                             : SMP_CHECK_FRAMES;
+    if (walk->stop_reason == PROF_STOP_PENDING || walk->n_elided != 0 ||
+        slot->rec.n_frames > max || !walk_start(uc, &regs, &stack))
+        return NULL;
+    unsigned n = smp_walk_unw((void *)uc, &regs, &stack, other, max, &why);
+    if (n == 0)
+        return NULL;
+    int same = n == slot->rec.n_frames;
+    for (unsigned i = 0; same && i < n; i++)
+        same = other[i] == slot->frames[i];
+    count(same ? PROF_STAT_CHECK_SAME : PROF_STAT_CHECK_DIFF);
+    if (same)
+        return NULL;
+    slot->rec.flags |= PROF_SAMPLE_CHECK_DIFF;
+    struct smp_slot *twin = smp_ring_reserve(ring);
+    if (twin == NULL)
+        return NULL;
+    twin->rec = slot->rec;
+    twin->rec.n_frames = (uint16_t)n;
+    twin->rec.stop_reason = why;
+    twin->rec.flags = PROF_SAMPLE_ORACLE | (why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED);
+    for (unsigned i = 0; i < n; i++)
+        twin->frames[i] = other[i];
+    return twin;
+}
+#endif
+
 /* One sample of the interrupted context into a ring slot. */
 static void take_sample(uint32_t weight, const ucontext_t *uc)
 {
@@ -224,7 +278,14 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
     slot->rec.stop_reason = why;
     slot->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
     slot->rec.reserved = 0;
+#ifdef PROF_HAVE_LIBUNWIND
+    struct smp_slot *twin = smp_sampler.check_unwind ? check_walk(ring, slot, uc, &walk) : NULL;
     smp_ring_publish(ring, slot);
+    if (twin != NULL)
+        smp_ring_publish(ring, twin);
+#else
+    smp_ring_publish(ring, slot);
+#endif
 
     count(PROF_STAT_SAMPLES);
     atomic_fetch_add_explicit(&smp_sampler.counters[PROF_STAT_WEIGHT], weight,

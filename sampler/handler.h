@@ -48,6 +48,11 @@ struct smp_sampler {
                                                 * libprof/, see above */
     unsigned max_frames;                       /* walk depth limit, <= the ring's */
     unsigned walk_mode;                        /* SMP_WALK_* (PROF_UNWIND); libprof/ */
+    int check_unwind;                          /* PROF_UNWIND=check: each walk is compared
+                                                * with libunwind's; libprof/ */
+    uintptr_t root_lo, root_hi;                /* libprof's entry trampolines' code: a
+                                                * return address there ends a walk,
+                                                * complete; libprof/ before the first arm */
     uint64_t period_ns;                        /* perf clock period: a sample weighs the
                                                 * thread's CPU time since its last one in
                                                 * periods; 0: every sample weighs 1 (or its
@@ -69,6 +74,8 @@ struct smp_thread {
     uint64_t cpu_ns;    /* the thread's CPU time at its last sample; the handler */
     int64_t cpu_carry_ns; /* CPU time counted but not yet given out as weight; the handler */
 };
+
+#define SMP_CHECK_FRAMES 256u /* frames PROF_UNWIND=check compares at most */
 
 extern struct smp_sampler smp_sampler;
 extern __thread struct smp_thread smp_self __attribute__((tls_model("initial-exec")));

@@ -48,7 +48,7 @@
                                           * kernel time has a counter of its own: its user
                                           * samples weigh 1 */
 #define SMP_PERF_KRING_PAGES 16u      /* data pages of a kernel-time ring (plus one) */
-#define SMP_PERF_KSTACK_BYTES 4096u   /* user stack a kernel-time sample copies */
+#define SMP_PERF_KSTACK_BYTES 8192u   /* user stack a kernel-time sample copies */
 
 /* smp_perf_fds[fd]: see the file comment. Written by the functions below (application and
  * writer threads), read by handlers; defined with the handler's state. */

@@ -19,6 +19,7 @@
 struct self_mem {
     struct cmn_uw_mem base; /* first: the walk hands back a pointer to it */
     struct smp_codemap_view map;
+    const struct smp_code_range *last; /* the range found last: the next frame is often in it */
     int use_tables;
     unsigned n_pending;
     uintptr_t thread_lo, thread_hi;
@@ -38,20 +39,41 @@ static int self_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, u
     return smp_probe_read(out, addr, n) == 0 ? 0 : -1;
 }
 
+/* The range of the entered map that holds pc, or NULL; the last one found first. */
+static const struct smp_code_range *find(struct self_mem *s, uintptr_t pc)
+{
+    const struct smp_code_range *r = s->last;
+    if (r != NULL && pc >= r->start && pc < r->end)
+        return r;
+    r = smp_codemap_view_find(&s->map, pc);
+    if (r != NULL)
+        s->last = r;
+    return r;
+}
+
+/* An address in no range of the map (which was read at start and at dlopen()) may be code
+ * mapped since, by the program (a JIT) or by glibc itself: the map is asked to be read
+ * again, and a later walk gets past it. */
 static int self_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 {
-    return smp_codemap_view_contains(&((const struct self_mem *)m)->map, addr);
+    struct self_mem *s = (struct self_mem *)m;
+    if (s->map.table == NULL)
+        return !s->map.gave_up; /* nothing published yet: every address passes */
+    if (find(s, addr) != NULL)
+        return 1;
+    smp_codemap_want_rescan();
+    return 0;
 }
 
 /* The table of the module holding pc. A pc in no known range, or in a module whose table
  * is not built yet, asks libprof/ for it. */
 static const struct cmn_uw_table *self_table(const struct cmn_uw_mem *m, uintptr_t pc,
-                                             uintptr_t *bias, int *pending)
+                                             uintptr_t *bias, unsigned *info)
 {
     struct self_mem *s = (struct self_mem *)m;
     if (!s->use_tables || s->map.table == NULL)
         return NULL;
-    const struct smp_code_range *r = smp_codemap_view_find(&s->map, pc);
+    const struct smp_code_range *r = find(s, pc);
     if (r == NULL) {
         smp_codemap_want_rescan();
         return NULL;
@@ -62,8 +84,10 @@ static const struct cmn_uw_table *self_table(const struct cmn_uw_mem *m, uintptr
     }
     if (r->module != 0) {
         s->n_pending++;
-        *pending = 1;
+        *info = CMN_UW_PENDING;
         smp_codemap_want(r->module);
+    } else {
+        *info = CMN_UW_ANON;
     }
     return NULL;
 }
@@ -93,6 +117,9 @@ SMP_READS_STACK unsigned smp_walk(const struct cmn_fp_regs *regs, const struct s
     };
     struct cmn_uw_walk w = {.lo = stack->lo, .hi = stack->hi, .root_fp = stack->root_fp,
                             .frames = frames, .max_frames = max_frames,
+                            .stop_lo = stack->root_lo, .stop_hi = stack->root_hi,
+                            .keep_outer = SMP_WALK_KEEP_OUTER(max_frames),
+                            .walk_cap = SMP_WALK_CAP,
                             .tables_only = mode == SMP_WALK_TABLES};
     smp_codemap_enter(&m.map);
     unsigned n = cmn_uw_walk(&m.base, regs, &w);
@@ -102,6 +129,7 @@ SMP_READS_STACK unsigned smp_walk(const struct cmn_fp_regs *regs, const struct s
     out->flags = w.flags;
     out->n_by_table = w.n_by_table;
     out->n_by_fp = w.n_by_fp;
-    out->n_pending = (uint16_t)m.n_pending;
+    out->n_pending = m.n_pending;
+    out->n_elided = w.n_elided;
     return n;
 }

@@ -30,6 +30,8 @@ struct smp_stack {
     uintptr_t thread_lo, thread_hi; /* the thread's own stack, when [lo, hi) is its
                                      * alternate signal stack: a signal frame there leads
                                      * back to it; 0 = the same */
+    uintptr_t root_lo, root_hi; /* the entry trampolines' code: a return address in it ends
+                                 * the walk complete, without it; 0 = none */
 };
 
 /* How frames are stepped (PROF_UNWIND). */
@@ -37,14 +39,24 @@ struct smp_stack {
 #define SMP_WALK_AUTO 1u   /* unwind tables where there are, frame pointers elsewhere */
 #define SMP_WALK_TABLES 2u /* unwind tables only: a pc without a row ends the walk */
 
+/* A stack deeper than the frames a sample holds keeps both ends: its innermost frames, a
+ * PROF_FRAME_ELIDED marker and its outermost quarter (so that every flame graph stays
+ * rooted at the thread's first frame). The walk reads at most SMP_WALK_CAP frames: each
+ * link is read and checked, there is no shortcut that would not be a guess, and this bounds
+ * a sample's cost (beyond it the stack keeps its innermost frames, PROF_STOP_DEPTH).
+ * Samples of fewer than 16 frames keep their innermost ones only. */
+#define SMP_WALK_CAP 8192u
+#define SMP_WALK_KEEP_OUTER(max_frames) ((max_frames) >= 16u ? (max_frames) / 4u : 0u)
+
 /* What a walk says besides its frames. */
 struct smp_walk_out {
     uint8_t stop_reason; /* PROF_STOP_* */
     uint8_t flags;       /* PROF_SAMPLE_LEAF_CALLER when the leaf's caller came from its
                           * instruction bytes */
-    uint16_t n_by_table; /* frames stepped by an unwind table */
-    uint16_t n_by_fp;    /* frames stepped by frame pointer */
-    uint16_t n_pending;  /* 1 when it stopped at a module whose table was not built yet */
+    uint32_t n_by_table; /* frames stepped by an unwind table */
+    uint32_t n_by_fp;    /* frames stepped by frame pointer */
+    uint32_t n_pending;  /* 1 when it stopped at a module whose table was not built yet */
+    uint32_t n_elided;   /* frames left out between the two ends */
 };
 
 /* Marks the functions that load words from other functions' frames. AddressSanitizer

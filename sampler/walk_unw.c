@@ -70,9 +70,14 @@ static uint8_t step_all(unw_cursor_t *cursor, const struct smp_stack *stack, uin
             return PROF_STOP_BOUNDS;
         if (sp < prev_sp)
             return PROF_STOP_ORDER;
-        /* The frame we stepped into is the trampoline's: ip returns into it. */
-        if (stack->root_fp != 0 && api.get_reg(cursor, FP_REG, &fp) == 0 &&
-            fp == stack->root_fp)
+        /* The frame we stepped into is the trampoline's: ip returns into it. Known by its
+         * code where libprof gave it (a function under the trampoline that keeps no frame
+         * pointer has the trampoline's frame pointer too: Debian's python3 main() jumps to
+         * Py_BytesMain()), else by its frame pointer. */
+        if (stack->root_hi != 0 ? arch_strip_pac(ip) >= stack->root_lo &&
+                                      arch_strip_pac(ip) < stack->root_hi
+                                : stack->root_fp != 0 && api.get_reg(cursor, FP_REG, &fp) == 0 &&
+                                      fp == stack->root_fp)
             return PROF_STOP_END;
         if (*n >= max_frames)
             return PROF_STOP_DEPTH;

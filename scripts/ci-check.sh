@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-3.0-or-later
-# The CI helper around `prof record`, `prof diff` and `prof check` (docs/CI.md):
-#
+# The CI helper around `prof record`, `prof diff` and `prof check` (docs/CI.md); make
+# install puts it on the PATH as prof-ci-check:
 #   scripts/ci-check.sh record [-F HZ] DIR COMMAND [ARG]...
 #       runs COMMAND once under `prof record` and adds its profile to DIR as run-N.prof
 #       (N the next free number), so that calling it in a loop, alternating the base and
@@ -15,18 +15,21 @@
 #   scripts/ci-check.sh budget [-r REPORT] NEW_DIR BUDGET_FILE [CHECK_OPTION]...
 #       the same against a budget file alone, without a baseline
 #
-# prof is $PROF, else `prof` on the PATH, else build/prof next to this script's folder.
+# prof is $PROF, else prof next to this script (installed as prof-ci-check), else `prof` on
+# the PATH, else build/prof next to this script's folder.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
 usage() {
-    sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//' >&2
+    sed -n '3,20p' "$0" | sed 's/^# \{0,1\}//' >&2
     exit 2
 }
 
 find_prof() {
     if [ -n "${PROF:-}" ]; then
         echo "$PROF"
+    elif [ -x "$here/prof" ]; then
+        echo "$here/prof"
     elif command -v prof >/dev/null 2>&1; then
         command -v prof
     elif [ -x "$here/../build/prof" ]; then
@@ -68,9 +71,9 @@ cmd_record() {
     while [ -e "$dir/run-$n.prof" ]; do n=$((n + 1)); done
     prof=$(find_prof)
     if [ -n "$hz" ]; then
-        "$prof" record -F "$hz" -o "$dir/run-$n.prof" -- "$@"
+        "$prof" record -q -F "$hz" -o "$dir/run-$n.prof" -- "$@"
     else
-        "$prof" record -o "$dir/run-$n.prof" -- "$@"
+        "$prof" record -q -o "$dir/run-$n.prof" -- "$@"
     fi
 }
 

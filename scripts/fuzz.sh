@@ -26,7 +26,7 @@ mkdir -p "$out/corpus" "$out/cfi_corpus"
 
 srcs="$(ls reporter/*/*.c attach/*.c | grep -v '^reporter/cmd/') tests/fuzz/fuzz_read.c"
 # shellcheck disable=SC2086 # srcs and flags are lists of words without spaces
-"$cc" $flags -o "$out/fuzz_read" $srcs -lbfd -lz
+"$cc" $flags -o "$out/fuzz_read" $srcs -lbfd -lz -llzma -ldl
 # shellcheck disable=SC2086
 "$cc" $flags -o "$out/fuzz_cfi" tests/fuzz/fuzz_cfi.c
 

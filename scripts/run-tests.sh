@@ -7,6 +7,10 @@ set -u
 build=$1
 shift
 suites=${*:-unit e2e}
+# The caches of the library (unwind tables) and of prof (lines) are the build's, not the
+# user's who runs the tests.
+LIBPROF_CACHE_DIR=${LIBPROF_CACHE_DIR:-$(cd "$build" && pwd)/cache}
+export LIBPROF_CACHE_DIR
 passed=0
 failed=0
 for s in $suites; do

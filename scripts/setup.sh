@@ -11,8 +11,14 @@ set -eu
 # clang and its runtime build the profile reader's fuzz target, which `make test` runs.
 # libc6-dbg gives the C library's frames their names and source lines (prof report --lines);
 # golang-go's `go tool pprof` reads the pprof output in the end-to-end tests.
+# libdebuginfod-dev and liblzma-dev: names for stripped programs, from debuginfod servers
+# (loaded with dlopen at run time) and from MiniDebugInfo; debuginfod, elfutils and
+# xz-utils serve and build the debug files of their end-to-end tests.
+# gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user run the steppers' unit tests
+# for aarch64 (make test-aarch64, part of make test).
 PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config python3
-      libc6-dbg golang-go
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
+      libc6-dbg golang-go libdebuginfod-dev liblzma-dev debuginfod elfutils xz-utils sqlite3
       clang libclang-rt-dev"
 if [ "${1:-}" = bench ]; then
     PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf gdb"

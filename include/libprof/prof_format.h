@@ -53,6 +53,7 @@
 #define PROF_UNWIND_AUTO 3u      /* libprof's unwind tables where there are, frame pointers
                                   * elsewhere */
 #define PROF_UNWIND_DWARF 4u     /* libprof's unwind tables only */
+#define PROF_UNWIND_CHECK 5u     /* auto, each walk compared with libunwind's (a test mode) */
 
 /* Why a stack walk ended (prof_rec_sample.stop_reason). Only PROF_STOP_END is complete. */
 #define PROF_STOP_END 0u      /* reached a null frame pointer or return address: the root */
@@ -74,6 +75,20 @@
 #define PROF_SAMPLE_TRUNCATED 1u   /* stop_reason != PROF_STOP_END */
 #define PROF_SAMPLE_LEAF_CALLER 2u /* frames[1] is the leaf's caller, recovered in the handler
                                     * (prologue, epilogue or frameless leaf); sp_word is 0 */
+#define PROF_SAMPLE_ELIDED 4u      /* the stack was deeper than PROF_DEPTH: one of its frames
+                                    * is a PROF_FRAME_ELIDED marker between the innermost
+                                    * and the outermost frames */
+#define PROF_SAMPLE_CHECK_DIFF 8u  /* PROF_UNWIND=check: libunwind walked this context to
+                                    * another stack, the next PROF_SAMPLE_ORACLE sample */
+#define PROF_SAMPLE_ORACLE 16u     /* PROF_UNWIND=check: libunwind's stack of the sample
+                                    * before it (reports leave it out) */
+#define PROF_SAMPLE_KERNEL 32u     /* time in the kernel (a kernel-only counter's sample, its
+                                    * stack walked from a copy of the user stack) */
+
+/* A frame value that is no address: frames left out of a deep stack, their number in the
+ * low 48 bits (user addresses never have all of the top 16 bits set). */
+#define PROF_FRAME_ELIDED 0xffff000000000000ull
+#define PROF_FRAME_IS_ELIDED(f) (((f) & PROF_FRAME_ELIDED) == PROF_FRAME_ELIDED)
 
 /* Mapping protections (prof_rec_map.prot). */
 #define PROF_MAP_READ 1u
@@ -111,7 +126,9 @@
 #define PROF_STAT_UNWIND_BYTES 23 /* memory of the unwind tables built, at the end */
 #define PROF_STAT_UNWIND_MODULES 24 /* modules with an unwind table, at the end */
 #define PROF_STAT_STOP_PENDING 25 /* truncated samples by reason: PROF_STOP_PENDING */
-#define PROF_STAT_N 26
+#define PROF_STAT_CHECK_SAME 26   /* PROF_UNWIND=check: walks libunwind agreed with */
+#define PROF_STAT_CHECK_DIFF 27   /* and those it did not (PROF_SAMPLE_CHECK_DIFF) */
+#define PROF_STAT_N 28
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \

@@ -13,10 +13,10 @@
 int rep_cmd_unknown_option(struct cmn_err *err, const char *cmd, char **argv)
 {
     if (optopt != 0)
-        return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option -%c (see prof --help)", cmd,
-                           optopt);
-    return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option %s (see prof --help)", cmd,
-                       argv[optind - 1]);
+        return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option -%c (see prof %s --help)", cmd,
+                           optopt, cmd);
+    return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option %s (see prof %s --help)", cmd,
+                       argv[optind - 1], cmd);
 }
 
 int rep_cmd_open_output(const char *path, FILE **out, struct cmn_err *err)

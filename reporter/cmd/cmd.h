@@ -13,9 +13,11 @@
 
 struct cmn_err;
 
-/* *exit_status on success: 0, the command's own (record: the command's status; check: 1
- * when something regressed), or REP_CMD_HELP: print prof's whole help and exit 0. */
+/* *exit_status on success: 0, the command's own (record: the command's status; check:
+ * REP_CMD_REGRESSED when something regressed), or REP_CMD_HELP: print the command's help
+ * and exit 0. */
 #define REP_CMD_HELP (-1)
+#define REP_CMD_REGRESSED 1 /* the one command that exits 1 is check, for a regression */
 
 typedef int rep_cmd_fn(int argc, char **argv, int *exit_status /* out */, struct cmn_err *err);
 

@@ -32,30 +32,50 @@
 #include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 
-const char rep_cmd_diff_usage[] =
+const char rep_cmd_diff_help[] =
+    "usage: prof diff [options] BASE NEW\n"
+    "       prof diff [options] BASE... -- NEW...\n"
     "\n"
-    "comparing profiles (several runs of one side are pooled):\n"
-    "       prof diff [options] BASE NEW | BASE... -- NEW...   per-function share changes\n"
-    "       prof check [options] BASE NEW | BASE... -- NEW...  exit 1 if NEW regressed\n"
-    "       prof check --budget FILE [options] [--] NEW...     limits without a baseline\n"
+    "Compares two sides function by function: self and total shares of the\n"
+    "samples, their change, and whether it is more than sampling noise. Several\n"
+    "runs a side are pooled. See docs/CI.md.\n"
     "\n"
-    "diff and check options:\n"
-    "      --confidence PCT one-sided confidence for a change to count (99.9; 50..99.9999)\n"
-    "  -o, --output FILE    write to FILE instead of standard output\n"
-    "      --no-symbols     name frames module+0xOFFSET without reading any binary\n"
-    "diff options:\n"
-    "  -f, --format FORMAT  text (default), json, markdown, svg (a differential flame graph:\n"
-    "                       NEW's shape, red where a frame's share grew, blue where it shrank)\n"
-    "  -n, --limit N        the first N functions only, by size of change (0: all)\n"
-    "check options (a change must cross a threshold and be significant):\n"
-    "      --points N       a self or total share grew by more than N points (1; -1: off)\n"
-    "      --ratio R        a share grew by more than a factor R (0: off, the default)\n"
-    "      --ratio-min PCT  the ratio test skips functions with a new share below PCT (1)\n"
-    "      --time PCT       CPU time a run grew by more than PCT percent (5; -1: off)\n"
-    "      --time-noise PCT run-to-run spread of CPU time assumed with one run a side (10)\n"
-    "      --budget FILE    lines 'GLOB MAX_PERCENT [self|total]': limits on NEW's shares\n"
-    "  check exits 0 when nothing regressed, 1 when something did, 2 on bad input.\n"
-    "  See docs/CI.md.\n";
+    "  -f, --format FORMAT  text, json, markdown, or svg: a differential flame graph,\n"
+    "                       NEW's shape, red where a share grew, blue where it\n"
+    "                       shrank (default: text)\n"
+    "  -n, --limit N        the first N functions by size of change (default: 0,\n"
+    "                       all)\n"
+    "      --confidence PCT the one-sided confidence for a change to count,\n"
+    "                       50..99.9999 (default: 99.9)\n"
+    "  -o, --output FILE    write the output to FILE (default: standard output)\n"
+    "      --no-symbols     name frames module+0xOFFSET, reading no binary\n"
+    "  -h, --help           this help\n";
+
+const char rep_cmd_check_help[] =
+    "usage: prof check [options] BASE NEW\n"
+    "       prof check [options] BASE... -- NEW...\n"
+    "       prof check --budget FILE [options] [--] NEW...\n"
+    "\n"
+    "Exits 1 when NEW regressed against BASE or broke a budget, 0 when it did not,\n"
+    "2 on bad input. A change counts when it crosses a threshold and the test says\n"
+    "it is not sampling noise. Several runs a side are pooled. See docs/CI.md.\n"
+    "\n"
+    "      --points N       a self or total share grew by more than N points\n"
+    "                       (default: 1; -1: off)\n"
+    "      --ratio R        a share grew by more than a factor R (default: 0, off)\n"
+    "      --ratio-min PCT  --ratio passes over functions whose new share is under\n"
+    "                       PCT % (default: 1)\n"
+    "      --time PCT       the CPU time of a run grew by more than PCT %\n"
+    "                       (default: 5; -1: off)\n"
+    "      --time-noise PCT the run-to-run spread of CPU time assumed with one run\n"
+    "                       a side (default: 10)\n"
+    "      --budget FILE    'GLOB MAX_PERCENT [self|total]' lines: limits on NEW's\n"
+    "                       shares (default: none)\n"
+    "      --confidence PCT the one-sided confidence for a change to count,\n"
+    "                       50..99.9999 (default: 99.9)\n"
+    "  -o, --output FILE    write the verdict to FILE (default: standard output)\n"
+    "      --no-symbols     name frames module+0xOFFSET, reading no binary\n"
+    "  -h, --help           this help\n";
 
 struct diff_cmd_opts {
     bool is_check;
@@ -136,7 +156,7 @@ static int parse_option(int c, const char *cmd, struct diff_cmd_opts *o, struct 
         o->is_offline = true;
         return CMN_OK;
     default:
-        return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option (see prof --help)", cmd);
+        return cmn_err_set(err, CMN_E_INPUT, "%s: unknown option (see prof %s --help)", cmd, cmd);
     }
 }
 
@@ -161,8 +181,8 @@ static int assign_files(char **before, int n_before, char **after, int n_after, 
     } else {
         return cmn_err_set(err, CMN_E_INPUT,
                            "%s: give BASE NEW, or BASE... -- NEW... for several runs a side "
-                           "(see prof --help)",
-                           cmd);
+                           "(see prof %s --help)",
+                           cmd, cmd);
     }
     if (o->n_files[REP_DIFF_NEW] == 0)
         return cmn_err_set(err, CMN_E_INPUT, "%s: no NEW profile given after --", cmd);
@@ -289,17 +309,19 @@ static int write_result(const struct diff_cmd_opts *o, const struct rep_diff *d,
 }
 
 /* prof diff (is_check false) or prof check. */
-static int run(int argc, char **argv, bool is_check, bool *regressed, struct cmn_err *err)
+static int run(int argc, char **argv, bool is_check, bool *regressed, bool *is_help,
+               struct cmn_err *err)
 {
     struct diff_cmd_opts o = {.is_check = is_check};
     rep_check_defaults(&o.check);
     o.out.confidence = o.check.confidence;
     *regressed = false;
+    *is_help = false;
     int rc = parse_args(argc, argv, &o, err);
     if (rc != CMN_OK)
         return rc;
     if (o.is_help) {
-        fputs(rep_cmd_diff_usage, stdout);
+        *is_help = true;
         return CMN_OK;
     }
 
@@ -333,15 +355,16 @@ static int run(int argc, char **argv, bool is_check, bool *regressed, struct cmn
 
 int rep_cmd_diff(int argc, char **argv, int *exit_status, struct cmn_err *err)
 {
-    bool regressed;
-    *exit_status = 0;
-    return run(argc, argv, false, &regressed, err);
+    bool regressed, is_help;
+    int rc = run(argc, argv, false, &regressed, &is_help, err);
+    *exit_status = is_help ? REP_CMD_HELP : 0;
+    return rc;
 }
 
 int rep_cmd_check(int argc, char **argv, int *exit_status, struct cmn_err *err)
 {
-    bool regressed = false;
-    int rc = run(argc, argv, true, &regressed, err);
-    *exit_status = regressed ? 1 : 0; /* something regressed */
+    bool regressed, is_help;
+    int rc = run(argc, argv, true, &regressed, &is_help, err);
+    *exit_status = is_help ? REP_CMD_HELP : regressed ? REP_CMD_REGRESSED : 0;
     return rc;
 }

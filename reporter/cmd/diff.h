@@ -18,12 +18,13 @@
 
 struct cmn_err;
 
-/* The options of both commands, for `prof --help`. */
-extern const char rep_cmd_diff_usage[];
+/* The help of each command (prof diff --help, prof check --help). */
+extern const char rep_cmd_diff_help[];
+extern const char rep_cmd_check_help[];
 
 /* Not async-signal-safe. */
-/* Run `prof diff` and `prof check` (reporter/cmd/cmd.h). check's *exit_status is 1 when
- * something regressed. CMN_E_INPUT on bad usage or input; CMN_E_NOMEM; CMN_E_IO when the
+/* Run `prof diff` and `prof check` (reporter/cmd/cmd.h). check's *exit_status is REP_CMD_REGRESSED
+ * when something regressed; with --help, *exit_status is REP_CMD_HELP. CMN_E_INPUT on bad usage or input; CMN_E_NOMEM; CMN_E_IO when the
  * output cannot be written. */
 int rep_cmd_diff(int argc, char **argv, int *exit_status /* out */, struct cmn_err *err);
 int rep_cmd_check(int argc, char **argv, int *exit_status /* out */, struct cmn_err *err);

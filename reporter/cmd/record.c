@@ -5,6 +5,12 @@
  * succeeded (the pipe closed with the old image) and the errno otherwise, so "command not
  * found" is told apart from a command that ran and exited 127. Reporter thread only;
  * prof has no other threads, so the child may run ordinary code between fork and exec.
+ *
+ * The options are checked here as far as prof can (durations, numbers, signals); the
+ * library checks what only it knows (--timer, --event, --unwind: their words change with
+ * the library). Options whose meaning depends on -p (-d, --unwind) are kept until every
+ * option is read. When the command ends, the profiles its processes wrote are found by
+ * their names and process links (reporter/input/family.h) and listed on stderr.
  */
 #include "reporter/cmd/record.h"
 
@@ -19,34 +25,64 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "attach/record_pid.h"
 #include "common/err.h"
 #include "common/parse.h"
 #include "reporter/cmd/cmd.h"
+#include "reporter/input/family.h"
 
-const char rep_cmd_record_usage[] =
-    "record options:\n"
-    "  -o, --output PATH    profile to write (PROF_OUTPUT; %p is the pid)\n"
-    "  -F, --freq HZ        sampling frequency (PROF_FREQ)\n"
-    "  -d, --depth N        frames per sample at most (PROF_DEPTH); with -p, -d is the\n"
-    "                       duration (-D) and only --depth sets the depth\n"
-    "  -p, --pid PID        sample the running process PID instead of running a command:\n"
-    "                       perf_event task-clock counters on its threads, user space only\n"
-    "                       (root, or your own process with kernel.perf_event_paranoid <= 2);\n"
-    "                       -o FILE is required (no %p); sampling stops after -d, on Ctrl-C\n"
-    "                       or SIGTERM, or when the process exits or execs, and the process\n"
-    "                       runs on untouched; -F and --depth apply as for a command\n"
-    "  -d, -D, --duration SECS  with -p: stop after SECS seconds (decimals allowed)\n"
-    "      --callchain auto|dwarf|fp|kernel  with -p: auto (default) walks a copy of each\n"
-    "                       sample's stack with libprof's walk, by the unwind tables of\n"
-    "                       the process's modules and by frame pointer where one has\n"
-    "                       none; dwarf by the tables only, fp by frame pointers only;\n"
-    "                       kernel takes the kernel's frame-pointer walk (smaller samples,\n"
-    "                       no leaf fixes, depth at most kernel.perf_event_max_stack)\n"
-    "  The library is $PROF_LIBRARY, else libprof.so next to prof or in ../lib.\n"
-    "\n";
+const char rep_cmd_record_help[] =
+    "usage: prof record [options] [--] COMMAND [ARG]...\n"
+    "       prof record -p PID -o FILE [options]\n"
+    "\n"
+    "Runs COMMAND under libprof.so and exits with its status. Every process writes\n"
+    "a profile of its own, listed on standard error at the end. An option sets the\n"
+    "libprof variable in parentheses (libprof(7)), whose value the library checks.\n"
+    "\n"
+    "  -o, --output PATH    the profile (PROF_OUTPUT; default: prof.%p.prof, %p the\n"
+    "                       pid); children write PATH.PID when PATH has no %p\n"
+    "  -F, --freq HZ        samples per CPU-second (PROF_FREQ; default: 250)\n"
+    "  -d, --duration TIME  sample the first TIME only, then let the program run\n"
+    "                       on: 500ms, 10s, 5m, 1h; a bare number is seconds\n"
+    "                       (PROF_DURATION; default: until the program ends)\n"
+    "      --depth N        frames per sample at most (PROF_DEPTH; default: 256)\n"
+    "      --timer SOURCE   auto, perf, thread or itimer (PROF_TIMER; default: auto)\n"
+    "  -e, --event EVENT    the perf source's event: task-clock, cpu-clock, cycles,\n"
+    "                       instructions (PROF_EVENT; default: task-clock)\n"
+    "      --unwind MODE    how stacks are walked: auto, fp, dwarf, libunwind,\n"
+    "                       check (PROF_UNWIND; default: auto)\n"
+    "      --signal SIG     the sampling signal (PROF_SIGNAL; default: RTMAX-2)\n"
+    "      --snapshot-signal SIG\n"
+    "                       the snapshot signal, off for none\n"
+    "                       (PROF_SNAPSHOT_SIGNAL; default: RTMAX-3)\n"
+    "      --buffer KIB     the sample buffer (PROF_BUFFER_KB; default: 4096)\n"
+    "      --no-follow      leave fork children and exec'd programs unprofiled\n"
+    "                       (PROF_FOLLOW=0; default: profile them)\n"
+    "      --start-idle     sample once the program calls prof_start()\n"
+    "                       (PROF_START=0; default: from the start)\n"
+    "      --log FILE       libprof's messages (PROF_LOG; default: standard error)\n"
+    "  -q, --quiet          do not list the profiles written\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "a running process, from outside (perf_event counters, user space only; root,\n"
+    "or your own process with kernel.perf_event_paranoid <= 2):\n"
+    "  -p, --pid PID        sample process PID until -d passes, Ctrl-C, or its exit\n"
+    "                       or exec; it runs on untouched. -o FILE is required and\n"
+    "                       taken literally; -F, -d and --depth apply\n"
+    "      --unwind MODE    with -p: auto (libprof's walk over a copy of the stack,\n"
+    "                       by the unwind tables of the process's modules, by frame\n"
+    "                       pointer where one has none), dwarf (the tables only),\n"
+    "                       fp (frame pointers only) or kernel (the kernel's\n"
+    "                       frame-pointer walk: smaller samples, no leaf fixes)\n"
+    "                       (default: auto; --callchain is its former name)\n"
+    "\n"
+    "The library is $PROF_LIBRARY, else libprof.so next to prof (a build tree) or in\n"
+    "../lib (an installed tree).\n";
+
+#define LIST_MAX 8 /* profiles listed one a line at the end; beyond, a count */
 
 /* realpath of dir/rel when it names a readable file, else NULL. */
 static char *existing(const char *dir, const char *rel)
@@ -61,6 +97,11 @@ static char *existing(const char *dir, const char *rel)
 
 int rep_record_find_library(char **path /* out */, struct cmn_err *err)
 {
+    static const char *const near_prof[] = {
+        "libprof.so",        "libprof.so.0",        /* a build tree */
+        "../lib/libprof.so", "../lib/libprof.so.0", /* an installed tree */
+        "../lib64/libprof.so.0",
+    };
     const char *env = getenv("PROF_LIBRARY");
     if (env != NULL && env[0] != '\0') {
         *path = realpath(env, NULL);
@@ -68,12 +109,12 @@ int rep_record_find_library(char **path /* out */, struct cmn_err *err)
             return cmn_err_set(err, CMN_E_INPUT, "PROF_LIBRARY=%s: %s", env, strerror(errno));
         return CMN_OK;
     }
+    *path = NULL;
     char *self = realpath("/proc/self/exe", NULL);
     if (self != NULL) {
         const char *dir = dirname(self);
-        *path = existing(dir, "libprof.so");
-        if (*path == NULL)
-            *path = existing(dir, "../lib/libprof.so");
+        for (size_t i = 0; i < sizeof(near_prof) / sizeof(near_prof[0]) && *path == NULL; i++)
+            *path = existing(dir, near_prof[i]);
         free(self);
         if (*path != NULL)
             return CMN_OK;
@@ -85,6 +126,24 @@ int rep_record_find_library(char **path /* out */, struct cmn_err *err)
  * PROF_* variables. */
 static int set_environment(const struct rep_record_opts *o, const char *lib)
 {
+    const struct {
+        const char *name;
+        const char *value; /* NULL: left as it is */
+    } vars[] = {
+        {"PROF_OUTPUT", o->output},
+        {"PROF_FREQ", o->freq},
+        {"PROF_DEPTH", o->depth},
+        {"PROF_DURATION", o->duration},
+        {"PROF_TIMER", o->timer},
+        {"PROF_EVENT", o->event},
+        {"PROF_UNWIND", o->unwind},
+        {"PROF_SIGNAL", o->signal},
+        {"PROF_SNAPSHOT_SIGNAL", o->snapshot_signal},
+        {"PROF_BUFFER_KB", o->buffer_kb},
+        {"PROF_LOG", o->log},
+        {"PROF_FOLLOW", o->is_no_follow ? "0" : NULL},
+        {"PROF_START", o->is_start_idle ? "0" : NULL},
+    };
     const char *old = getenv("LD_PRELOAD");
     char *preload;
     int n = old != NULL && old[0] != '\0' ? asprintf(&preload, "%s:%s", lib, old)
@@ -93,12 +152,9 @@ static int set_environment(const struct rep_record_opts *o, const char *lib)
         return CMN_E_NOMEM;
     int rc = setenv("LD_PRELOAD", preload, 1);
     free(preload);
-    if (rc == 0 && o->output != NULL)
-        rc = setenv("PROF_OUTPUT", o->output, 1);
-    if (rc == 0 && o->freq != NULL)
-        rc = setenv("PROF_FREQ", o->freq, 1);
-    if (rc == 0 && o->depth != NULL)
-        rc = setenv("PROF_DEPTH", o->depth, 1);
+    for (size_t i = 0; rc == 0 && i < sizeof(vars) / sizeof(vars[0]); i++)
+        if (vars[i].value != NULL)
+            rc = setenv(vars[i].name, vars[i].value, 1);
     return rc == 0 ? CMN_OK : CMN_E_NOMEM;
 }
 
@@ -136,7 +192,22 @@ static int exec_errno(int fd)
     return got == (ssize_t)sizeof(e) ? e : 0;
 }
 
-int rep_record_run(const struct rep_record_opts *o, int *status /* out */, struct cmn_err *err)
+/* Waits for the child and tells why it did not run, if it did not. */
+static int wait_command(const struct rep_record_opts *o, pid_t pid, int report_fd, int *status,
+                        struct cmn_err *err)
+{
+    int e = exec_errno(report_fd);
+    if (wait_child(pid, status) != CMN_OK)
+        return cmn_err_set(err, CMN_E_NOEXEC, "%s: waitpid: %s", o->argv[0], strerror(errno));
+    if (e == ENOENT)
+        return cmn_err_set(err, CMN_E_NOCMD, "%s: command not found", o->argv[0]);
+    if (e != 0)
+        return cmn_err_set(err, CMN_E_NOEXEC, "%s: %s", o->argv[0], strerror(e));
+    return CMN_OK;
+}
+
+int rep_record_run(const struct rep_record_opts *o, int *status /* out */, pid_t *child /* out */,
+                   struct cmn_err *err)
 {
     char *lib;
     int rc = rep_record_find_library(&lib, err);
@@ -157,139 +228,253 @@ int rep_record_run(const struct rep_record_opts *o, int *status /* out */, struc
     if (pid == 0)
         run_child(o, fds[1], &old_int, &old_quit);
     close(fds[1]);
-    if (pid < 0) {
+    if (child != NULL)
+        *child = pid;
+    if (pid < 0)
         rc = cmn_err_set(err, CMN_E_NOEXEC, "%s: fork: %s", o->argv[0], strerror(errno));
-    } else {
-        int e = exec_errno(fds[0]);
-        if (wait_child(pid, status) != CMN_OK)
-            rc = cmn_err_set(err, CMN_E_NOEXEC, "%s: waitpid: %s", o->argv[0], strerror(errno));
-        else if (e == ENOENT)
-            rc = cmn_err_set(err, CMN_E_NOCMD, "%s: command not found", o->argv[0]);
-        else if (e != 0)
-            rc = cmn_err_set(err, CMN_E_NOEXEC, "%s: %s", o->argv[0], strerror(e));
-    }
+    else
+        rc = wait_command(o, pid, fds[0], status, err);
     close(fds[0]);
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGQUIT, &old_quit, NULL);
     return rc;
 }
 
-/* What goes with what: -p or a command; --duration and --callchain with -p only. */
-static int check_record(int argc, char **argv, struct rep_record_opts *o, bool has_pid_only,
-                        struct cmn_err *err)
+/* What record's parse keeps for the end: options whose meaning depends on -p, which may
+ * come after them, and the first option that goes with one way of recording only. */
+struct pending {
+    const char *duration;     /* -d, --duration */
+    const char *unwind;       /* --unwind */
+    const char *command_only; /* the first option that needs a command, not -p */
+    const char *pid_only;     /* the first option that needs -p (--callchain) */
+};
+
+/* What goes with what: -p or a command, and the options of each. */
+static int check_record(int argc, char **argv, struct rep_record_opts *o,
+                        const struct pending *pd, struct cmn_err *err)
 {
     if (o->pid != 0 && optind < argc)
         return cmn_err_set(err, CMN_E_INPUT,
                            "record: -p samples a running process; give it or a command, not both");
-    if (o->pid == 0 && has_pid_only)
-        return cmn_err_set(err, CMN_E_INPUT, "record: --duration and --callchain go with -p PID");
+    if (o->pid == 0 && pd->pid_only != NULL)
+        return cmn_err_set(err, CMN_E_INPUT, "record: %s goes with -p PID", pd->pid_only);
+    if (o->pid != 0 && pd->command_only != NULL)
+        return cmn_err_set(err, CMN_E_INPUT, "record: %s goes with a command, not with -p",
+                           pd->command_only);
     if (o->pid != 0 && o->output == NULL)
         return cmn_err_set(err, CMN_E_INPUT, "record: -p needs -o FILE");
     if (o->pid != 0)
         return CMN_OK;
     if (optind == argc)
-        return cmn_err_set(err, CMN_E_INPUT, "record: no command given (see prof --help)");
+        return cmn_err_set(err, CMN_E_INPUT, "record: no command given (see prof record --help)");
     o->argv = argv + optind;
     return CMN_OK;
 }
 
-/* A number of seconds for --duration (or -d with -p). */
-static int parse_duration(const char *opt, const char *s, double *out, struct cmn_err *err)
+/* -d: the same duration for PROF_DURATION (a command) or for -p. */
+static int parse_duration(const char *s, struct rep_record_opts *o, struct cmn_err *err)
 {
-    if (!cmn_parse_double(s, 0, 1e9, out) || !(*out > 0))
-        return cmn_err_set(err, CMN_E_INPUT, "%s: '%s' is not a number of seconds", opt, s);
+    uint64_t ns;
+    if (!cmn_parse_duration(s, CMN_DURATION_MAX_NS, &ns))
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "--duration: '%s' is not a duration (500ms, 10s, 5m, 1h; a bare "
+                           "number is seconds)",
+                           s);
+    o->duration = s;
+    o->duration_s = (double)ns / 1e9;
     return CMN_OK;
 }
 
-static int parse_depth(const char *opt, const char *s, struct rep_record_opts *o,
-                       struct cmn_err *err)
+/* The walks of -p's --unwind (and --callchain, its former name). */
+static bool parse_pid_unwind(const char *s, enum att_rwalk_mode *mode, bool *is_kernel)
 {
-    unsigned long v;
-    if (!cmn_parse_ulong(s, 1, UINT16_MAX, &v))
-        return cmn_err_set(err, CMN_E_INPUT, "%s: '%s' is not a depth", opt, s);
-    o->depth = s;
-    return CMN_OK;
-}
-
-/* -d is the depth when recording a command, and the duration with -p (`prof record -p PID
- * -d SECONDS`, as perf users expect); --depth and --duration say either without doubt. */
-static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct cmn_err *err)
-{
-    enum { OPT_CALLCHAIN = 256, OPT_DEPTH };
-    static const struct option longs[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"freq", required_argument, NULL, 'F'},
-        {"depth", required_argument, NULL, OPT_DEPTH},
-        {"pid", required_argument, NULL, 'p'},
-        {"duration", required_argument, NULL, 'D'},
-        {"callchain", required_argument, NULL, OPT_CALLCHAIN},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
+    static const struct {
+        const char *name;
+        enum att_rwalk_mode mode;
+    } modes[] = {
+        {"auto", ATT_RWALK_AUTO},
+        {"dwarf", ATT_RWALK_DWARF},
+        {"fp", ATT_RWALK_FP},
+        {"kernel", ATT_RWALK_AUTO},
     };
-    unsigned long v;
-    const char *short_d = NULL;
-    bool has_pid_only = false;
-    int c, rc;
-    opterr = 0;
-    /* '+': options end at the command, whose own options are its business. */
-    while ((c = getopt_long(argc, argv, "+:o:F:d:p:D:h", longs, NULL)) != -1) {
-        switch (c) {
-        case 'o':
-            o->output = optarg;
-            break;
-        case 'F':
-            if (!cmn_parse_ulong(optarg, 1, 1000000, &v))
-                return cmn_err_set(err, CMN_E_INPUT, "--freq: '%s' is not a frequency in Hz",
-                                   optarg);
-            o->freq = optarg;
-            break;
-        case 'd':
-            short_d = optarg; /* its meaning depends on -p, which may come later */
-            break;
-        case OPT_DEPTH:
-            if ((rc = parse_depth("--depth", optarg, o, err)) != CMN_OK)
-                return rc;
-            break;
-        case 'p':
-            if (!cmn_parse_ulong(optarg, 1, INT32_MAX, &v))
-                return cmn_err_set(err, CMN_E_INPUT, "--pid: '%s' is not a process id", optarg);
-            o->pid = (pid_t)v;
-            break;
-        case 'D':
-            if ((rc = parse_duration("--duration", optarg, &o->duration_s, err)) != CMN_OK)
-                return rc;
-            has_pid_only = true;
-            break;
-        case OPT_CALLCHAIN:
-            if (strcmp(optarg, "auto") == 0)
-                o->unwind = ATT_RWALK_AUTO;
-            else if (strcmp(optarg, "dwarf") == 0)
-                o->unwind = ATT_RWALK_DWARF;
-            else if (strcmp(optarg, "fp") == 0)
-                o->unwind = ATT_RWALK_FP;
-            else if (strcmp(optarg, "kernel") != 0)
-                return cmn_err_set(err, CMN_E_INPUT,
-                                   "--callchain: '%s' is not auto, dwarf, fp or kernel", optarg);
-            o->is_kernel_callchain = strcmp(optarg, "kernel") == 0;
-            has_pid_only = true;
-            break;
-        case 'h':
-            o->is_help = true;
-            return CMN_OK;
-        case ':':
-            return cmn_err_set(err, CMN_E_INPUT, "record: %s needs a value", argv[optind - 1]);
-        default:
-            return rep_cmd_unknown_option(err, "record", argv);
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        if (strcmp(s, modes[i].name) == 0) {
+            *mode = modes[i].mode;
+            *is_kernel = strcmp(s, "kernel") == 0;
+            return true;
         }
     }
-    if (short_d && o->pid != 0)
-        rc = parse_duration("-d (with -p: the duration; --depth sets the depth)", short_d,
-                            &o->duration_s, err);
-    else if (short_d)
-        rc = parse_depth("-d", short_d, o, err);
-    else
-        rc = CMN_OK;
-    return rc == CMN_OK ? check_record(argc, argv, o, has_pid_only, err) : rc;
+    return false;
+}
+
+/* --unwind: verbatim for the library, which checks it; with -p, auto, dwarf, fp or
+ * kernel. */
+static int parse_unwind(const char *s, struct rep_record_opts *o, struct cmn_err *err)
+{
+    if (o->pid == 0) {
+        o->unwind = s;
+        return CMN_OK;
+    }
+    if (!parse_pid_unwind(s, &o->pid_unwind, &o->is_kernel_callchain))
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "--unwind: with -p, '%s' is not auto, dwarf, fp or kernel", s);
+    return CMN_OK;
+}
+
+/* --signal and --snapshot-signal: a signal libprof may take (common/parse.h). */
+static int parse_signal(const char *opt, const char *s, bool may_be_off, const char **out,
+                        struct cmn_err *err)
+{
+    bool is_off = may_be_off && (strcmp(s, "off") == 0 || strcmp(s, "0") == 0);
+    int sig = cmn_parse_signal(s);
+    if (!is_off && (sig == 0 || cmn_signal_is_refused(sig)))
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "%s: '%s' is not a signal libprof can use (a number, PROF, USR1, "
+                           "RTMIN+N, RTMAX-N%s)",
+                           opt, s, may_be_off ? ", off" : "");
+    *out = s;
+    return CMN_OK;
+}
+
+/* A whole number in [min, max] kept as typed, for a PROF_* variable. */
+static int parse_whole(const char *opt, const char *s, unsigned long min, unsigned long max,
+                       const char **out, struct cmn_err *err)
+{
+    unsigned long v;
+    if (!cmn_parse_ulong(s, min, max, &v))
+        return cmn_err_set(err, CMN_E_INPUT, "%s: '%s' is not a whole number in %lu..%lu", opt,
+                           s, min, max);
+    *out = s;
+    return CMN_OK;
+}
+
+enum {
+    OPT_DEPTH = 256,
+    OPT_TIMER,
+    OPT_UNWIND,
+    OPT_CALLCHAIN,
+    OPT_SIGNAL,
+    OPT_SNAPSHOT_SIGNAL,
+    OPT_BUFFER,
+    OPT_LOG,
+    OPT_NO_FOLLOW,
+    OPT_START_IDLE,
+};
+
+static const struct option record_longs[] = {
+    {"output", required_argument, NULL, 'o'},
+    {"freq", required_argument, NULL, 'F'},
+    {"duration", required_argument, NULL, 'd'},
+    {"depth", required_argument, NULL, OPT_DEPTH},
+    {"timer", required_argument, NULL, OPT_TIMER},
+    {"event", required_argument, NULL, 'e'},
+    {"unwind", required_argument, NULL, OPT_UNWIND},
+    {"callchain", required_argument, NULL, OPT_CALLCHAIN},
+    {"signal", required_argument, NULL, OPT_SIGNAL},
+    {"snapshot-signal", required_argument, NULL, OPT_SNAPSHOT_SIGNAL},
+    {"buffer", required_argument, NULL, OPT_BUFFER},
+    {"log", required_argument, NULL, OPT_LOG},
+    {"no-follow", no_argument, NULL, OPT_NO_FOLLOW},
+    {"start-idle", no_argument, NULL, OPT_START_IDLE},
+    {"quiet", no_argument, NULL, 'q'},
+    {"pid", required_argument, NULL, 'p'},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+/* The options that set a variable of the library only (not with -p). */
+static int parse_library_option(int c, const char *arg, struct rep_record_opts *o,
+                                struct cmn_err *err)
+{
+    switch (c) {
+    case OPT_TIMER:
+        o->timer = arg;
+        return CMN_OK;
+    case 'e':
+        o->event = arg;
+        return CMN_OK;
+    case OPT_SIGNAL:
+        return parse_signal("--signal", arg, false, &o->signal, err);
+    case OPT_SNAPSHOT_SIGNAL:
+        return parse_signal("--snapshot-signal", arg, true, &o->snapshot_signal, err);
+    case OPT_BUFFER:
+        return parse_whole("--buffer", arg, 1, UINT32_MAX, &o->buffer_kb, err);
+    case OPT_LOG:
+        o->log = arg;
+        return CMN_OK;
+    case OPT_NO_FOLLOW:
+        o->is_no_follow = true;
+        return CMN_OK;
+    default: /* OPT_START_IDLE */
+        o->is_start_idle = true;
+        return CMN_OK;
+    }
+}
+
+/* One option (getopt's c); the name it was given as is argv[optind - 1]. */
+static int parse_option(int c, const char *arg, const char *given, struct rep_record_opts *o,
+                        struct pending *pd, struct cmn_err *err)
+{
+    unsigned long v;
+    switch (c) {
+    case 'o':
+        o->output = arg;
+        return CMN_OK;
+    case 'F':
+        return parse_whole("--freq", arg, 1, 1000000, &o->freq, err);
+    case 'd':
+    case 'D': /* its former spelling */
+        pd->duration = arg; /* checked at the end, once -p is known */
+        return CMN_OK;
+    case OPT_DEPTH:
+        return parse_whole("--depth", arg, 1, UINT16_MAX, &o->depth, err);
+    case OPT_UNWIND:
+        pd->unwind = arg;
+        return CMN_OK;
+    case OPT_CALLCHAIN: /* --unwind's former name, for -p only */
+        if (!parse_pid_unwind(arg, &o->pid_unwind, &o->is_kernel_callchain))
+            return cmn_err_set(err, CMN_E_INPUT,
+                               "--callchain: '%s' is not auto, dwarf, fp or kernel", arg);
+        pd->unwind = arg;
+        pd->pid_only = pd->pid_only != NULL ? pd->pid_only : "--callchain";
+        return CMN_OK;
+    case 'q':
+        o->is_quiet = true;
+        return CMN_OK;
+    case 'p':
+        if (!cmn_parse_ulong(arg, 1, INT32_MAX, &v))
+            return cmn_err_set(err, CMN_E_INPUT, "--pid: '%s' is not a process id", arg);
+        o->pid = (pid_t)v;
+        return CMN_OK;
+    default:
+        pd->command_only = pd->command_only != NULL ? pd->command_only : given;
+        return parse_library_option(c, arg, o, err);
+    }
+}
+
+static int parse_record(int argc, char **argv, struct rep_record_opts *o, struct cmn_err *err)
+{
+    struct pending pd = {0};
+    int c, rc = CMN_OK;
+    opterr = 0;
+    /* '+': options end at the command, whose own options are its business. */
+    while (rc == CMN_OK &&
+           (c = getopt_long(argc, argv, "+:o:F:d:D:e:p:qh", record_longs, NULL)) != -1) {
+        if (c == 'h') {
+            o->is_help = true;
+            return CMN_OK;
+        }
+        if (c == ':')
+            return cmn_err_set(err, CMN_E_INPUT, "record: %s needs a value", argv[optind - 1]);
+        if (c == '?')
+            return rep_cmd_unknown_option(err, "record", argv);
+        rc = parse_option(c, optarg, argv[optind - 1], o, &pd, err);
+    }
+    if (rc == CMN_OK && pd.duration != NULL)
+        rc = parse_duration(pd.duration, o, err);
+    if (rc == CMN_OK && pd.unwind != NULL)
+        rc = parse_unwind(pd.unwind, o, err);
+    return rc == CMN_OK ? check_record(argc, argv, o, &pd, err) : rc;
 }
 
 /* `prof record -p`: the out-of-process producer (attach/record_pid.h). */
@@ -307,9 +492,63 @@ static int record_pid(const struct rep_record_opts *o, struct cmn_err *err)
         .max_depth = (unsigned)depth,
         .duration_s = o->duration_s,
         .is_kernel_callchain = o->is_kernel_callchain,
-        .unwind = o->unwind,
+        .unwind = o->pid_unwind,
     };
     return att_record_pid_run(&po, stderr, err);
+}
+
+/* The path the output template gives process pid: %p is the pid, %% a percent sign (as
+ * libprof expands it); malloc'd, NULL when out of memory. */
+static char *expand_output(const char *tmpl, pid_t pid)
+{
+    char *out = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&out, &len);
+    if (f == NULL)
+        return NULL;
+    for (const char *p = tmpl; *p != '\0'; p++) {
+        if (p[0] == '%' && p[1] == 'p')
+            fprintf(f, "%d", (int)pid);
+        else if (p[0] == '%' && p[1] == '%')
+            fputc('%', f);
+        else
+            fputc(*p, f);
+        if (p[0] == '%' && (p[1] == 'p' || p[1] == '%'))
+            p++;
+    }
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+/* Says on stderr where the profiles of the run went: the command's process's and those of
+ * the processes it started (reporter/input/family.h), written since `since`. */
+static void list_profiles(const struct rep_record_opts *o, pid_t pid, time_t since)
+{
+    const char *tmpl = o->output != NULL ? o->output : getenv("PROF_OUTPUT");
+    char *path = expand_output(tmpl != NULL && tmpl[0] != '\0' ? tmpl : "prof.%p.prof", pid);
+    struct rep_family f;
+    rep_family_init(&f);
+    if (path == NULL || rep_family_find(&f, path, (uint32_t)pid, since) != CMN_OK) {
+        free(path);
+        return;
+    }
+    if (f.n == 0)
+        fprintf(stderr, "prof: no profile was written (libprof said why, or PROF_LOG has it; a "
+                        "static program cannot load libprof)\n");
+    for (size_t i = 0; i < f.n && i < LIST_MAX; i++)
+        fprintf(stderr, "prof: profile %s (pid %u, %s)\n", f.members[i].path, f.members[i].pid,
+                f.members[i].exe);
+    if (f.n > LIST_MAX)
+        fprintf(stderr, "prof: ... and %zu more profiles\n", f.n - LIST_MAX);
+    if (f.n > 1)
+        fprintf(stderr, "prof: %zu profiles, one per process: prof report --family %s reads "
+                        "them all\n",
+                f.n, f.members[0].path);
+    rep_family_fini(&f);
+    free(path);
 }
 
 int rep_cmd_record(int argc, char **argv, int *exit_status, struct cmn_err *err)
@@ -321,5 +560,10 @@ int rep_cmd_record(int argc, char **argv, int *exit_status, struct cmn_err *err)
         return rc;
     if (o.pid != 0)
         return record_pid(&o, err);
-    return rep_record_run(&o, exit_status, err);
+    time_t since = time(NULL) - 1;
+    pid_t child = 0;
+    rc = rep_record_run(&o, exit_status, &child, err);
+    if (rc == CMN_OK && !o.is_quiet)
+        list_profiles(&o, child, since);
+    return rc;
 }

@@ -8,7 +8,8 @@
  * outside instead (attach/record_pid.h). Reporter thread.
  *
  * The library is found at $PROF_LIBRARY, else next to the prof executable (a build tree),
- * else in ../lib relative to it (an installed tree).
+ * else in ../lib relative to it (an installed tree), as libprof.so or by its soname,
+ * libprof.so.0 (an install without the development link).
  */
 #ifndef PROF_REPORTER_CMD_RECORD_H
 #define PROF_REPORTER_CMD_RECORD_H
@@ -21,25 +22,37 @@
 struct cmn_err;
 
 struct rep_record_opts {
-    const char *output; /* PROF_OUTPUT for the command (%p is its pid), NULL: unchanged;
-                         * with pid, the file to write (required) */
-    const char *freq;   /* PROF_FREQ, NULL: unchanged */
-    const char *depth;  /* PROF_DEPTH, NULL: unchanged */
-    char *const *argv;  /* the command and its arguments, NULL-terminated, argv[0] set;
-                         * NULL with pid */
+    /* The PROF_* variables of the command, NULL (or false): left as they are. */
+    const char *output;          /* PROF_OUTPUT (%p is the pid); with pid, the file to
+                                  * write (required) */
+    const char *freq;            /* PROF_FREQ */
+    const char *depth;           /* PROF_DEPTH */
+    const char *duration;        /* PROF_DURATION, as typed (common/parse.h) */
+    const char *timer;           /* PROF_TIMER */
+    const char *event;           /* PROF_EVENT */
+    const char *unwind;          /* PROF_UNWIND, verbatim: the library checks it */
+    const char *signal;          /* PROF_SIGNAL */
+    const char *snapshot_signal; /* PROF_SNAPSHOT_SIGNAL */
+    const char *buffer_kb;       /* PROF_BUFFER_KB */
+    const char *log;             /* PROF_LOG */
+    bool is_no_follow;           /* --no-follow: PROF_FOLLOW=0 */
+    bool is_start_idle;          /* --start-idle: PROF_START=0 */
+    bool is_quiet;               /* -q: no list of the profiles written */
+    char *const *argv;           /* the command and its arguments, NULL-terminated, argv[0]
+                                  * set; NULL with pid */
     /* -p: sample this running process instead of running a command (attach/record_pid.h);
      * 0: run argv. The fields below apply to it only. */
     pid_t pid;
-    double duration_s;        /* --duration: seconds to sample; 0: until it exits or prof
-                               * is interrupted */
-    bool is_kernel_callchain; /* --callchain kernel: the kernel's frame-pointer walk instead
+    double duration_s;        /* -d: seconds to sample; 0: until it exits or prof is
+                               * interrupted */
+    bool is_kernel_callchain; /* --unwind kernel: the kernel's frame-pointer walk instead
                                * of prof's walk over a copy of the stack */
-    enum att_rwalk_mode unwind; /* --callchain auto|dwarf|fp: how prof's walk steps */
+    enum att_rwalk_mode pid_unwind; /* --unwind auto|dwarf|fp: how prof's walk steps */
     bool is_help;             /* -h, --help */
 };
 
-/* The options of `prof record`, for `prof --help`. */
-extern const char rep_cmd_record_usage[];
+/* The help of `prof record` (prof record --help). */
+extern const char rep_cmd_record_help[];
 
 /* Not async-signal-safe. */
 /* Finds libprof.so; *path is malloc'd (free it). CMN_OK, CMN_E_INPUT (message in err) or
@@ -47,11 +60,14 @@ extern const char rep_cmd_record_usage[];
 int rep_record_find_library(char **path /* out */, struct cmn_err *err);
 /* Runs the command and waits. CMN_OK with *status its exit status as a shell reports it;
  * CMN_E_NOCMD or CMN_E_NOEXEC when it could not be started; CMN_E_INPUT when the library
- * cannot be found; CMN_E_NOMEM. Changes prof's own environment (it is about to exit). */
-int rep_record_run(const struct rep_record_opts *o, int *status /* out */, struct cmn_err *err);
+ * cannot be found; CMN_E_NOMEM. *child (when not NULL) is the command's process id once
+ * it was forked. Changes prof's own environment (it is about to exit). */
+int rep_record_run(const struct rep_record_opts *o, int *status /* out */, pid_t *child /* out */,
+                   struct cmn_err *err);
 
 /* Runs `prof record` (reporter/cmd/cmd.h): parses the options, then runs the command
- * (*exit_status its status) or, with -p, samples the process. */
+ * (*exit_status its status) and lists the profiles its processes wrote or, with -p,
+ * samples the process. */
 int rep_cmd_record(int argc, char **argv, int *exit_status /* out */, struct cmn_err *err);
 
 #endif

@@ -13,13 +13,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/parse.h"
 #include "include/libprof/prof_format.h"
 #include "reporter/base/progress.h"
 #include "reporter/base/warn.h"
 #include "reporter/cmd/cmd.h"
+#include "reporter/input/family.h"
 #include "reporter/input/profile.h"
 #include "reporter/input/read.h"
 #include "reporter/input/warnings.h"
@@ -37,48 +40,50 @@
 #include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
 
-const char rep_cmd_report_usage[] =
-    "report options:\n"
-    "  -f, --format FORMAT  folded (default): one 'root;...;leaf COUNT' line per stack,\n"
-    "                       sorted, for flamegraph.pl, inferno or speedscope;\n"
-    "                       top: a table of functions by flat/cum weight;\n"
-    "                       svg: an interactive flame graph (zoom, search, tooltips),\n"
-    "                       self-contained, for a browser; html: the same in a page;\n"
-    "                       json: the call tree, {\"total\":N,\"unit\":\"samples\",\"root\":\n"
-    "                       {\"name\":\"all\",\"self\":S,\"total\":T,\"children\":[...]}},\n"
-    "                       children by total, largest first;\n"
-    "                       speedscope: speedscope's JSON file, one profile per thread\n"
-    "                       (see docs/OUTPUTS.md)\n"
-    "      --title TEXT     svg, html: the graph's title (default \"Flame graph\")\n"
-    "      --icicle         svg, html: root at the top, callees below\n"
-    "      --min-width PCT  svg, html: leave out frames under PCT % of the total\n"
-    "                       (default 0.1; 0 draws every frame)\n"
-    "  -n, --limit N        top: show the first N functions only (0: all, the default)\n"
-    "  -s, --sort KEY       top: sort by flat (default) or cum\n"
-    "  -o, --output FILE    write to FILE instead of standard output\n"
-    "      --no-symbols     name frames module+0xOFFSET without reading any binary\n"
-    "  -f pprof             gzipped profile.proto for `go tool pprof` (use -o FILE)\n"
-    "      --lines          fold by function and source line: 'func (file.c:123)'; a\n"
-    "                       function inlined into another is a frame of its own, named\n"
-    "                       'func (file.c:123) [inlined]'; the line is where the frame's\n"
-    "                       address is (for callers, the call). Memory that is no file\n"
-    "                       is '[anon]', a vDSO that is not prof's own '[vdso]+0xOFFSET'\n"
-    "  selection (a repeated option gives alternatives; different options all apply):\n"
-    "      --tid N          keep the samples of thread N (repeatable)\n"
-    "      --thread NAME    keep the samples of the threads named NAME (repeatable)\n"
-    "      --pid N          keep the files of process N (repeatable)\n"
-    "      --from S, --to S keep the samples taken from S seconds / before S seconds\n"
-    "                       after the profile's start\n"
-    "      --focus REGEX    keep the stacks with a frame matching REGEX (POSIX extended)\n"
-    "      --ignore REGEX   drop the stacks with a frame matching REGEX\n"
-    "      --min-percent P  cut every call-tree node (a stack prefix) whose weight is\n"
-    "                       under P % of the total, with all below it; its weight goes to\n"
-    "                       the frame above it (a stack whose root is under P % becomes\n"
-    "                       '[pruned]'); totals do not change\n"
-    "      --threads        put 'thread-name (tid)' at the root of each stack\n"
-    "      --processes      put 'exe (pid)' at the root of each stack, above the thread\n"
-    "  Each file's counts (samples, dropped, truncated) are printed on standard error.\n"
-    "\n";
+const char rep_cmd_report_help[] =
+    "usage: prof report [options] FILE...\n"
+    "\n"
+    "Reads profiles (several are merged), names every frame and writes one output.\n"
+    "Each file's counts (samples, dropped, truncated walks) go to standard error.\n"
+    "\n"
+    "output:\n"
+    "  -f, --format FORMAT  top: functions by self (flat) and total (cum) samples;\n"
+    "                       folded: 'main;f;g COUNT' lines, for flamegraph.pl,\n"
+    "                       inferno or speedscope; svg, html: a flame graph (click\n"
+    "                       to zoom, search); json: the call tree; speedscope: one\n"
+    "                       profile per thread; pprof: gzipped profile.proto for\n"
+    "                       go tool pprof (docs/OUTPUTS.md). Default: top on a\n"
+    "                       terminal, folded into a pipe or a file\n"
+    "  -o, --output FILE    write the output to FILE (default: standard output)\n"
+    "  -n, --limit N        top: the first N functions only (default: 0, all; 30\n"
+    "                       when top is chosen for a terminal)\n"
+    "  -s, --sort KEY       top: flat or cum (default: flat)\n"
+    "      --title TEXT     svg, html: the title (default: \"Flame graph\")\n"
+    "      --icicle         svg, html: the root at the top, callees below\n"
+    "      --min-width PCT  svg, html: draw no frame narrower than PCT % of the\n"
+    "                       total; counts do not change (default: 0.1; 0: all)\n"
+    "      --lines          name frames 'func (file.c:LINE)'; a function inlined\n"
+    "                       into another is a frame of its own, ' [inlined]'\n"
+    "      --no-symbols     name frames module+0xOFFSET, reading no binary\n"
+    "\n"
+    "selection (a repeated option adds alternatives; different options all apply):\n"
+    "      --tid N          the samples of thread N\n"
+    "      --thread NAME    the samples of the threads named NAME\n"
+    "      --select-pid N   the profiles of process N (formerly --pid)\n"
+    "      --from S         the samples taken S seconds after the start or later\n"
+    "      --to S           the samples taken before S seconds after the start\n"
+    "      --focus REGEX    the stacks with a frame matching REGEX (POSIX ERE)\n"
+    "      --ignore REGEX   not the stacks with a frame matching REGEX\n"
+    "      --prune PCT      cut call-tree nodes under PCT % of the total, their\n"
+    "                       weight going to the frame above; totals do not change\n"
+    "                       (default: 0, none; formerly --min-percent)\n"
+    "      --threads        a 'name (tid)' root frame for each thread\n"
+    "      --processes      an 'exe (pid)' root frame for each process\n"
+    "      --family         also read the other profiles of the run that wrote\n"
+    "                       FILE: its child processes' FILE.PID files\n"
+    "  -h, --help           this help\n";
+
+#define TERMINAL_TOP_LIMIT 30 /* the top table's rows on a terminal, unless -n says */
 
 enum report_format {
     FORMAT_TOP,
@@ -96,9 +101,16 @@ struct report_opts {
     struct rep_flame_opts flame; /* svg, html: --title, --icicle, --min-width */
     const char *output; /* -o, NULL for stdout */
     bool is_offline;    /* --no-symbols */
+    bool is_no_inline;  /* --no-inline */
+    double dbgd_budget_s; /* --debuginfod-budget, < 0 when not given */
+    const char *perf_map_dir; /* --perf-map-dir, NULL when not given */
     struct rep_sel sel; /* --lines and the selection options (reporter/stacks/select.h) */
-    char **files;       /* the profiles */
+    char **files;       /* the profiles: argv's, or family_files */
     int n_files;
+    bool has_format;    /* -f given */
+    bool has_limit;     /* -n given */
+    bool is_family;     /* --family */
+    char **family_files; /* with --family: the files and their families; owned */
     bool is_help;       /* -h, --help */
 };
 
@@ -107,6 +119,11 @@ struct report_opts {
 static void print_unwind_stats(const struct rep_profile *p)
 {
     const uint64_t *c = p->stats;
+    if (p->has_stats && c[PROF_STAT_CHECK_SAME] + c[PROF_STAT_CHECK_DIFF] > 0)
+        fprintf(stderr,
+                "prof: %s: unwind check: %" PRIu64 " walks as libunwind's, %" PRIu64
+                " not (prof report --unwind-check tables|libunwind shows them)\n",
+                p->name, c[PROF_STAT_CHECK_SAME], c[PROF_STAT_CHECK_DIFF]);
     if (!p->has_stats || c[PROF_STAT_FRAMES_TABLE] + c[PROF_STAT_UNWIND_MODULES] == 0)
         return;
     fprintf(stderr,
@@ -285,6 +302,10 @@ static int run_report(const struct report_opts *o, struct cmn_err *err)
     rep_agg_init(&agg);
     rep_per_thread_init(&threads, &agg);
     sym.is_offline = o->is_offline;
+    sym.is_no_inline = o->is_no_inline;
+    if (o->dbgd_budget_s >= 0)
+        sym.dbgd.budget_s = o->dbgd_budget_s;
+    sym.perf_map_dir = o->perf_map_dir;
     /* The selection's filter remembers its verdicts as it goes: it is written to. */
     struct rep_sel *sel = (struct rep_sel *)&o->sel;
     rep_sel_apply(sel, &sym, &agg, o->format == FORMAT_PPROF);
@@ -344,17 +365,22 @@ static bool parse_min_width(const char *s, double *fraction)
 
 static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn_err *err)
 {
-    enum { OPT_NO_SYMBOLS = 256, OPT_TITLE, OPT_ICICLE, OPT_MIN_WIDTH };
+    enum { OPT_NO_SYMBOLS = 256, OPT_TITLE, OPT_ICICLE, OPT_MIN_WIDTH, OPT_NO_INLINE,
+           OPT_DBGD_BUDGET, OPT_PERF_MAP_DIR, OPT_FAMILY };
     static const struct option longs[] = {
         {"format", required_argument, NULL, 'f'},
         {"limit", required_argument, NULL, 'n'},
         {"sort", required_argument, NULL, 's'},
         {"output", required_argument, NULL, 'o'},
         {"no-symbols", no_argument, NULL, OPT_NO_SYMBOLS},
+        {"no-inline", no_argument, NULL, OPT_NO_INLINE},
+        {"debuginfod-budget", required_argument, NULL, OPT_DBGD_BUDGET},
+        {"perf-map-dir", required_argument, NULL, OPT_PERF_MAP_DIR},
         REP_SEL_LONG_OPTIONS,
         {"title", required_argument, NULL, OPT_TITLE},
         {"icicle", no_argument, NULL, OPT_ICICLE},
         {"min-width", required_argument, NULL, OPT_MIN_WIDTH},
+        {"family", no_argument, NULL, OPT_FAMILY},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -366,13 +392,16 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn
         case 'f':
             if (!parse_format(optarg, &o->format))
                 return cmn_err_set(err, CMN_E_INPUT,
-                                   "unknown format '%s' (top, folded, svg, html, json, speedscope)",
+                                   "unknown format '%s' (top, folded, svg, html, json, "
+                                   "speedscope, pprof)",
                                    optarg);
+            o->has_format = true;
             break;
         case 'n':
             if (!cmn_parse_ulong(optarg, 0, SIZE_MAX, &limit))
                 return cmn_err_set(err, CMN_E_INPUT, "--limit: '%s' is not a number", optarg);
             o->top.limit = limit;
+            o->has_limit = true;
             break;
         case 's':
             if (strcmp(optarg, "flat") != 0 && strcmp(optarg, "cum") != 0)
@@ -384,6 +413,17 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn
             break;
         case OPT_NO_SYMBOLS:
             o->is_offline = true;
+            break;
+        case OPT_NO_INLINE:
+            o->is_no_inline = true;
+            break;
+        case OPT_DBGD_BUDGET:
+            if (!cmn_parse_double(optarg, 0, 3600, &o->dbgd_budget_s))
+                return cmn_err_set(err, CMN_E_INPUT,
+                                   "--debuginfod-budget: '%s' is not a number of seconds", optarg);
+            break;
+        case OPT_PERF_MAP_DIR:
+            o->perf_map_dir = optarg;
             break;
         case REP_SEL_LINES ... REP_SEL_END - 1: {
             int rc = rep_sel_option(&o->sel, c, optarg, err);
@@ -402,6 +442,9 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn
                 return cmn_err_set(err, CMN_E_INPUT, "--min-width: '%s' is not a percentage",
                                    optarg);
             break;
+        case OPT_FAMILY:
+            o->is_family = true;
+            break;
         case 'h':
             o->is_help = true;
             return CMN_OK;
@@ -414,16 +457,117 @@ static int parse_report(int argc, char **argv, struct report_opts *o, struct cmn
     o->files = argv + optind;
     o->n_files = argc - optind;
     if (o->n_files == 0)
-        return cmn_err_set(err, CMN_E_INPUT, "report: no profile given (see prof --help)");
+        return cmn_err_set(err, CMN_E_INPUT, "report: no profile given (see prof report --help)");
     return CMN_OK;
+}
+
+/* The format when -f is not given: the top table for a person at a terminal, folded
+ * stacks for a program reading a pipe or a file. */
+static void choose_default_format(struct report_opts *o)
+{
+    if (o->has_format || o->output != NULL || !isatty(STDOUT_FILENO))
+        return;
+    o->format = FORMAT_TOP;
+    if (!o->has_limit)
+        o->top.limit = TERMINAL_TOP_LIMIT;
+}
+
+/* Whether path names the same file as one of the first n of files. */
+static bool is_listed(char **files, int n, const char *path)
+{
+    char *real = realpath(path, NULL);
+    bool is_in = false;
+    for (int i = 0; i < n && !is_in; i++) {
+        char *other = realpath(files[i], NULL);
+        is_in = real != NULL && other != NULL ? strcmp(real, other) == 0
+                                              : strcmp(path, files[i]) == 0;
+        free(other);
+    }
+    free(real);
+    return is_in;
+}
+
+/* Appends path to o->family_files (o->n_files of them) unless it is there. */
+static int add_family_file(struct report_opts *o, size_t *cap, const char *path)
+{
+    if (is_listed(o->family_files, o->n_files, path))
+        return CMN_OK;
+    char *copy = strdup(path);
+    if (copy == NULL || !CMN_GROW(o->family_files, *cap, (size_t)o->n_files + 1, 16)) {
+        free(copy);
+        return CMN_E_NOMEM;
+    }
+    o->family_files[o->n_files++] = copy;
+    return CMN_OK;
+}
+
+/* --family: every file given, then the rest of its family (reporter/input/family.h). */
+static int expand_family(struct report_opts *o, struct cmn_err *err)
+{
+    char **given = o->files;
+    int n_given = o->n_files;
+    size_t cap = 0;
+    int rc = CMN_OK;
+    o->n_files = 0;
+    for (int i = 0; i < n_given && rc == CMN_OK; i++) {
+        struct rep_family_member head = {0};
+        struct rep_family f;
+        rep_family_init(&f);
+        rc = add_family_file(o, &cap, given[i]);
+        if (rc == CMN_OK && rep_family_read_head(given[i], &head) == CMN_OK)
+            rc = rep_family_find(&f, given[i], head.pid, 0);
+        for (size_t k = 0; rc == CMN_OK && k < f.n; k++)
+            rc = add_family_file(o, &cap, f.members[k].path);
+        rep_family_fini(&f);
+    }
+    o->files = o->family_files;
+    return rc == CMN_OK ? CMN_OK : cmn_err_nomem(err);
+}
+
+static void free_family_files(struct report_opts *o)
+{
+    for (int i = 0; o->family_files != NULL && i < o->n_files; i++)
+        free(o->family_files[i]);
+    free(o->family_files);
+    o->family_files = NULL;
+}
+
+/* One profile of a family read alone: one line says that the others exist, and how to
+ * read them all. */
+static void note_family(const struct report_opts *o)
+{
+    struct rep_family_member head = {0};
+    if (o->is_family || o->n_files != 1 || rep_family_read_head(o->files[0], &head) != CMN_OK)
+        return;
+    struct rep_family f;
+    rep_family_init(&f);
+    if (rep_family_find(&f, o->files[0], head.pid, 0) == CMN_OK && f.n > 1) {
+        fprintf(stderr, "prof: %s is one of %zu profiles that one run wrote (", o->files[0],
+                f.n);
+        size_t shown = 0;
+        for (size_t i = 0; i < f.n && shown < 3; i++)
+            if (!is_listed(o->files, 1, f.members[i].path))
+                fprintf(stderr, "%s%s", shown++ > 0 ? ", " : "", f.members[i].path);
+        fprintf(stderr, "%s); prof report --family %s reads them all\n",
+                f.n > 4 ? ", ..." : "", o->files[0]);
+    }
+    rep_family_fini(&f);
 }
 
 int rep_cmd_report(int argc, char **argv, int *exit_status, struct cmn_err *err)
 {
-    struct report_opts o = {.format = FORMAT_FOLDED};
+    struct report_opts o = {.format = FORMAT_FOLDED, .dbgd_budget_s = -1};
     int rc = parse_report(argc, argv, &o, err);
     *exit_status = o.is_help ? REP_CMD_HELP : 0;
-    if (rc == CMN_OK && !o.is_help)
+    if (rc != CMN_OK || o.is_help)
+        return rc;
+    choose_default_format(&o);
+    if (o.is_family)
+        rc = expand_family(&o, err);
+    if (rc == CMN_OK)
         rc = run_report(&o, err);
+    if (rc == CMN_OK)
+        note_family(&o);
+    free_family_files(&o);
     return rc;
 }

@@ -7,8 +7,8 @@
 
 struct cmn_err;
 
-/* The options of `prof report`, for `prof --help`. */
-extern const char rep_cmd_report_usage[];
+/* The help of `prof report` (prof report --help). */
+extern const char rep_cmd_report_help[];
 
 /* Not async-signal-safe. */
 /* Runs `prof report` (reporter/cmd/cmd.h). CMN_E_INPUT on bad usage or a bad profile;

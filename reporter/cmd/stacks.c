@@ -36,31 +36,39 @@
 
 #define DEFAULT_TIMEOUT_S 5.0
 
-const char rep_cmd_stacks_usage[] =
+const char rep_cmd_stacks_help[] =
+    "usage: prof stacks [options] PID | FILE\n"
     "\n"
-    "the stacks of a running process:\n"
-    "       prof stacks [options] PID | FILE   every thread's current stack, grouped by\n"
-    "                       identical stack, largest group first; FILE: a --save'd snapshot\n"
-    "  Under libprof the library is asked (its snapshot signal); otherwise, or when it does\n"
-    "  not answer, prof attaches with ptrace, read-only: the process runs on as before.\n"
-    "stacks options:\n"
-    "  -f, --format FORMAT  text (default): 'K threads: TID name, ...  [state]', then the\n"
-    "                       frames '#N  ADDRESS function (file.c:LINE)', leaf first;\n"
-    "                       folded: 'root;...;leaf THREADS' lines\n"
-    "      --threads        folded: put 'thread-name (tid)' at the root of each stack\n"
-    "  -o, --output FILE    write to FILE instead of standard output\n"
-    "      --save FILE      also keep the snapshot itself (a profile file) in FILE\n"
-    "      --no-symbols     name frames module+0xOFFSET without reading any binary\n"
-    "      --ptrace         attach with ptrace even under libprof\n"
+    "Prints the current stack of every thread of process PID, grouped by identical\n"
+    "stack, largest group first; FILE: a snapshot kept with --save. Under libprof\n"
+    "the library is asked (its snapshot signal); otherwise, or when it does not\n"
+    "answer, prof reads the process with ptrace, read-only, for a few milliseconds:\n"
+    "the process runs on as before.\n"
+    "\n"
+    "  -f, --format FORMAT  text: 'K threads: TID name, ...  [state]', then the\n"
+    "                       frames '#N  ADDRESS function (file.c:LINE)', leaf\n"
+    "                       first; folded: 'root;...;leaf THREADS' lines\n"
+    "                       (default: text)\n"
+    "      --threads        folded: a 'name (tid)' root frame for each thread\n"
+    "  -o, --output FILE    write the output to FILE (default: standard output)\n"
+    "      --save FILE      also write the snapshot itself, a profile file (what\n"
+    "                       record -o writes), to FILE\n"
+    "      --no-symbols     name frames module+0xOFFSET, reading no binary\n"
+    "      --ptrace         read the process with ptrace even under libprof\n"
     "      --signal SIG     the signal that asks libprof (default: the process's\n"
     "                       PROF_SNAPSHOT_SIGNAL, else RTMAX-3); off: use ptrace\n"
-    "      --timeout SEC    wait up to SEC s for libprof's answer, then for the threads to\n"
-    "                       stop under ptrace (default 5)\n"
-    "      --unwind HOW     how ptrace walks the stacks: auto (default: unwind tables\n"
-    "                       built from the modules' .eh_frame, frame pointers where a\n"
-    "                       module has none), dwarf (tables only), fp (frame pointers\n"
-    "                       only), libunwind (libunwind's remote unwinder, slower)\n"
-    "  States: R running, S sleeping, D disk sleep, T stopped, t tracing stop, Z zombie.\n";
+    "      --timeout TIME   wait up to TIME for libprof's answer, then for the\n"
+    "                       threads to stop under ptrace: 500ms, 5s; a bare number\n"
+    "                       is seconds (default: 5s)\n"
+    "      --unwind MODE    how ptrace walks the stacks: dwarf (unwind tables\n"
+    "                       built from the modules' .eh_frame or .debug_frame),\n"
+    "                       fp (frame pointers), auto (the tables, frame pointers\n"
+    "                       where a module has none), libunwind (libunwind's\n"
+    "                       remote unwinder, slower) (default: auto)\n"
+    "  -h, --help           this help\n"
+    "\n"
+    "States: R running, S sleeping, D disk sleep, T stopped, t tracing stop,\n"
+    "Z zombie.\n";
 
 struct stacks_opts {
     bool is_folded;                /* -f folded */
@@ -113,7 +121,7 @@ static int parse_unwind(const char *s, enum att_ptrace_unwind *out, struct cmn_e
 
 static int parse_option(int c, struct stacks_opts *o, struct cmn_err *err)
 {
-    char *end;
+    uint64_t timeout_ns;
     switch (c) {
     case 'f':
         if (strcmp(optarg, "text") != 0 && strcmp(optarg, "folded") != 0)
@@ -142,15 +150,15 @@ static int parse_option(int c, struct stacks_opts *o, struct cmn_err *err)
     case 'U':
         return parse_unwind(optarg, &o->unwind, err);
     case 'W':
-        errno = 0;
-        o->timeout_s = strtod(optarg, &end);
-        if (errno != 0 || end == optarg || *end != '\0' || !(o->timeout_s > 0) ||
-            o->timeout_s > 3600)
-            return cmn_err_set(err, CMN_E_INPUT, "--timeout: '%s' is not a number of seconds",
+        if (!cmn_parse_duration(optarg, 3600 * CMN_NS_PER_S, &timeout_ns))
+            return cmn_err_set(err, CMN_E_INPUT,
+                               "--timeout: '%s' is not a duration up to an hour (500ms, 5s; a "
+                               "bare number is seconds)",
                                optarg);
+        o->timeout_s = (double)timeout_ns / 1e9;
         return CMN_OK;
     default:
-        return cmn_err_set(err, CMN_E_INPUT, "stacks: unknown option (see prof --help)");
+        return cmn_err_set(err, CMN_E_INPUT, "stacks: unknown option (see prof stacks --help)");
     }
 }
 
@@ -185,9 +193,8 @@ static int parse_args(int argc, char **argv, struct stacks_opts *o, struct cmn_e
             return rc;
     }
     if (optind + 1 != argc)
-        return cmn_err_set(err, CMN_E_INPUT,
-                           optind == argc ? "stacks: no PID or FILE given (see prof --help)"
-                                          : "stacks: give one PID or FILE (see prof --help)");
+        return cmn_err_set(err, CMN_E_INPUT, "stacks: %s (see prof stacks --help)",
+                           optind == argc ? "no PID or FILE given" : "give one PID or FILE");
     if (o->is_threads && !o->is_folded)
         return cmn_err_set(err, CMN_E_INPUT, "stacks: --threads goes with --format folded");
     if (o->has_signal && o->signal == 0)
@@ -397,7 +404,7 @@ int rep_cmd_stacks(int argc, char **argv, int *exit_status, struct cmn_err *err)
     *exit_status = 0;
     int rc = parse_args(argc, argv, &o, err);
     if (rc == CMN_OK && o.is_help) {
-        fputs(rep_cmd_stacks_usage, stdout);
+        *exit_status = REP_CMD_HELP;
         return CMN_OK;
     }
     rep_profile_init(&p, NULL);

@@ -18,14 +18,14 @@
 
 struct cmn_err;
 
-/* The command's usage lines, for `prof --help`. */
-extern const char rep_cmd_stacks_usage[];
+/* The help of `prof stacks` (prof stacks --help). */
+extern const char rep_cmd_stacks_help[];
 
 /* Not async-signal-safe. */
 /* Runs `prof stacks` with argv[0] the command's name. CMN_OK; CMN_E_INPUT on bad usage, a
  * process that does not exist or cannot be attached, or a bad FILE; CMN_E_NOMEM; CMN_E_IO
- * when an output cannot be written; the message in err. `--help` prints the usage and
- * exits 0. Warnings (a fallback to ptrace, symbolization problems) go to stderr. */
+ * when an output cannot be written; the message in err. With --help, *exit_status is
+ * REP_CMD_HELP. Warnings (a fallback to ptrace, symbolization problems) go to stderr. */
 int rep_cmd_stacks(int argc, char **argv, int *exit_status /* out */, struct cmn_err *err);
 
 #endif

@@ -11,14 +11,21 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "reporter/cmd/cmd.h"
 #include "reporter/symbols/demangle.h"
 #include "reporter/symbols/module.h"
 
 #define MAX_INLINED 16
 
-const char rep_cmd_symbolize_usage[] =
-    "       prof symbolize [FILE]   name the 'module+0xOFFSET' lines of prof_backtrace_fd()\n"
-    "                       (FILE or standard input) as 'function file:line'\n";
+const char rep_cmd_symbolize_help[] =
+    "usage: prof symbolize [FILE]\n"
+    "\n"
+    "Names the 'module+0xOFFSET' lines that prof_backtrace_fd() writes, read from\n"
+    "FILE or standard input (FILE absent or -), as 'function file:line', with a\n"
+    "line more for each function inlined there; other lines are copied as they are,\n"
+    "so a whole crash log can go through.\n"
+    "\n"
+    "  -h, --help           this help\n";
 
 /* A line "? module+0xOFFSET" is a candidate prof_backtrace_fd() wrote for the caller of
  * the interrupted function on the line before: the word at its stack pointer. It is named
@@ -175,12 +182,13 @@ int rep_cmd_symbolize(int argc, char **argv, int *exit_status, struct cmn_err *e
 {
     FILE *out = stdout;
     *exit_status = 0;
-    if (argc > 2)
-        return cmn_err_set(err, CMN_E_INPUT, "symbolize: one FILE at most (see prof --help)");
-    if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-        fputs(rep_cmd_symbolize_usage, stdout);
+    if (argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+        *exit_status = REP_CMD_HELP;
         return CMN_OK;
     }
+    if (argc > 2)
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "symbolize: one FILE at most (see prof symbolize --help)");
     if (argc < 2 || strcmp(argv[1], "-") == 0)
         return run(stdin, out, err);
     FILE *in = fopen(argv[1], "r");

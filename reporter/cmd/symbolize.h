@@ -13,8 +13,8 @@
 
 struct cmn_err;
 
-/* The command's usage lines, for `prof --help`. */
-extern const char rep_cmd_symbolize_usage[];
+/* The help of `prof symbolize` (prof symbolize --help). */
+extern const char rep_cmd_symbolize_help[];
 
 /* Not async-signal-safe. */
 /* Runs `prof symbolize` (reporter/cmd/cmd.h), writing to standard output. CMN_OK,

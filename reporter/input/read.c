@@ -158,7 +158,9 @@ static int read_thread(struct rep_profile *p, const struct record *r, struct cmn
 static int take_sample(struct rep_profile *p, const struct rep_sample *s, const struct walk *w,
                        struct cmn_err *err)
 {
-    if (w->mode != WALK_SAMPLES) {
+    /* libunwind's twins of PROF_UNWIND=check are kept but not counted: they are no
+     * samples of the program's. */
+    if (w->mode != WALK_SAMPLES && !(s->flags & PROF_SAMPLE_ORACLE)) {
         p->n_samples_read++;
         p->n_stopped[s->stop_reason < PROF_STOP_N ? s->stop_reason : PROF_STOP_N]++;
     }

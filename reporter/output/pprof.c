@@ -3,8 +3,14 @@
  * Building the profile.proto message field by field (reporter/output/pb.c) into one buffer, then
  * gzip (zlib's deflate with a gzip wrapper, windowBits 31) straight to the output. The
  * string table is a second interning table whose ids are the string indexes, "" first as
- * the format requires. Location, function and mapping ids are the name id + 1 and the
- * mapping index + 1 (0 means none in profile.proto). Reporter thread only.
+ * the format requires. Function and mapping ids are the name id + 1 and the mapping index
+ * + 1 (0 means none in profile.proto). A location is one frame address: a function and
+ * the functions inlined into it there, which the stacks hold as frames of their own, each
+ * inlined one named "func [inlined]" right below (leafward of) the function it was inlined
+ * into. Each distinct such run of name ids, innermost first, is one Location whose Lines
+ * are those functions, innermost first, as profile.proto wants inlined frames; the runs
+ * are interned in a third table as decimal text ("12,5"), whose ids + 1 are the location
+ * ids. Reporter thread only.
  */
 #include "reporter/output/pprof.h"
 
@@ -37,9 +43,15 @@ struct pprof_ctx {
     struct rep_pb sub;       /* one embedded message while it is built */
     struct rep_pb line;      /* one Line inside a Location */
     struct rep_names strs;   /* the string table: id = index */
+    struct rep_names runs;   /* the locations: id + 1 = location id, text "id,id,..." */
+    bool *is_inlined;        /* per name id: its name ends in " [inlined]" */
     const struct rep_agg *a;
     const struct rep_names *names;
 };
+
+#define INLINED_MARK " [inlined]"
+/* Frames in one location at most; a deeper inline chain goes on in a second location. */
+#define PPROF_MAX_RUN 32
 
 /* The string-table index of len bytes at s. */
 static uint64_t str_index(struct pprof_ctx *c, const char *s, size_t len)
@@ -66,9 +78,9 @@ static void split_name(const char *name, size_t *func_len, const char **file, si
     *file_len = 0;
     *line = 0;
     size_t end = n;
-    const char *inl = " [inlined]";
+    const char *inl = INLINED_MARK;
     if (n > strlen(inl) && strcmp(name + n - strlen(inl), inl) == 0)
-        end = n - strlen(inl);
+        *func_len = end = n - strlen(inl);
     if (end == 0 || name[end - 1] != ')')
         return;
     size_t open = end - 1;
@@ -110,48 +122,90 @@ static uint64_t period_ns(const struct rep_agg *a)
     return a->requested_hz > 0 ? 1000000000u / a->requested_hz : 0;
 }
 
+/* The location id of the frames ids[0..n) (innermost first): interned as decimal text. */
+static uint64_t run_location(struct pprof_ctx *c, const uint32_t *ids, size_t n)
+{
+    char buf[512];
+    size_t len = 0;
+    for (size_t i = 0; i < n && len + 12 < sizeof(buf); i++)
+        len += (size_t)snprintf(buf + len, sizeof(buf) - len, "%s%u", i ? "," : "", ids[i]);
+    uint32_t id = 0;
+    if (rep_names_intern(&c->runs, buf, len, &id) != CMN_OK)
+        c->msg.is_failed = true;
+    return (uint64_t)id + 1;
+}
+
+/* The location ids of a stack of n name ids (root first) into locs, leaf first; *n_locs
+ * gets their count. An inlined frame joins the frames rootward of it up to the first that
+ * is not inlined, the function they were inlined into. */
+static void stack_locations(struct pprof_ctx *c, const uint32_t *ids, size_t n, uint64_t *locs,
+                            uint32_t *run, size_t *n_locs)
+{
+    *n_locs = 0;
+    size_t i = n;
+    while (i > 0) {
+        size_t k = 0;
+        do {
+            run[k++] = ids[--i];
+        } while (c->is_inlined[run[k - 1]] && i > 0 && k < PPROF_MAX_RUN);
+        locs[(*n_locs)++] = run_location(c, run, k);
+    }
+}
+
 static void put_samples(struct pprof_ctx *c, uint64_t period)
 {
     const struct rep_agg *a = c->a;
     uint64_t *locs = NULL;
+    uint32_t *run = NULL;
     size_t cap = 0;
     for (size_t s = 0; s < a->n_stacks && !c->msg.is_failed; s++) {
-        size_t n = a->stacks[s].n_ids;
+        size_t n = a->stacks[s].n_ids, n_locs;
         if (n > cap) {
-            uint64_t *l = realloc(locs, n * sizeof(*l));
-            if (l == NULL) {
+            free(locs);
+            free(run);
+            locs = malloc(n * sizeof(*locs));
+            run = malloc(n * sizeof(*run));
+            cap = n;
+            if (locs == NULL || run == NULL) {
                 c->msg.is_failed = true;
                 break;
             }
-            locs = l;
-            cap = n;
         }
-        const uint32_t *ids = rep_agg_stack_ids(a, s);
-        for (size_t i = 0; i < n; i++)
-            locs[i] = (uint64_t)ids[n - 1 - i] + 1; /* leaf first */
+        stack_locations(c, rep_agg_stack_ids(a, s), n, locs, run, &n_locs);
         uint64_t values[2] = {a->stacks[s].weight, a->stacks[s].weight * period};
         rep_pb_clear(&c->sub);
-        rep_pb_packed(&c->sub, 1, locs, n);
+        rep_pb_packed(&c->sub, 1, locs, n_locs);
         rep_pb_packed(&c->sub, 2, values, 2);
         rep_pb_bytes(&c->msg, PF_SAMPLE, c->sub.data, c->sub.n);
     }
     free(locs);
+    free(run);
 }
 
-/* Marks the name ids some stack uses. */
-static bool *used_ids(const struct rep_agg *a, const struct rep_names *names)
+/* Marks the name ids some stack uses, and which of them are inlined frames. */
+static bool *used_ids(struct pprof_ctx *c)
 {
-    bool *used = calloc(names->n_names ? names->n_names : 1, sizeof(*used));
-    if (used == NULL)
+    const struct rep_agg *a = c->a;
+    size_t n_names = c->names->n_names ? c->names->n_names : 1;
+    bool *used = calloc(n_names, sizeof(*used));
+    c->is_inlined = calloc(n_names, sizeof(*c->is_inlined));
+    if (used == NULL || c->is_inlined == NULL) {
+        free(used);
         return NULL;
+    }
+    size_t mark = strlen(INLINED_MARK);
+    for (uint32_t id = 0; id < c->names->n_names; id++) {
+        uint32_t len = c->names->lens[id];
+        c->is_inlined[id] =
+            len > mark && memcmp(rep_names_get(c->names, id) + len - mark, INLINED_MARK, mark) == 0;
+    }
     for (size_t i = 0; i < a->n_ids; i++)
         used[a->ids[i]] = true;
     return used;
 }
 
-static void put_functions_and_locations(struct pprof_ctx *c, const bool *used)
+static void put_functions(struct pprof_ctx *c, const bool *used)
 {
-    const struct rep_agg *a = c->a;
     for (uint32_t id = 0; id < c->names->n_names && !c->msg.is_failed; id++) {
         if (!used[id])
             continue;
@@ -168,21 +222,50 @@ static void put_functions_and_locations(struct pprof_ctx *c, const bool *used)
         if (file != NULL)
             rep_pb_varint(&c->sub, 4, str_index(c, file, file_len));
         rep_pb_bytes(&c->msg, PF_FUNCTION, c->sub.data, c->sub.n);
+    }
+}
 
-        const struct rep_agg_loc *loc = id < a->n_locs ? &a->locs[id] : NULL;
+/* Adds a Line for name id to the Location being built in c->sub. */
+static void put_line(struct pprof_ctx *c, uint32_t id)
+{
+    size_t func_len, file_len;
+    const char *file;
+    uint64_t line;
+    split_name(rep_names_get(c->names, id), &func_len, &file, &file_len, &line);
+    rep_pb_clear(&c->line);
+    rep_pb_varint(&c->line, 1, (uint64_t)id + 1);
+    if (line != 0)
+        rep_pb_varint(&c->line, 2, line);
+    rep_pb_bytes(&c->sub, 4, c->line.data, c->line.n);
+    if (c->line.is_failed)
+        c->msg.is_failed = true;
+}
+
+/* One Location per run of frames, with the address and mapping where its outermost
+ * function was first seen. */
+static void put_locations(struct pprof_ctx *c)
+{
+    const struct rep_agg *a = c->a;
+    for (uint32_t r = 0; r < c->runs.n_names && !c->msg.is_failed; r++) {
+        uint32_t ids[PPROF_MAX_RUN];
+        size_t n = 0;
+        for (const char *p = rep_names_get(&c->runs, r); *p != '\0' && n < PPROF_MAX_RUN;
+             p += *p == ',') {
+            char *end;
+            ids[n++] = (uint32_t)strtoul(p, &end, 10);
+            p = end;
+        }
+        assert(n > 0);
+        uint32_t outer = ids[n - 1];
+        const struct rep_agg_loc *loc = outer < a->n_locs ? &a->locs[outer] : NULL;
         rep_pb_clear(&c->sub);
-        rep_pb_varint(&c->sub, 1, (uint64_t)id + 1);
+        rep_pb_varint(&c->sub, 1, (uint64_t)r + 1);
         if (loc != NULL && loc->map_plus != 0)
             rep_pb_varint(&c->sub, 2, loc->map_plus);
         if (loc != NULL && loc->addr != 0)
             rep_pb_varint(&c->sub, 3, loc->addr);
-        rep_pb_clear(&c->line);
-        rep_pb_varint(&c->line, 1, (uint64_t)id + 1);
-        if (line != 0)
-            rep_pb_varint(&c->line, 2, line);
-        rep_pb_bytes(&c->sub, 4, c->line.data, c->line.n);
-        if (c->line.is_failed)
-            c->msg.is_failed = true;
+        for (size_t i = 0; i < n; i++)
+            put_line(c, ids[i]);
         rep_pb_bytes(&c->msg, PF_LOCATION, c->sub.data, c->sub.n);
     }
 }
@@ -246,18 +329,22 @@ int rep_out_pprof(FILE *out, const struct rep_agg *a, const struct rep_names *na
     rep_pb_init(&c.sub);
     rep_pb_init(&c.line);
     rep_names_init(&c.strs);
+    rep_names_init(&c.runs);
     str_of(&c, ""); /* index 0 */
     uint64_t period = period_ns(a);
     put_value_type(&c, PF_SAMPLE_TYPE, "samples", "count");
     put_value_type(&c, PF_SAMPLE_TYPE, "cpu", "nanoseconds");
-    put_samples(&c, period);
-    put_mappings(&c);
-    bool *used = used_ids(a, names);
-    if (used == NULL)
+    bool *used = used_ids(&c);
+    if (used == NULL) {
         c.msg.is_failed = true;
-    else
-        put_functions_and_locations(&c, used);
+    } else {
+        put_samples(&c, period);
+        put_mappings(&c);
+        put_functions(&c, used);
+        put_locations(&c);
+    }
     free(used);
+    free(c.is_inlined);
     if (a->start_real_ns != 0)
         rep_pb_varint(&c.msg, PF_TIME_NANOS, a->start_real_ns);
     if (a->duration_ns != 0)
@@ -269,6 +356,7 @@ int rep_out_pprof(FILE *out, const struct rep_agg *a, const struct rep_names *na
         rep_pb_bytes(&c.msg, PF_STRING_TABLE, rep_names_get(&c.strs, i), c.strs.lens[i]);
     bool is_failed = c.msg.is_failed || c.sub.is_failed;
     int rc = is_failed ? CMN_E_NOMEM : write_gzip(out, c.msg.data, c.msg.n);
+    rep_names_fini(&c.runs);
     rep_names_fini(&c.strs);
     rep_pb_fini(&c.line);
     rep_pb_fini(&c.sub);

@@ -6,12 +6,14 @@
  * period_type cpu/nanoseconds with the period the profiles were taken at; time_nanos the
  * earliest profile's wall-clock start and duration_nanos the longest profile's duration.
  *
- * Every distinct frame name of the aggregate is one function and one location: the
- * location carries the first address that was named so (with is_locs) and its mapping
- * (start, limit, file offset, file name, build-id in hex), and one line pointing at the
- * function. A `--lines` name "func (file.c:12)" becomes function "func" in file "file.c"
- * at line 12, and a " [inlined]" frame a location of its own. Called by main(); reporter
- * thread.
+ * Every distinct frame name of the aggregate is one function. A location is a function
+ * with the functions inlined into it at one address (frames named "func [inlined]" right
+ * leafward of it): one line per function, innermost first, the last one the function they
+ * were inlined into, so that `go tool pprof` shows the inlined ones as "(inline)". It
+ * carries the first address that was named as its outermost function (with is_locs) and
+ * its mapping (start, limit, file offset, file name, build-id in hex). A `--lines` name
+ * "func (file.c:12)" becomes function "func" in file "file.c" at line 12. Called by
+ * main(); reporter thread.
  */
 #ifndef PROF_REPORTER_OUTPUT_PPROF_H
 #define PROF_REPORTER_OUTPUT_PPROF_H

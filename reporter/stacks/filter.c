@@ -135,6 +135,19 @@ static bool keeps_thread(const struct rep_filter *f, const struct rep_profile *p
 bool rep_filter_keeps_sample(const struct rep_filter *f, const struct rep_profile *p,
                              const struct rep_sample *s)
 {
+    switch (f->unwind_check) {
+    case REP_FILTER_CHECK_TABLES:
+        if (!(s->flags & PROF_SAMPLE_CHECK_DIFF))
+            return false;
+        break;
+    case REP_FILTER_CHECK_LIBUNWIND:
+        if (!(s->flags & PROF_SAMPLE_ORACLE))
+            return false;
+        break;
+    default:
+        if (s->flags & PROF_SAMPLE_ORACLE)
+            return false;
+    }
     if (!keeps_thread(f, p, s->tid))
         return false;
     if (f->has_from || f->has_to) {

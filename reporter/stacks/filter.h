@@ -41,7 +41,15 @@ struct rep_filter {
     regex_t ignore;
     uint8_t *verdicts; /* per name id: FILTER_* bits, 0 when not yet decided */
     size_t cap_verdicts;
+    unsigned unwind_check; /* REP_FILTER_CHECK_* (--unwind-check) */
 };
+
+/* Which samples of a PROF_UNWIND=check profile count: the profile's own (libunwind's
+ * twins left out), or only the walks libunwind disagreed with, by the tables or by
+ * libunwind. */
+#define REP_FILTER_CHECK_NONE 0u
+#define REP_FILTER_CHECK_TABLES 1u
+#define REP_FILTER_CHECK_LIBUNWIND 2u
 
 /* Not async-signal-safe. */
 /* Makes f a filter that keeps everything. Returns CMN_OK. */

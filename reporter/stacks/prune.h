@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * `--min-percent P`: pruning the call tree of an aggregate. Every stack prefix (root to
- * some frame) is a node of the call tree whose weight is the summed weight of the stacks
- * through it. A node under P % of the total weight is cut with everything below it, and
- * its weight goes to its parent: a stack through it ends at the last frame above it, so
- * that frame's self weight grows. A stack whose root itself is under P % becomes the one
+ * `--prune P` (formerly `--min-percent`): pruning the call tree of an aggregate. Every
+ * stack prefix (root to some frame) is a node of the call tree whose weight is the summed
+ * weight of the stacks through it. A node under P % of the total weight is cut with
+ * everything below it, and its weight goes to its parent: a stack through it ends at the
+ * last frame above it, so that frame's self weight grows. A stack whose root itself is under P % becomes the one
  * frame "[pruned]". The total weight, and every kept function's total, do not change; a
  * function whose every node is under P % disappears from every output. main() calls it
  * between aggregation and output; reporter thread only.

@@ -50,7 +50,7 @@ int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct cmn_err *
     case REP_SEL_PID:
         if (!cmn_parse_ulong(arg, 0, UINT32_MAX, &u))
             return cmn_err_set(err, CMN_E_INPUT, "%s: '%s' is not a %s",
-                               opt == REP_SEL_TID ? "--tid" : "--pid", arg,
+                               opt == REP_SEL_TID ? "--tid" : "--select-pid", arg,
                                opt == REP_SEL_TID ? "thread id" : "process id");
         rc = opt == REP_SEL_TID ? rep_filter_add_tid(&s->filter, (uint32_t)u)
                                 : rep_filter_add_pid(&s->filter, (uint32_t)u);
@@ -75,10 +75,18 @@ int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct cmn_err *
         return rep_filter_set_focus(&s->filter, arg, err);
     case REP_SEL_IGNORE:
         return rep_filter_set_ignore(&s->filter, arg, err);
-    case REP_SEL_MIN_PERCENT:
+    case REP_SEL_UNWIND_CHECK:
+        if (strcmp(arg, "tables") == 0)
+            s->filter.unwind_check = REP_FILTER_CHECK_TABLES;
+        else if (strcmp(arg, "libunwind") == 0)
+            s->filter.unwind_check = REP_FILTER_CHECK_LIBUNWIND;
+        else
+            return cmn_err_set(err, CMN_E_INPUT,
+                               "--unwind-check: '%s' is neither tables nor libunwind", arg);
+        break;
+    case REP_SEL_PRUNE:
         if (!cmn_parse_double(arg, 0, 100, &s->min_percent))
-            return cmn_err_set(err, CMN_E_INPUT, "--min-percent: '%s' is not a percentage",
-                               arg);
+            return cmn_err_set(err, CMN_E_INPUT, "--prune: '%s' is not a percentage", arg);
         break;
     default:
         return cmn_err_set(err, CMN_E_INPUT, "unknown selection option");

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The options of `prof report` that choose what is counted and how frames are named:
- * --lines, --tid, --thread, --pid, --from, --to, --focus, --ignore, --min-percent,
- * --threads, --processes. main() passes each such option it meets to rep_sel_option(),
+ * --lines, --tid, --thread, --select-pid, --from, --to, --focus, --ignore, --prune,
+ * --threads, --processes, --unwind-check (--pid and --min-percent are the old names of
+ * --select-pid and --prune, still taken). main() passes each such option it meets to
+ * rep_sel_option(),
  * then hands the symbolizer and the aggregate to rep_sel_apply() before reading, and the
  * aggregate to rep_sel_finish() after. Owns its filter; reporter thread only.
  */
@@ -28,9 +30,10 @@ enum {
     REP_SEL_TO,
     REP_SEL_FOCUS,
     REP_SEL_IGNORE,
-    REP_SEL_MIN_PERCENT,
+    REP_SEL_PRUNE,
     REP_SEL_THREADS,
     REP_SEL_PROCESSES,
+    REP_SEL_UNWIND_CHECK,
     REP_SEL_END /* one past the last */
 };
 
@@ -38,21 +41,24 @@ enum {
 #define REP_SEL_LONG_OPTIONS                                                                  \
     {"lines", no_argument, NULL, REP_SEL_LINES}, {"tid", required_argument, NULL, REP_SEL_TID}, \
         {"thread", required_argument, NULL, REP_SEL_THREAD},                                  \
+        {"select-pid", required_argument, NULL, REP_SEL_PID},                                 \
         {"pid", required_argument, NULL, REP_SEL_PID},                                        \
         {"from", required_argument, NULL, REP_SEL_FROM},                                      \
         {"to", required_argument, NULL, REP_SEL_TO},                                          \
         {"focus", required_argument, NULL, REP_SEL_FOCUS},                                    \
         {"ignore", required_argument, NULL, REP_SEL_IGNORE},                                  \
-        {"min-percent", required_argument, NULL, REP_SEL_MIN_PERCENT},                        \
+        {"prune", required_argument, NULL, REP_SEL_PRUNE},                                    \
+        {"min-percent", required_argument, NULL, REP_SEL_PRUNE},                              \
         {"threads", no_argument, NULL, REP_SEL_THREADS},                                      \
-        {"processes", no_argument, NULL, REP_SEL_PROCESSES}
+        {"processes", no_argument, NULL, REP_SEL_PROCESSES},                                  \
+        {"unwind-check", required_argument, NULL, REP_SEL_UNWIND_CHECK}
 
 struct rep_sel {
     struct rep_filter filter; /* the sample and stack conditions; owned */
     bool is_lines;            /* --lines */
     bool is_threads;          /* --threads */
     bool is_processes;        /* --processes */
-    double min_percent;       /* --min-percent, 0 when not given */
+    double min_percent;       /* --prune, 0 when not given */
 };
 
 /* Not async-signal-safe. */
@@ -66,7 +72,7 @@ int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct cmn_err *
 /* Sets up sym and agg (both initialized, nothing added yet) for s; is_pprof asks the
  * aggregate to keep the addresses the pprof output needs. s must outlive agg. */
 void rep_sel_apply(struct rep_sel *s, struct rep_sym *sym, struct rep_agg *agg, bool is_pprof);
-/* Applies --min-percent to *agg once everything is added: replaces it with the pruned
+/* Applies --prune to *agg once everything is added: replaces it with the pruned
  * aggregate. CMN_OK or CMN_E_NOMEM (*agg is unchanged then). */
 int rep_sel_finish(struct rep_sel *s, struct rep_names *names, struct rep_agg *agg);
 

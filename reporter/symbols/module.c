@@ -7,7 +7,9 @@
  * address. A lookup is two binary searches. The symbols are the full table, or, for a
  * stripped file, the one in its separate debug file when the distribution's -dbg package
  * installed it under /usr/lib/debug/.build-id/ (or a .gnu_debuglink names one, found as
- * gdb finds it), else the dynamic table; the PLT entries libbfd synthesizes are added.
+ * gdb finds it, or the caller's finder fetches one from a debuginfod server), else the
+ * dynamic table with the functions of the file's MiniDebugInfo when it has some
+ * (reporter/symbols/minidebug.c); the PLT entries libbfd synthesizes are added.
  * Source lines and inlined functions come from the DWARF of the file or of that debug file
  * (rep_module_lines), read by libbfd on demand. On x86_64 the module compiles its
  * .eh_frame into an unwind table (common/uw_build.h) the first time it is asked where a
@@ -41,6 +43,7 @@
 #include "common/err.h"
 #include "common/uw_build.h"
 #include "common/uw_table.h"
+#include "reporter/symbols/minidebug.h"
 
 #define MODULE_BUILD_ID_MAX 64u
 #define MODULE_DEBUG_DIR "/usr/lib/debug/.build-id"
@@ -74,6 +77,8 @@ struct rep_module {
     bool is_uw_tried;         /* uw was built, or could not be */
     bfd *debug_bfd;           /* the separate debug file, when its symbols are used */
     asymbol **debug_syms;     /* its static symbol table, or NULL */
+    bfd *mini_bfd;            /* the MiniDebugInfo, when there is no debug file */
+    asymbol **mini_syms;      /* its symbol table, or NULL */
     asymbol **syms;           /* static symbol table, or NULL */
     asymbol **dynsyms;        /* dynamic symbol table, or NULL */
     asymbol *synth;           /* synthetic symbols (PLT entries), one malloc'd block */
@@ -357,6 +362,7 @@ static int load_symbols(struct rep_module *m)
     bfd *table_bfd = m->abfd;
     asymbol **table = n_static > 0 ? m->syms : m->dynsyms;
     long n_table = n_static > 0 ? n_static : n_dyn;
+    long n_mini = 0;
     if (n_static == 0) {
         long n_debug = load_debug_table(m);
         if (n_debug < 0)
@@ -365,13 +371,19 @@ static int load_symbols(struct rep_module *m)
             table_bfd = m->debug_bfd;
             table = m->debug_syms;
             n_table = n_debug;
+        } else if (m->mini_bfd != NULL) {
+            /* MiniDebugInfo holds the functions the dynamic table lacks: both are needed. */
+            n_mini = load_table(m->mini_bfd, false, &m->mini_syms);
+            if (n_mini < 0)
+                return CMN_E_NOMEM;
         }
     }
-    m->funcs = calloc((size_t)(n_table + n_synth) + 1, sizeof(*m->funcs));
+    m->funcs = calloc((size_t)(n_table + n_mini + n_synth) + 1, sizeof(*m->funcs));
     if (m->funcs == NULL)
         return CMN_E_NOMEM;
     bool trust = true;
     add_funcs(m, table_bfd, table, n_table, &trust);
+    add_funcs(m, m->mini_bfd, m->mini_syms, n_mini, &trust);
     for (long i = 0; i < n_synth; i++) {
         asymbol *sym = &m->synth[i];
         add_funcs(m, m->abfd, &sym, 1, &trust);
@@ -380,7 +392,34 @@ static int load_symbols(struct rep_module *m)
     return CMN_OK;
 }
 
+/* For a stripped file without a local debug file: one from the finder, else the
+ * MiniDebugInfo. */
+static int find_elsewhere(struct rep_module *m, const char *path,
+                          const struct rep_module_finder *finder)
+{
+    if (m->debug_bfd != NULL || bfd_get_symtab_upper_bound(m->abfd) > (long)sizeof(asymbol *))
+        return CMN_OK;
+    if (finder != NULL && m->build_id_len > 0) {
+        char *debug_path = NULL;
+        int rc = finder->find(finder->ctx, path, m->build_id, m->build_id_len, &debug_path);
+        if (rc == CMN_E_NOMEM)
+            return rc;
+        if (rc == CMN_OK)
+            open_debug_file(m, debug_path);
+        free(debug_path);
+    }
+    if (m->debug_bfd == NULL)
+        return rep_minidebug_open(m->abfd, &m->mini_bfd);
+    return CMN_OK;
+}
+
 int rep_module_open(const char *path, struct rep_module **out, struct cmn_err *err)
+{
+    return rep_module_open_with(path, NULL, out, err);
+}
+
+int rep_module_open_with(const char *path, const struct rep_module_finder *finder,
+                         struct rep_module **out, struct cmn_err *err)
 {
     *out = NULL;
     int rc = init_bfd_once(err);
@@ -409,8 +448,13 @@ int rep_module_open(const char *path, struct rep_module **out, struct cmn_err *e
     load_build_id(m);
     /* The debug file serves the symbols of a stripped file and the line tables of any
      * file without its own DWARF. */
-    if (bfd_get_section_by_name(m->abfd, ".debug_info") == NULL)
+    if (bfd_get_section_by_name(m->abfd, ".debug_info") == NULL) {
         find_debug_file(m);
+        if (find_elsewhere(m, path, finder) != CMN_OK) {
+            rc = cmn_err_nomem(err);
+            goto fail;
+        }
+    }
     if (load_sections(m) != CMN_OK || load_symbols(m) != CMN_OK) {
         rc = cmn_err_nomem(err);
         goto fail;
@@ -431,7 +475,10 @@ void rep_module_close(struct rep_module *m)
         bfd_close(m->abfd);
     if (m->debug_bfd != NULL)
         bfd_close(m->debug_bfd);
+    if (m->mini_bfd != NULL)
+        bfd_close(m->mini_bfd);
     free(m->debug_syms);
+    free(m->mini_syms);
     free(m->uw);
     free(m->syms);
     free(m->dynsyms);
@@ -586,6 +633,12 @@ int rep_module_build_id(const struct rep_module *m, const uint8_t **id /* out */
     *id = m->build_id;
     *n = m->build_id_len;
     return CMN_OK;
+}
+
+bool rep_module_has_dwarf(const struct rep_module *m)
+{
+    return bfd_get_section_by_name(m->abfd, ".debug_info") != NULL ||
+           (m->debug_bfd != NULL && bfd_get_section_by_name(m->debug_bfd, ".debug_info") != NULL);
 }
 
 size_t rep_module_n_functions(const struct rep_module *m)

@@ -26,6 +26,17 @@ struct rep_module_frame {
     unsigned line;    /* 1-based, 0 when unknown */
 };
 
+/* Finds the separate debug file of the module at path, whose build-id is id (n bytes),
+ * elsewhere than on this machine (a debuginfod server). CMN_OK with *debug_path (malloc'd;
+ * the module frees it), CMN_E_NOTFOUND, or CMN_E_NOMEM. */
+typedef int (*rep_module_find_fn)(void *ctx, const char *path, const uint8_t *id, size_t n,
+                                  char **debug_path /* out */);
+
+struct rep_module_finder {
+    rep_module_find_fn find; /* asked for a stripped file without a local debug file */
+    void *ctx;               /* its first argument */
+};
+
 /* Not async-signal-safe. */
 /* Opens the file at path and loads its symbols: the full symbol table, or for a stripped
  * file the one of its installed debug file (/usr/lib/debug/.build-id/xx/yyyy.debug), else
@@ -34,6 +45,12 @@ struct rep_module_frame {
  * *m (free it with rep_module_close), CMN_E_INPUT when the file cannot be opened or is not
  * an object file (message in err, naming path), or CMN_E_NOMEM. */
 int rep_module_open(const char *path, struct rep_module **m /* out */, struct cmn_err *err);
+/* The same, and for a stripped file (no symbol table) without a debug file here, finder
+ * (which may be NULL) is asked for one; without any, the file's MiniDebugInfo (an
+ * xz-compressed symbol table in its .gnu_debugdata section, as Fedora and Debian ship some
+ * programs) adds its functions to the dynamic symbols. */
+int rep_module_open_with(const char *path, const struct rep_module_finder *finder,
+                         struct rep_module **m /* out */, struct cmn_err *err);
 /* Closes m and frees every name it returned. Accepts NULL. */
 void rep_module_close(struct rep_module *m);
 /* The raw (possibly mangled) name of the function containing the byte at file offset off.
@@ -56,6 +73,8 @@ int rep_module_ra_at_sp(struct rep_module *m, uint64_t off, bool *yes /* out */)
 /* The file's GNU build-id note. CMN_OK with *id pointing into m, or CMN_E_NOTFOUND. */
 int rep_module_build_id(const struct rep_module *m, const uint8_t **id /* out */,
                         size_t *n /* out */);
+/* Whether m has DWARF for rep_module_lines, in the file or its separate debug file. */
+bool rep_module_has_dwarf(const struct rep_module *m);
 /* The number of function symbols loaded, for tests and diagnostics. */
 size_t rep_module_n_functions(const struct rep_module *m);
 

@@ -21,14 +21,19 @@
 #include "common/hash.h"
 #include "reporter/base/warn.h"
 #include "reporter/input/profile.h"
+#include "reporter/symbols/debuginfod.h"
 #include "reporter/symbols/demangle.h"
+#include "reporter/symbols/linecache.h"
 #include "reporter/symbols/module.h"
 #include "reporter/symbols/names.h"
+#include "reporter/symbols/perfmap.h"
 #include "reporter/symbols/vdso.h"
 
 /* Functions inlined into one another at one address, at most; deeper chains keep their
  * innermost ones and the real function. */
 #define SYM_MAX_INLINE 64
+
+#define SYM_PERFMAP_UNKNOWN (-1)
 
 #define MAP_MODULE_NONE (-1)
 #define MAP_MODULE_UNKNOWN (-2)
@@ -37,6 +42,8 @@ struct rep_sym_module {
     char *path;              /* as recorded in the mappings; owned */
     struct rep_module *mod;  /* NULL when the file could not be used */
     bool is_build_id_warned; /* a build-id mismatch was reported already */
+    bool is_lcache_tried;    /* lcache was looked for */
+    struct rep_sym_lcache *lcache; /* its DWARF's answers kept across runs, or NULL */
 };
 
 /* What a cache slot answers about its address. */
@@ -53,7 +60,7 @@ int rep_sym_init(struct rep_sym *s, struct rep_names *names)
 {
     memset(s, 0, sizeof(*s));
     s->names = names;
-    return CMN_OK;
+    return rep_sym_dbgd_init(&s->dbgd);
 }
 
 void rep_sym_fini(struct rep_sym *s)
@@ -62,8 +69,14 @@ void rep_sym_fini(struct rep_sym *s)
         return;
     for (size_t i = 0; i < s->n_modules; i++) {
         free(s->modules[i].path);
+        rep_sym_lcache_close(s->modules[i].lcache);
         rep_module_close(s->modules[i].mod);
     }
+    free(s->cache_dir);
+    rep_sym_dbgd_fini(&s->dbgd);
+    for (size_t i = 0; i < s->n_perfmaps; i++)
+        rep_sym_perfmap_fini(&s->perfmaps[i]);
+    free(s->perfmaps);
     for (size_t i = 0; i < s->n_warnings; i++)
         free(s->warnings[i]);
     free(s->modules);
@@ -86,6 +99,7 @@ int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p)
     s->cache_cap = 0;
     s->n_cached = 0;
     s->prof = p;
+    s->perfmap_index = SYM_PERFMAP_UNKNOWN;
     size_t n = p->n_maps ? p->n_maps : 1;
     s->max_end = malloc(n * sizeof(*s->max_end));
     s->map_module = malloc(n * sizeof(*s->map_module));
@@ -187,6 +201,14 @@ static int module_entry(struct rep_sym *s, const char *path, int32_t *index,
     return CMN_OK;
 }
 
+/* The module finder's callback: a debug file from a debuginfod server. */
+static int find_on_server(void *ctx, const char *path, const uint8_t *id, size_t n,
+                          char **debug_path)
+{
+    struct rep_sym *s = ctx;
+    return rep_sym_dbgd_find(&s->dbgd, path, id, n, debug_path);
+}
+
 /* Opens (once) the module at path; CMN_OK with *index, or CMN_E_NOMEM. A file that cannot
  * be used still gets an entry, without a module, and a warning. */
 static int open_module(struct rep_sym *s, const char *path, int32_t *index)
@@ -206,7 +228,8 @@ static int open_module(struct rep_sym *s, const char *path, int32_t *index)
     if (len > tail && strcmp(file + len - tail, " (deleted)") == 0)
         file[len - tail] = '\0';
     struct cmn_err err = {0};
-    rc = rep_module_open(file, &sm->mod, &err);
+    struct rep_module_finder finder = {.find = find_on_server, .ctx = s};
+    rc = rep_module_open_with(file, &finder, &sm->mod, &err);
     free(file);
     if (rc == CMN_E_NOMEM) {
         free(sm->path);
@@ -281,17 +304,71 @@ static const char *base_name(const char *path)
     return slash != NULL ? slash + 1 : path;
 }
 
+/* Paths of anonymous memory, where JIT compilers put their code: "" as libprof records
+ * it, "[anon:NAME]" for memory named with prctl(PR_SET_VMA), "//anon" as perf shows it. */
+static bool is_anon_path(const char *path)
+{
+    return path[0] == '\0' || strncmp(path, "[anon", 5) == 0 || strcmp(path, "//anon") == 0;
+}
+
+/* The perf map of the current profile's process, loaded on first use, or NULL. */
+static int current_perfmap(struct rep_sym *s, const struct rep_sym_perfmap **m /* out */)
+{
+    *m = NULL;
+    if (s->is_offline || !s->prof->has_process)
+        return CMN_OK;
+    uint32_t pid = s->prof->process.pid;
+    if (s->perfmap_index == SYM_PERFMAP_UNKNOWN) {
+        size_t i = 0;
+        while (i < s->n_perfmaps && s->perfmaps[i].pid != pid)
+            i++;
+        if (i == s->n_perfmaps) {
+            if (!CMN_GROW(s->perfmaps, s->cap_perfmaps, s->n_perfmaps + 1, 4))
+                return CMN_E_NOMEM;
+            int rc = rep_sym_perfmap_load(&s->perfmaps[i], s->perf_map_dir, pid);
+            s->n_perfmaps++; /* kept even when partly loaded, so that fini frees it */
+            if (rc != CMN_OK)
+                return rc;
+        }
+        s->perfmap_index = (long)i;
+    }
+    *m = &s->perfmaps[s->perfmap_index];
+    return CMN_OK;
+}
+
+/* Names frame address addr (looked up at la) from the perf map of the profile's process,
+ * for a frame in anonymous memory or in no recorded mapping; *is_named false when the map
+ * does not have it. */
+static int resolve_jit(struct rep_sym *s, uint64_t la, uint32_t *id, bool *is_named)
+{
+    *is_named = false;
+    const struct rep_sym_perfmap *m;
+    if (current_perfmap(s, &m) != CMN_OK)
+        return CMN_E_NOMEM;
+    const char *name = m != NULL ? rep_sym_perfmap_lookup(m, la) : NULL;
+    if (name == NULL)
+        return CMN_OK;
+    *is_named = true;
+    return rep_names_intern(s->names, name, strlen(name), id);
+}
+
 /* Names frame address addr (looked up at la) found in mapping map_index (-1 for none). */
 static int resolve(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index,
                    uint32_t *id /* out */, bool *is_named /* out */)
 {
     char buf[256];
     *is_named = false;
+    const struct rep_map *map = map_index >= 0 ? &s->prof->maps[map_index] : NULL;
+    if (map == NULL || is_anon_path(map->path)) {
+        /* Code in anonymous memory (JIT), mapped or not when the mappings were taken. */
+        int rc = resolve_jit(s, la, id, is_named);
+        if (rc != CMN_OK || *is_named)
+            return rc;
+    }
     if (map_index < 0) {
         snprintf(buf, sizeof(buf), "0x%" PRIx64, addr);
         return rep_names_intern(s->names, buf, strlen(buf), id);
     }
-    const struct rep_map *map = &s->prof->maps[map_index];
     struct rep_module *mod;
     int rc = module_of_map(s, map_index, &mod);
     if (rc != CMN_OK)
@@ -364,10 +441,28 @@ static uint32_t tag_of(long map_index, unsigned kind)
     return (uint32_t)((map_index + 2) << 2) | kind;
 }
 
+/* The name of a marker of frames left out of a deep stack (PROF_FRAME_ELIDED). */
+static int elided_name(struct rep_sym *s, uint64_t marker, uint32_t *id /* out */)
+{
+    char label[64];
+    int n = snprintf(label, sizeof(label), "[%" PRIu64 " frames elided]",
+                     (uint64_t)(marker & ~PROF_FRAME_ELIDED));
+    return rep_names_intern(s->names, label, (size_t)n, id);
+}
+
+/* Whether frames are named through chains (several frames per address, or file and line)
+ * rather than one plain name per address. */
+static bool uses_chains(const struct rep_sym *s)
+{
+    return s->is_lines || !s->is_no_inline;
+}
+
 int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                   uint32_t *id /* out */)
 {
-    if (s->is_lines) {
+    if (PROF_FRAME_IS_ELIDED(addr))
+        return elided_name(s, addr, id);
+    if (uses_chains(s)) {
         /* The cache holds chains then: answer with the innermost frame. */
         const uint32_t *ids;
         size_t n;
@@ -396,26 +491,44 @@ int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t tim
     return rc;
 }
 
-/* Interns "func (file:line)" (file by its base name; just func without a line), with
- * " [inlined]" after it for a function inlined into another. func is raw. */
-static int intern_line(struct rep_sym *s, const char *func, const char *file, unsigned line,
-                       bool is_inlined, uint32_t *id /* out */)
+/* Interns the label of one frame of a chain: "func", with is_lines " (file:line)" after it
+ * (file by its base name; nothing when the line is unknown), and for a function inlined
+ * into another " [inlined]". func is already demangled. */
+static int intern_label(struct rep_sym *s, const char *func, const struct rep_module_frame *fr,
+                        bool is_inlined, uint32_t *id /* out */)
 {
-    char *name;
-    if (rep_demangle_name(func != NULL ? func : "??", &name) != CMN_OK)
-        return CMN_E_NOMEM;
     char *label;
     int n;
     const char *mark = is_inlined ? " [inlined]" : "";
-    if (file != NULL && line != 0)
-        n = asprintf(&label, "%s (%s:%u)%s", name, base_name(file), line, mark);
+    if (s->is_lines && fr->file != NULL && fr->line != 0)
+        n = asprintf(&label, "%s (%s:%u)%s", func, base_name(fr->file), fr->line, mark);
     else
-        n = asprintf(&label, "%s%s", name, mark);
-    free(name);
+        n = asprintf(&label, "%s%s", func, mark);
     if (n < 0)
         return CMN_E_NOMEM;
     int rc = rep_names_intern(s->names, label, (size_t)n, id);
     free(label);
+    return rc;
+}
+
+/* The id of frame fr of a chain: an inlined function by its DWARF name; the real one
+ * (is_outer) by plain, its symbol-table name, when is_named (the DWARF name of the
+ * outermost function is the same function, but a C++ one may be spelled without its
+ * parameters), else by its DWARF name when there is one. */
+static int chain_label(struct rep_sym *s, const struct rep_module_frame *fr, bool is_outer,
+                       uint32_t plain, bool is_named, uint32_t *id /* out */)
+{
+    if (is_outer && (is_named || fr->func == NULL)) {
+        *id = plain;
+        if (!s->is_lines)
+            return CMN_OK;
+        return intern_label(s, rep_names_get(s->names, plain), fr, false, id);
+    }
+    char *name;
+    if (rep_demangle_name(fr->func != NULL ? fr->func : "??", &name) != CMN_OK)
+        return CMN_E_NOMEM;
+    int rc = intern_label(s, name, fr, !is_outer, id);
+    free(name);
     return rc;
 }
 
@@ -428,10 +541,58 @@ static int chain_push(struct rep_sym *s, uint32_t v)
     return CMN_OK;
 }
 
+/* The line cache of the module of mapping i (whose module is open), or NULL when it has
+ * none: no DWARF to spare reading, no build-id to name the cache by, or no cache
+ * directory. Opened on first use. */
+static int line_cache(struct rep_sym *s, long i, struct rep_sym_lcache **lc /* out */)
+{
+    *lc = NULL;
+    struct rep_sym_module *sm = &s->modules[s->map_module[i]];
+    if (!sm->is_lcache_tried) {
+        sm->is_lcache_tried = true;
+        if (!s->is_cache_dir_read) {
+            s->is_cache_dir_read = true;
+            if (rep_sym_lcache_dir(&s->cache_dir) != CMN_OK)
+                return CMN_E_NOMEM;
+        }
+        const uint8_t *id;
+        size_t n;
+        if (s->cache_dir != NULL && rep_module_has_dwarf(sm->mod) &&
+            rep_module_build_id(sm->mod, &id, &n) == CMN_OK &&
+            rep_sym_lcache_open(s->cache_dir, id, n, &sm->lcache) != CMN_OK)
+            return CMN_E_NOMEM;
+    }
+    *lc = sm->lcache;
+    return CMN_OK;
+}
+
+/* The source frames at file offset off of the module of mapping map_index, innermost
+ * first, into fr (at most cap); *n is 0 when nothing is known. From the line cache when it
+ * has them, else from the module's DWARF, and then into the cache. */
+static int module_frames(struct rep_sym *s, long map_index, uint64_t off,
+                         struct rep_module_frame *fr, size_t cap, size_t *n /* out */)
+{
+    *n = 0;
+    struct rep_module *mod = NULL;
+    if (map_index < 0)
+        return CMN_OK;
+    if (module_of_map(s, map_index, &mod) != CMN_OK)
+        return CMN_E_NOMEM;
+    if (mod == NULL)
+        return CMN_OK;
+    struct rep_sym_lcache *lc;
+    if (line_cache(s, map_index, &lc) != CMN_OK)
+        return CMN_E_NOMEM;
+    if (lc != NULL && rep_sym_lcache_get(lc, off, fr, cap, n) == CMN_OK)
+        return CMN_OK;
+    if (rep_module_lines(mod, off, fr, cap, n) != CMN_OK)
+        *n = 0;
+    return lc != NULL ? rep_sym_lcache_put(lc, off, fr, *n) : CMN_OK;
+}
+
 /* Resolves addr (looked up at la, in mapping map_index) into a new chain: the functions
- * inlined there, innermost first, then the real one, which keeps its symbol-table name
- * (the DWARF name of the outermost function is the same function, but a C++ one may be
- * spelled without its parameters). *at gets the chain's offset. */
+ * inlined there, innermost first, then the real one; with is_no_inline the real one only.
+ * *at gets the chain's offset. */
 static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index,
                          size_t *at /* out */)
 {
@@ -442,40 +603,25 @@ static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map
         return rc;
     struct rep_module_frame fr[SYM_MAX_INLINE];
     size_t n = 0;
-    struct rep_module *mod = NULL;
-    if (map_index >= 0 && module_of_map(s, map_index, &mod) != CMN_OK)
-        return CMN_E_NOMEM;
-    if (mod != NULL) {
+    /* An address no symbol covers (padding between functions, code of a stripped file)
+     * keeps its plain name: DWARF's nearest line would stretch the function before it. */
+    if (map_index >= 0 && is_named) {
         const struct rep_map *map = &s->prof->maps[map_index];
-        if (rep_module_lines(mod, la - map->start + map->file_offset, fr, SYM_MAX_INLINE, &n) !=
-            CMN_OK)
-            n = 0;
+        rc = module_frames(s, map_index, la - map->start + map->file_offset, fr,
+                           SYM_MAX_INLINE, &n);
+        if (rc != CMN_OK)
+            return rc;
     }
+    size_t first = s->is_no_inline && n > 0 ? n - 1 : 0;
     *at = s->n_chains;
-    if (chain_push(s, n > 0 ? (uint32_t)n : 1u) != CMN_OK)
+    if (chain_push(s, n > 0 ? (uint32_t)(n - first) : 1u) != CMN_OK)
         return CMN_E_NOMEM;
     if (n == 0)
         return chain_push(s, plain);
-    for (size_t i = 0; i < n; i++) {
-        bool is_outer = i + 1 == n;
-        const char *func = fr[i].func;
-        if (is_outer && is_named)
-            func = NULL; /* the symbol-table name, already demangled, is used below */
+    for (size_t i = first; i < n; i++) {
         uint32_t id;
-        if (func == NULL && is_outer) {
-            char *label;
-            int k = fr[i].file != NULL && fr[i].line != 0
-                        ? asprintf(&label, "%s (%s:%u)", rep_names_get(s->names, plain),
-                                   base_name(fr[i].file), fr[i].line)
-                        : asprintf(&label, "%s", rep_names_get(s->names, plain));
-            if (k < 0)
-                return CMN_E_NOMEM;
-            rc = rep_names_intern(s->names, label, (size_t)k, &id);
-            free(label);
-        } else {
-            rc = intern_line(s, func, fr[i].file, fr[i].line, !is_outer, &id);
-        }
-        if (rc != CMN_OK || chain_push(s, id) != CMN_OK)
+        if (chain_label(s, &fr[i], i + 1 == n, plain, is_named, &id) != CMN_OK ||
+            chain_push(s, id) != CMN_OK)
             return CMN_E_NOMEM;
     }
     return CMN_OK;
@@ -484,7 +630,7 @@ static int resolve_chain(struct rep_sym *s, uint64_t addr, uint64_t la, long map
 int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t time_ns,
                    const uint32_t **ids /* out */, size_t *n /* out */)
 {
-    if (!s->is_lines) {
+    if (!uses_chains(s) || PROF_FRAME_IS_ELIDED(addr)) {
         *ids = &s->single_id;
         *n = 1;
         return rep_sym_frame(s, addr, is_caller, time_ns, &s->single_id);
@@ -521,8 +667,13 @@ const struct rep_map *rep_sym_map_at(const struct rep_sym *s, uint64_t addr, boo
     return i < 0 ? NULL : &s->prof->maps[i];
 }
 
-void rep_sym_warn(const struct rep_sym *sym, size_t *n_printed)
+void rep_sym_warn(struct rep_sym *sym, size_t *n_printed)
 {
+    char *unnamed;
+    if (rep_sym_dbgd_take(&sym->dbgd, &unnamed) == CMN_OK && unnamed != NULL) {
+        add_warning(sym, "%s", unnamed);
+        free(unnamed);
+    }
     for (; *n_printed < sym->n_warnings; (*n_printed)++)
         rep_warnf("%s", sym->warnings[*n_printed]);
 }

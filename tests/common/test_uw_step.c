@@ -87,9 +87,9 @@ static int is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 
 static int with_tables = 1;
 static const struct cmn_uw_table *get_table(const struct cmn_uw_mem *m, uintptr_t pc,
-                                            uintptr_t *bias, int *pending)
+                                            uintptr_t *bias, unsigned *info)
 {
-    (void)m, (void)pending;
+    (void)m, (void)info;
     *bias = BIAS;
     return with_tables && pc >= BIAS && pc < BIAS + CODE_END ? table : NULL;
 }
@@ -340,3 +340,65 @@ Test(uw_step, an_aarch64_leaf_returns_through_its_link_register_only_at_the_leaf
     cr_assert_eq(w.stop_reason, PROF_STOP_RULE);
 }
 #endif
+
+/* A chain of n framed calls below the outermost frame: frame i (0 the innermost) at word
+ * 100 + 4 i, each returning into F_FRAMED + i + 0x20 of the next. */
+static void framed_chain(unsigned n)
+{
+    for (unsigned i = 0; i < n; i++) {
+        unsigned w = 100 + 4 * i;
+        stk[w] = i + 1 < n ? at(w + 4) : at(OUTER);
+        stk[w + 1] = pc_of(F_FRAMED + 0x21 + (i + 1 < n ? i + 1 : 0x3f));
+    }
+    outer_frames();
+}
+
+Test(uw_step, a_deep_stack_keeps_both_ends_and_counts_what_it_leaves_out)
+{
+    uint64_t f[20];
+    framed_chain(100);
+    make_table();
+    struct cmn_fp_regs regs = {pc_of(F_FRAMED + 0x20), at(90), at(100), 0};
+    struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .frames = f, .max_frames = 20,
+                            .keep_outer = 5, .walk_cap = 10000};
+    cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 20);
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+    cr_assert(w.flags & PROF_SAMPLE_ELIDED);
+    /* 102 frames: the leaf, 100 returns into F_FRAMED, the start code. */
+    cr_assert_eq(w.n_elided, 102 - 14 - 5);
+    cr_assert_eq(f[14], PROF_FRAME_ELIDED | (102 - 14 - 5));
+    for (unsigned i = 1; i < 14; i++)
+        cr_assert_eq(f[i], pc_of(F_FRAMED + 0x21 + i), "inner frame %u", i);
+    for (unsigned k = 0; k < 3; k++) /* the outermost ones, in order */
+        cr_assert_eq(f[15 + k], pc_of(F_FRAMED + 0x21 + 97 + k), "outer frame %u", k);
+    cr_assert_eq(f[18], pc_of(F_FRAMED + 0x21 + 0x3f), "the outermost framed call");
+    cr_assert_eq(f[19], pc_of(F_START + 5));
+}
+
+Test(uw_step, the_trampolines_frame_never_takes_a_place_among_the_outer_ones)
+{
+    uint64_t f[20];
+    framed_chain(100);
+    make_table();
+    /* The outermost framed call's frame (at OUTER) is the trampoline's. */
+    struct cmn_fp_regs regs = {pc_of(F_FRAMED + 0x20), at(90), at(100), 0};
+    struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .root_fp = at(OUTER), .frames = f,
+                            .max_frames = 20, .keep_outer = 5, .walk_cap = 10000};
+    cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 20);
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+    for (unsigned k = 0; k < 5; k++)
+        cr_assert_eq(f[15 + k], pc_of(F_FRAMED + 0x21 + 95 + k), "outer frame %u", k);
+}
+
+Test(uw_step, past_the_walk_cap_the_stack_is_cut_with_the_depth_reason)
+{
+    uint64_t f[20];
+    framed_chain(100);
+    make_table();
+    struct cmn_fp_regs regs = {pc_of(F_FRAMED + 0x20), at(90), at(100), 0};
+    struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .frames = f, .max_frames = 20,
+                            .keep_outer = 5, .walk_cap = 50};
+    cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 20);
+    cr_assert_eq(w.stop_reason, PROF_STOP_DEPTH);
+    cr_assert_eq(w.n_elided, 50 - 14 - 5);
+}

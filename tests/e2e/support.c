@@ -47,6 +47,9 @@ void e2e_setup(void)
 {
     snprintf(test_dir, sizeof(test_dir), "/tmp/libprof-e2e.XXXXXX");
     cr_assert(mkdtemp(test_dir) != NULL, "mkdtemp: %s", strerror(errno));
+    /* The caches of the library (unwind tables) and of prof (lines) belong to the build
+     * under test, not to the user who runs the tests; they last across tests and runs. */
+    setenv("LIBPROF_CACHE_DIR", BUILD_DIR "/cache", 0);
 }
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -423,8 +426,12 @@ size_t e2e_top_names(const char *text, char **names, size_t cap)
 
 /* Counts one sample, from a PROF_REC_SAMPLE or a PROF_REC_SAMPLES entry. */
 static void scan_sample(struct e2e_scan *s, uint64_t time_ns, uint32_t tid, uint32_t weight,
-                        uint8_t stop_reason)
+                        uint8_t stop_reason, uint8_t flags)
 {
+    if (flags & PROF_SAMPLE_ORACLE) {
+        s->n_oracle++; /* libunwind's twin of a PROF_UNWIND=check sample: no sample */
+        return;
+    }
     s->n_samples++;
     s->weight_sum += weight;
     size_t i = 0;
@@ -436,6 +443,10 @@ static void scan_sample(struct e2e_scan *s, uint64_t time_ns, uint32_t tid, uint
         s->tid_weights[i] += weight;
     if (stop_reason != PROF_STOP_END)
         s->n_truncated++;
+    if (flags & PROF_SAMPLE_KERNEL) {
+        s->n_kernel++;
+        s->n_kernel_truncated += stop_reason != PROF_STOP_END;
+    }
     if (s->n_samples == 1 || time_ns < s->first_time_ns)
         s->first_time_ns = time_ns;
     if (time_ns > s->last_time_ns)
@@ -456,8 +467,9 @@ static int get_uleb(const unsigned char **at, const unsigned char *end, uint64_t
     return 0;
 }
 
-/* The stop reasons of the PROF_REC_STACKs seen, by id (for the batches that name them). */
-static uint8_t *stack_stops;
+/* The stop reasons (low byte) and flags (high byte) of the PROF_REC_STACKs seen, by id
+ * (for the batches that name them). */
+static uint16_t *stack_stops;
 static size_t n_stack_stops, cap_stack_stops;
 
 static void scan_batch(struct e2e_scan *s, const unsigned char *rec, uint32_t size)
@@ -474,7 +486,8 @@ static void scan_batch(struct e2e_scan *s, const unsigned char *rec, uint32_t si
         cr_assert(id < n_stack_stops, "a batch names stack %llu before it is defined",
                   (unsigned long long)id);
         time += (uint64_t)((int64_t)(step >> 1) ^ -(int64_t)(step & 1));
-        scan_sample(s, time, (uint32_t)tid, (uint32_t)weight + 1, stack_stops[id]);
+        scan_sample(s, time, (uint32_t)tid, (uint32_t)weight + 1, stack_stops[id] & 0xffu,
+                    (uint8_t)(stack_stops[id] >> 8));
     }
 }
 
@@ -494,17 +507,17 @@ static void scan_record(struct e2e_scan *s, const unsigned char *rec, uint32_t t
     } else if (type == PROF_REC_SAMPLE && size >= sizeof(struct prof_rec_sample)) {
         struct prof_rec_sample sm;
         memcpy(&sm, rec, sizeof(sm));
-        scan_sample(s, sm.time_ns, sm.tid, sm.weight, sm.stop_reason);
+        scan_sample(s, sm.time_ns, sm.tid, sm.weight, sm.stop_reason, sm.flags);
     } else if (type == PROF_REC_STACK && size >= sizeof(struct prof_rec_stack)) {
         struct prof_rec_stack st;
         memcpy(&st, rec, sizeof(st));
         cr_assert_eq(st.id, n_stack_stops, "stack ids out of sequence");
         if (n_stack_stops == cap_stack_stops) {
             cap_stack_stops = cap_stack_stops ? 2 * cap_stack_stops : 256;
-            stack_stops = realloc(stack_stops, cap_stack_stops);
+            stack_stops = realloc(stack_stops, cap_stack_stops * sizeof(*stack_stops));
             cr_assert_not_null(stack_stops);
         }
-        stack_stops[n_stack_stops++] = st.stop_reason;
+        stack_stops[n_stack_stops++] = (uint16_t)(st.stop_reason | st.flags << 8);
     } else if (type == PROF_REC_SAMPLES && size >= sizeof(struct prof_rec_samples)) {
         scan_batch(s, rec, size);
     } else if (type == PROF_REC_THREAD && size > sizeof(struct prof_rec_thread)) {
@@ -527,6 +540,7 @@ static void scan_record(struct e2e_scan *s, const unsigned char *rec, uint32_t t
         if (n > st.n_counters)
             n = st.n_counters;
         s->has_stats = 1;
+        memcpy(s->stats, c, (n < PROF_STAT_N ? n : PROF_STAT_N) * 8);
         if (n > PROF_STAT_SIGNALS)
             memcpy(&s->stat_signals, c + 8 * PROF_STAT_SIGNALS, 8);
         if (n > PROF_STAT_KERNEL_SAMPLES)

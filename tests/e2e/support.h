@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "include/libprof/prof_format.h"
+
 #ifndef BUILD_DIR
 #error "BUILD_DIR must name the build directory (the Makefile defines it)"
 #endif
@@ -79,6 +81,10 @@ struct e2e_scan {
     uint32_t tids[E2E_MAX_TIDS];       /* distinct sample tids, in order of appearance */
     uint64_t tid_weights[E2E_MAX_TIDS]; /* summed sample weights of each of them */
     size_t n_truncated;                /* samples whose walk did not reach the root */
+    size_t n_oracle;                   /* libunwind's twins (PROF_UNWIND=check): not samples */
+    size_t n_kernel;                   /* samples of time in the kernel (PROF_SAMPLE_KERNEL) */
+    size_t n_kernel_truncated;         /* and of those, the truncated ones */
+    uint64_t stats[PROF_STAT_N];       /* the STATS record's counters, 0 for those it lacks */
     uint32_t timer_source;             /* from the process record */
     uint32_t unwinder;                 /* from the process record (PROF_UNWIND_*) */
     uint64_t start_mono_ns;            /* from the process record */

@@ -226,7 +226,13 @@ Test(e2e_life, blocking_calls_are_not_interrupted)
                   3);
         cr_assert(sscanf(plain.out, "eintr %*d short %*d sleep_ms %lf", &plain_ms) == 1);
         cr_log_info("%s: %s", source, lib.out);
-        cr_expect_eq(eintr, 0, "%s: %d calls failed with EINTR", source, eintr);
+        /* ITIMER_PROF's signal is the process's: while the running thread is inside our
+         * handler (every signal blocked), the kernel hands the next one to another thread,
+         * which may be asleep in nanosleep() (README: the CPU-time sources' signals may land
+         * in system calls). Rare: a few in a run at most. The perf source never signals a
+         * thread in the kernel. */
+        cr_expect(k == 0 ? eintr == 0 : eintr <= 3, "%s: %d calls failed with EINTR", source,
+                  eintr);
         cr_expect_eq(short_reads, 0, "%s: %d short reads", source, short_reads);
         /* 20 sleeps of 5 ms: timer slack aside, they must not be cut short or stretched. */
         cr_expect(ms >= 100 && ms < plain_ms + 50, "%s: sleeps took %.1f ms (%.1f without)", source,

@@ -5,7 +5,8 @@
  * to compare with, and the same call paths as the LD_PRELOAD route; attachlate
  * (tests/workloads/attachlate.c) starts a thread and loads a library only after prof has
  * attached. Each test checks that the process runs on untouched and ends with its own
- * exit status, and that errors are one line with exit status 2.
+ * exit status, and that errors are one line with exit status 125 (record's own failures,
+ * apart from any status of a command).
  *
  * The processes sampled here run in the background while prof runs: they are started and
  * waited for with spawn() and wait_exit() below, not e2e_run(), which waits at once.
@@ -165,7 +166,8 @@ static void wait_nonempty(const char *path, pid_t prof)
 static void expect_one_line(const struct e2e_proc *p, const char *what, const char *needle)
 {
     size_t n_lines = e2e_count_lines(p->err, "prof: ", NULL);
-    cr_expect_eq(p->status, 2, "%s: exit status %d, not 2; stderr:\n%s", what, p->status, p->err);
+    cr_expect_eq(p->status, 125, "%s: exit status %d, not 125; stderr:\n%s", what, p->status,
+                 p->err);
     cr_expect_eq(n_lines, 1, "%s: %zu lines on stderr, not one:\n%s", what, n_lines, p->err);
     cr_expect(strstr(p->err, needle) != NULL, "%s: stderr does not say '%s':\n%s", what, needle,
               p->err);
@@ -293,16 +295,16 @@ Test(e2e_record_pid, kernel_callchain_gives_the_same_paths)
     struct e2e_proc p;
     double cpu_before = cpu_s(pid);
     e2e_run(&p, NULL,
-            E2E_ARGV(E2E_PROF, "record", "-p", pid_text, "-D", "0.8", "--callchain", "kernel", "-F",
-                     "500", "-o", profile));
+            E2E_ARGV(E2E_PROF, "record", "-p", pid_text, "-d", "800ms", "--unwind", "kernel",
+                     "-F", "500", "-o", profile));
     double cpu_during = cpu_s(pid) - cpu_before;
-    cr_assert_eq(p.status, 0, "prof record --callchain kernel exited %d:\n%s", p.status, p.err);
+    cr_assert_eq(p.status, 0, "prof record --unwind kernel exited %d:\n%s", p.status, p.err);
     e2e_proc_free(&p);
     cr_expect_eq(wait_exit(pid, 30), 0, "the workload did not exit 0 after prof detached");
     expect_complete_file(profile, pid);
     struct e2e_folded f;
     e2e_report_folded(&f, profile);
-    log_folded("--callchain kernel", &f);
+    log_folded("--unwind kernel", &f);
     cr_expect(f.total >= (long)(0.8 * 500 * cpu_during) && f.total >= 50,
               "%ld samples in %.2f CPU-s at 500 Hz", f.total, cpu_during);
     double complete = path_share(&f, "main;stage_one;hot_a") +
@@ -340,8 +342,8 @@ Test(e2e_record_pid, whole_stacks_of_code_without_frame_pointers)
     cr_expect(strstr(p.err, "unwind tables of ") != NULL, "%s", p.err);
     e2e_proc_free(&p);
     e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", pid_text, "-D", "0.5", "-F", "1000",
-                               "--callchain", "fp", "-o", fp));
-    cr_assert_eq(p.status, 0, "prof record -p --callchain fp exited %d:\n%s", p.status, p.err);
+                               "--unwind", "fp", "-o", fp));
+    cr_assert_eq(p.status, 0, "prof record -p --unwind fp exited %d:\n%s", p.status, p.err);
     e2e_proc_free(&p);
     cr_expect_eq(wait_exit(pid, 30), 0, "the workload did not exit 0 after prof detached");
 
@@ -522,12 +524,22 @@ Test(e2e_record_pid, bad_requests_are_one_line_and_exit_2)
     e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", "1", "-o", out, "--", "/bin/true"));
     expect_one_line(&p, "-p and a command", "not both");
     e2e_proc_free(&p);
-    /* With -p, -d is the duration: a depth-like value that is no time is refused. */
+    /* -d is a duration, with -p as with a command: a value that is no time is refused. */
     e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-d", "abc", "-p", "1", "-o", out));
-    expect_one_line(&p, "-d abc with -p", "not a number of seconds");
+    expect_one_line(&p, "-d abc with -p", "not a duration");
     e2e_proc_free(&p);
-    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "--duration", "1", "--", "/bin/true"));
-    expect_one_line(&p, "--duration without -p", "go with -p");
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "--callchain", "kernel", "--", "/bin/true"));
+    expect_one_line(&p, "--callchain without -p", "goes with -p");
+    e2e_proc_free(&p);
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", "1", "-o", out, "--timer", "perf"));
+    expect_one_line(&p, "--timer with -p", "goes with a command");
+    e2e_proc_free(&p);
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", "1", "-o", out, "--unwind", "check"));
+    expect_one_line(&p, "--unwind check with -p", "not auto, dwarf, fp or kernel");
+    e2e_proc_free(&p);
+    e2e_run(&p, NULL,
+            E2E_ARGV(E2E_PROF, "record", "-p", "1", "-o", out, "--callchain", "libunwind"));
+    expect_one_line(&p, "--callchain libunwind", "not auto, dwarf, fp or kernel");
     e2e_proc_free(&p);
 }
 

@@ -664,6 +664,43 @@ Test(e2e_stacks, the_unwind_tables_reach_the_root_of_a_distribution_program)
     parked_finish(&pk);
 }
 
+/* CPython 3.12 with -Xperf calls each Python function through a trampoline of its own in
+ * anonymous memory, without unwind information, and names it in /tmp/perf-PID.map: the
+ * walk from outside crosses it by its bytes (code of no file is where the walk looks for
+ * known stubs), so the stack reaches _start through both Python functions. */
+Test(e2e_stacks, the_walk_crosses_the_perf_trampolines_of_cpython)
+{
+    const char *python = "/root/.pyenv/versions/3.12.1/bin/python3.12";
+    if (access(python, X_OK) != 0)
+        cr_skip_test("%s is not installed (pyenv's CPython 3.12 build)", python);
+    struct parked pk;
+    program_start(&pk, E2E_ARGV(python, "-Xperf", "-c",
+                                "import sys\n"
+                                "def inner():\n"
+                                "    print('ready', flush=True)\n"
+                                "    sys.stdin.read()\n"
+                                "def outer():\n"
+                                "    inner()\n"
+                                "outer()\n"
+                                "print('done eintr=0')\n"));
+    struct e2e_proc p;
+    struct e2e_folded f;
+    run_stacks(&p, &pk, E2E_ARGV("-f", "folded"));
+    e2e_folded_parse(&f, p.out);
+    cr_expect_eq(f.total, 1, "%s", p.out);
+    const char *stack = f.n_stacks == 1 ? f.stacks[0].frames : "";
+    const char *outer = strstr(stack, ";py::outer:");
+    cr_expect(strncmp(stack, "_start;", 7) == 0, "not rooted at _start:\n%s", p.out);
+    cr_expect(outer != NULL && strstr(outer, ";py::inner:") != NULL,
+              "no py::outer, then py::inner, in:\n%s", p.out);
+    e2e_folded_free(&f);
+    e2e_proc_free(&p);
+    parked_finish(&pk);
+    char map[64];
+    snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)pk.pid);
+    unlink(map);
+}
+
 /* A thread blocked in libc's pause(), called from wait_in_libc() (tests/workloads/pauser.c):
  * the frame-pointer chain skips wait_in_libc(); the default walk has it between pause()
  * and the thread's start routine. */

@@ -10,8 +10,11 @@
  * timeout. Built and run by scripts/fuzz.sh; single-threaded.
  *
  * An input: a flags byte (bit 0: the section is a .debug_frame; bit 1: add it a second
- * time as the other kind too), the section's address as 4 little-endian bytes (where
- * pc-relative pointers count from), then the section's bytes.
+ * time as the other kind too; bit 2: the walk is told that code without a row is
+ * anonymous, where it looks for known stubs; bit 3: the walk keeps both ends of a deep
+ * stack, as the sampler's does), the section's address as 4 little-endian bytes (where
+ * pc-relative pointers count from), then the section's bytes. The walk reads the input's
+ * bytes as code too, round and round.
  *
  * With PROF_FUZZ_SEEDS=DIR in the environment the binary writes a few valid sections into
  * DIR and exits: the script's seed corpus (it adds real ones taken from binaries).
@@ -173,6 +176,9 @@ static void check_table(const struct cmn_uw_table *t)
 struct fuzz_mem {
     struct cmn_uw_mem base;
     const struct cmn_uw_table *t;
+    const uint8_t *data; /* code bytes at any address: the input's, round and round */
+    size_t size;
+    unsigned info;       /* what the table accessor says besides the table (CMN_UW_*) */
 };
 
 static int stack_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
@@ -184,8 +190,10 @@ static int stack_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out
 
 static int code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
 {
-    (void)m, (void)addr, (void)out, (void)n;
-    return -1;
+    const struct fuzz_mem *f = (const struct fuzz_mem *)m;
+    for (unsigned i = 0; i < n; i++)
+        out[i] = f->data[(addr + i) % f->size];
+    return 0;
 }
 
 static int is_code(const struct cmn_fp_mem *m, uintptr_t addr)
@@ -195,14 +203,16 @@ static int is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 }
 
 static const struct cmn_uw_table *table_of(const struct cmn_uw_mem *m, uintptr_t pc,
-                                           uintptr_t *bias, int *pending)
+                                           uintptr_t *bias, unsigned *info)
 {
-    (void)pc, (void)pending;
+    (void)pc;
     *bias = 0;
+    *info = ((const struct fuzz_mem *)m)->info;
     return ((const struct fuzz_mem *)m)->t;
 }
 
-static void walk(const struct cmn_uw_table *t, const uint8_t *data, size_t size)
+/* size >= 1. */
+static void walk(const struct cmn_uw_table *t, const uint8_t *data, size_t size, uint8_t flags)
 {
     static uintptr_t stack[STACK_WORDS];
     memset(stack, 0, sizeof(stack));
@@ -212,14 +222,26 @@ static void walk(const struct cmn_uw_table *t, const uint8_t *data, size_t size)
         if (i % 3 == 0)
             stack[i] = t->base + cmn_uw_pcs(t)[(stack[i] & 0xffff) % t->n_rows] + 1;
     struct fuzz_mem m = {.base = {.fp = {stack_word, code, is_code}, .table = table_of},
-                         .t = t};
+                         .t = t,
+                         .data = data,
+                         .size = size,
+                         .info = flags & 4 ? CMN_UW_ANON : 0};
     uint64_t frames[32];
     struct cmn_fp_regs regs = {.pc = t->base + cmn_uw_pcs(t)[0], .sp = lo + 8 * (data[0] % 8),
                                .fp = lo + 8 * (data[size - 1] % STACK_WORDS)};
     struct cmn_uw_walk w = {.lo = lo, .hi = hi, .frames = frames, .max_frames = 32};
+    if (flags & 8) { /* a short ring, so that stacks of the input's size wrap it */
+        w.max_frames = 8;
+        w.keep_outer = 3;
+        w.walk_cap = 4 * STACK_WORDS;
+    }
     unsigned n = cmn_uw_walk(&m.base, &regs, &w);
-    if (n < 1 || n > 32 || w.stop_reason >= PROF_STOP_N)
+    if (n < 1 || n > w.max_frames || w.stop_reason >= PROF_STOP_N)
         abort();
+    unsigned marker = w.max_frames - w.keep_outer - 1;
+    if ((w.flags & PROF_SAMPLE_ELIDED) &&
+        (n != w.max_frames || !PROF_FRAME_IS_ELIDED(frames[marker]) || w.n_elided == 0))
+        abort(); /* the marker of the frames left out between the two ends */
 }
 
 /* Compiles the section once, as the flags say. */
@@ -238,7 +260,7 @@ static void compile(const uint8_t *data, size_t size, uint8_t flags, uint32_t va
         return;
     check_table(t);
     if (size > 0)
-        walk(t, data, size);
+        walk(t, data, size, flags);
     free(t);
 }
 

@@ -144,3 +144,38 @@ Test(config, snapshot_signal_moves_off_the_sampling_signal)
     cr_assert(strstr(m.text[0], "snapshots off"), "%s", m.text[0]);
     cr_assert_eq(c.snap_signo, 0);
 }
+
+Test(config, duration_in_every_unit)
+{
+    static const struct {
+        const char *value;
+        uint64_t ns;
+    } good[] = {
+        { "PROF_DURATION=500ms", 500000000ull }, { "PROF_DURATION=10s", 10000000000ull },
+        { "PROF_DURATION=2", 2000000000ull },    { "PROF_DURATION=5m", 300000000000ull },
+        { "PROF_DURATION=1h", 3600000000000ull }, { "PROF_DURATION=0.5", 500000000ull },
+    };
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        char *env[] = { (char *)good[i].value, NULL };
+        struct lp_config_msgs m;
+        struct lp_config c = load(env, &m);
+        cr_expect_eq(m.n, 0, "%s: %s", good[i].value, m.text[0]);
+        cr_expect_eq(c.duration_ns, good[i].ns, "%s gave %llu ns", good[i].value,
+                     (unsigned long long)c.duration_ns);
+    }
+}
+
+Test(config, no_duration_by_default_and_after_a_bad_one)
+{
+    char *none[] = { "HOME=/root", NULL };
+    struct lp_config_msgs m;
+    struct lp_config c = load(none, &m);
+    cr_expect_eq(c.duration_ns, 0);
+    char *bad[] = { "PROF_DURATION=10 s", NULL };
+    c = load(bad, &m);
+    cr_expect_eq(c.duration_ns, 0);
+    cr_assert_eq(m.n, 1);
+    cr_expect_eq(m.is_note[0], 0, "a bad value of ours goes to stderr");
+    cr_expect(strstr(m.text[0], "PROF_DURATION='10 s' is not a duration") != NULL, "%s",
+              m.text[0]);
+}

@@ -29,9 +29,11 @@
  *
  *   parked [--block-snapshot] [--ignore-snapshot]
  *
- * --ignore-snapshot catches SIGRTMAX-3 with a handler that does nothing (SA_RESTART): with
- * a library named libprof.so preloaded that is not libprof, it plays a libprof that never
- * answers the snapshot signal.
+ * --ignore-snapshot catches SIGRTMAX-3 with a handler that does nothing (SA_RESTART) and
+ * parks one more thread in park_in_futex(), named libprof-writer as libprof's writer
+ * thread is (prof stacks sends its requests there): with a library named libprof.so
+ * preloaded that is not libprof, it plays a libprof that never answers the snapshot
+ * signal.
  */
 #define _GNU_SOURCE /* pthread_setname_np, gettid */
 #include <errno.h>
@@ -179,6 +181,7 @@ int main(int argc, char **argv)
         {"spinner", 0, park_spinning, 0}, {"deep", 1, park_outer, 0},
         {"blocker", 1, park_in_futex, 0},
     };
+    const struct parked writer = {"libprof-writer", 1, park_in_futex, 0};
     int n = 4;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "--block-snapshot") == 0) {
@@ -186,11 +189,14 @@ int main(int argc, char **argv)
         } else if (strcmp(argv[i], "--ignore-snapshot") == 0) {
             struct sigaction sa = {.sa_handler = ignore_signal, .sa_flags = SA_RESTART};
             sigaction(SIGRTMAX - 3, &sa, NULL);
+            threads[MAX_PARKED - 1] = writer;
         } else {
             fprintf(stderr, "usage: parked [--block-snapshot] [--ignore-snapshot]\n");
             return 2;
         }
     }
+    if (threads[MAX_PARKED - 1].name != NULL)
+        threads[n++] = threads[MAX_PARKED - 1];
     pthread_t handles[MAX_PARKED];
     for (int i = 0; i < n; i++) {
         if (pthread_create(&handles[i], NULL, run_parked, &threads[i]) != 0) {

@@ -19,7 +19,7 @@ static int run(char *const *argv, const char *output, const char *freq, int *sta
                struct cmn_err *err)
 {
     struct rep_record_opts o = {.output = output, .freq = freq, .argv = argv};
-    return rep_record_run(&o, status, err);
+    return rep_record_run(&o, status, NULL, err);
 }
 
 Test(record, passes_the_exit_status_through)

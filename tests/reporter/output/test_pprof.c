@@ -4,7 +4,7 @@
  * its top-level fields decoded by a small reader written here, to check the parts of
  * profile.proto that go tool pprof relies on: the string table starting with "", the two
  * sample types, one sample per stack with its locations leaf first and its two values,
- * the period.
+ * the period, and an inlined frame as a line of its caller's location.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -100,7 +100,9 @@ Test(out_pprof, writes_a_gzipped_profile_with_samples_strings_and_types)
     const char *strs[64];
     size_t strl[64], n_strs = 0, n_samples = 0, n_types = 0, n_funcs = 0;
     uint64_t period = 0, values_sum[2] = {0, 0};
-    int saw_leaf_first = 0;
+    uint64_t leaf_loc = 0, n_locs_of_inlined = 0;
+    uint64_t lines_of[8][4]; /* per location id: its lines' function ids, lines_of[id][0] */
+    memset(lines_of, 0, sizeof(lines_of));
     const unsigned char *p = msg, *end = msg + n;
     struct field f;
     while (next_field(&p, end, &f)) {
@@ -112,6 +114,22 @@ Test(out_pprof, writes_a_gzipped_profile_with_samples_strings_and_types)
             n_types++;
         } else if (f.num == 5) {
             n_funcs++;
+        } else if (f.num == 4) {
+            const unsigned char *q = f.p, *qend = f.p + f.n;
+            struct field s;
+            uint64_t id = 0;
+            while (next_field(&q, qend, &s)) {
+                if (s.num == 1)
+                    id = s.v;
+                if (s.num != 4 || id == 0 || id >= 8)
+                    continue;
+                const unsigned char *r = s.p, *rend = s.p + s.n;
+                struct field l;
+                while (next_field(&r, rend, &l)) {
+                    if (l.num == 1 && lines_of[id][0] < 3)
+                        lines_of[id][1 + lines_of[id][0]++] = l.v;
+                }
+            }
         } else if (f.num == 12) {
             period = f.v;
         } else if (f.num == 2) {
@@ -121,9 +139,13 @@ Test(out_pprof, writes_a_gzipped_profile_with_samples_strings_and_types)
             while (next_field(&q, qend, &s)) {
                 const unsigned char *r = s.p, *rend = s.p + s.n;
                 if (s.num == 1) {
-                    uint64_t first = get_varint(&r, rend);
-                    if (s.n == 3 && first == (uint64_t)g_id + 1)
-                        saw_leaf_first = 1;
+                    uint64_t first = get_varint(&r, rend), k = 1;
+                    for (; r < rend; k++)
+                        get_varint(&r, rend);
+                    if (k == 2) {
+                        leaf_loc = first;
+                        n_locs_of_inlined = k;
+                    }
                 } else if (s.num == 2) {
                     values_sum[0] += get_varint(&r, rend);
                     values_sum[1] += get_varint(&r, rend);
@@ -136,7 +158,13 @@ Test(out_pprof, writes_a_gzipped_profile_with_samples_strings_and_types)
     cr_assert_eq(n_types, 2);
     cr_assert_eq(n_samples, 2);
     cr_assert_eq(n_funcs, 3);
-    cr_assert(saw_leaf_first, "locations are not leaf first");
+    /* main;f;g [inlined]: two locations, leaf first: g inlined into f, then main. */
+    cr_assert_eq(n_locs_of_inlined, 2, "the inlined frame is not part of its caller's location");
+    cr_assert(leaf_loc > 0 && leaf_loc < 8);
+    cr_assert_eq(lines_of[leaf_loc][0], 2, "the leaf location has %lu lines",
+                 (unsigned long)lines_of[leaf_loc][0]);
+    cr_assert_eq(lines_of[leaf_loc][1], (uint64_t)g_id + 1, "the inlined function is not first");
+    cr_assert_eq(lines_of[leaf_loc][2], (uint64_t)f_id + 1);
     cr_assert_eq(values_sum[0], 7);
     cr_assert_eq(period, 10000000);
     cr_assert_eq(values_sum[1], 7 * period);

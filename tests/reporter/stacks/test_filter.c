@@ -213,7 +213,7 @@ Test(filter, rejects_a_bad_regular_expression)
     cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_FOCUS, "(", &err), CMN_E_INPUT);
     cr_assert(strstr(err.msg, "--focus") != NULL, "%s", err.msg);
     cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_TID, "x1", &err), CMN_E_INPUT);
-    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_MIN_PERCENT, "101", &err), CMN_E_INPUT);
+    cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_PRUNE, "101", &err), CMN_E_INPUT);
     cr_assert_eq(rep_sel_option(&fx.sel, REP_SEL_FROM, "-1", &err), CMN_E_INPUT);
     teardown(&fx);
 }
@@ -247,7 +247,7 @@ Test(filter, min_percent_moves_small_subtrees_to_their_parent)
     setup(&fx);
     /* Nodes: 0x100 35; a-branch 20; b-branch 10 (28.6 %); c 5 (14.3 %). At 20 %, c is cut
      * into 0x100, b stays. */
-    opt(&fx, REP_SEL_MIN_PERCENT, "20");
+    opt(&fx, REP_SEL_PRUNE, "20");
     cr_assert_eq(run(&fx), 35);
     cr_assert_eq(weight_of(&fx, "0x100;0xc1"), 0);
     cr_assert_eq(weight_of(&fx, "0x100"), 5);
@@ -261,7 +261,7 @@ Test(filter, min_percent_folds_small_roots_into_pruned)
     setup(&fx);
     opt(&fx, REP_SEL_THREADS, NULL);
     /* Roots: app (42) 20, worker (43) 10, worker (44) 5; at 50 % only app stays. */
-    opt(&fx, REP_SEL_MIN_PERCENT, "50");
+    opt(&fx, REP_SEL_PRUNE, "50");
     cr_assert_eq(run(&fx), 35);
     cr_assert_eq(weight_of(&fx, "[pruned]"), 15);
     cr_assert_eq(weight_of(&fx, "app (42);0x100;0xa0;0xa1"), 20);
