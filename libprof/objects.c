@@ -21,6 +21,7 @@
 #include "libprof/fd.h"
 
 #define LP_OBJECT_NOTES_MAX 4096u /* bytes of a note segment read for the build-id */
+#define LP_OBJECT_HEAD 4096u      /* bytes of an object's first mapping read at once */
 
 static pid_t self_pid; /* 0 until the first read; forgotten in a fork child */
 
@@ -51,12 +52,20 @@ struct source {
     int fd;         /* the file, -1 when not opened (yet) */
     const char *path;
     int is_vdso;
+    /* The first bytes of the object's memory, read in one call: its ELF header, program
+     * headers and build-id note are nearly always there (one read, not four). */
+    unsigned char *head;
+    size_t head_len; /* 0: not read */
 };
 
 /* n bytes at file offset off of the object (which, for the headers and the notes, lie in
  * its first mapping or in a segment at p_vaddr). mem_addr: where they are in memory. */
 static int read_object(struct source *s, uintptr_t mem_addr, uint64_t off, void *dst, size_t n)
 {
+    if (mem_addr >= s->base && n <= s->head_len && mem_addr - s->base <= s->head_len - n) {
+        memcpy(dst, s->head + (mem_addr - s->base), n);
+        return 0;
+    }
     int rc = lp_objects_read_memory(dst, mem_addr, n);
     if (rc != -ENOSYS)
         return rc;
@@ -125,7 +134,12 @@ static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps
     struct lp_object *o = &out->v[out->n];
     memset(o, 0, sizeof(*o));
     struct source s = {.base = (uintptr_t)m->start, .fd = -1, .path = m->path, .is_vdso = is_vdso};
+    size_t head = m->end - m->start < LP_OBJECT_HEAD ? m->end - m->start : LP_OBJECT_HEAD;
+    s.head = malloc(head);
+    if (s.head && lp_objects_read_memory(s.head, s.base, head) == 0)
+        s.head_len = head;
     int rc = read_headers(&s, o);
+    free(s.head);
     lp_fd_close(s.fd);
     if (rc != 0)
         return 0;

@@ -170,7 +170,7 @@ static int map_ring(void)
     if (session.ring_mem) {
         /* A fork child's copy: emptied (zeroed memory is an empty ring); the per-thread
          * rings were given back by the fork handler. */
-        memset(session.ring_mem, 0, session.ring_bytes);
+        lp_rings_zero(session.ring_mem, session.ring_bytes);
         return smp_ring_init(&session.ring, session.ring_mem, session.ring_bytes,
                              session.cfg.max_depth);
     }
