@@ -123,8 +123,20 @@ static int read_headers(struct source *s, struct lp_object *o)
     return -1;
 }
 
+/* The object of an earlier scan that starts where m does, from the same file. */
+static const struct lp_object *known_object(const struct lp_objects *known,
+                                            const struct cmn_maps_line *m)
+{
+    const struct lp_object *k = known ? lp_objects_find(known, (uintptr_t)m->start) : NULL;
+    return k && k->base == (uintptr_t)m->start && k->inode == m->inode &&
+                   strcmp(k->path, m->path) == 0
+               ? k
+               : NULL;
+}
+
 /* Appends the object starting at maps line m, when it is one; 0 or -ENOMEM. */
-static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps_line *m)
+static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps_line *m,
+                      const struct lp_objects *known)
 {
     int is_vdso = strcmp(m->path, "[vdso]") == 0;
     if (m->offset != 0 || !(m->prot & PROF_MAP_READ) || (m->path[0] != '/' && !is_vdso))
@@ -132,6 +144,16 @@ static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps
     if (!CMN_GROW(out->v, *cap, out->n + 1, 64))
         return -ENOMEM;
     struct lp_object *o = &out->v[out->n];
+    const struct lp_object *k = known_object(known, m);
+    if (k) { /* the same file at the same place: its headers are known */
+        *o = *k;
+        o->end = (uintptr_t)m->end;
+        o->path = strdup(k->path);
+        if (!o->path)
+            return -ENOMEM;
+        out->n++;
+        return 0;
+    }
     memset(o, 0, sizeof(*o));
     struct source s = {.base = (uintptr_t)m->start, .fd = -1, .path = m->path, .is_vdso = is_vdso};
     size_t head = m->end - m->start < LP_OBJECT_HEAD ? m->end - m->start : LP_OBJECT_HEAD;
@@ -160,6 +182,15 @@ int lp_objects_scan(struct lp_objects *out)
     char *text = lp_fd_slurp("/proc/self/maps", NULL);
     if (!text)
         return -errno;
+    int rc = lp_objects_scan_text(text, NULL, out);
+    free(text);
+    return rc;
+}
+
+int lp_objects_scan_text(char *text, const struct lp_objects *known, struct lp_objects *out)
+{
+    out->v = NULL;
+    out->n = 0;
     size_t cap = 0;
     int rc = 0;
     char *save = NULL;
@@ -172,9 +203,8 @@ int lp_objects_scan(struct lp_objects *out)
         if (last && m.offset != 0 && m.inode == last->inode && strcmp(m.path, last->path) == 0)
             last->end = (uintptr_t)m.end; /* a later segment of the same file */
         else
-            rc = add_object(out, &cap, &m);
+            rc = add_object(out, &cap, &m, known);
     }
-    free(text);
     if (rc != 0)
         lp_objects_free(out);
     return rc;
@@ -193,6 +223,24 @@ const struct lp_object *lp_objects_find(const struct lp_objects *o, uintptr_t ad
             return &o->v[mid];
     }
     return NULL;
+}
+
+int lp_objects_copy(struct lp_objects *dst, const struct lp_objects *src)
+{
+    dst->n = 0;
+    dst->v = src->n ? calloc(src->n, sizeof(*dst->v)) : NULL;
+    if (src->n && !dst->v)
+        return -ENOMEM;
+    for (size_t i = 0; i < src->n; i++) {
+        dst->v[i] = src->v[i];
+        dst->v[i].path = strdup(src->v[i].path);
+        if (!dst->v[i].path) {
+            lp_objects_free(dst);
+            return -ENOMEM;
+        }
+        dst->n++;
+    }
+    return 0;
 }
 
 void lp_objects_free(struct lp_objects *o)

@@ -45,6 +45,9 @@ static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER; /* serializes refre
 static struct module_table modules[2];
 static struct smp_dbuf modules_dbuf;
 static _Atomic int modules_loaded; /* 0 before the first load */
+/* A fork child has its parent's code map, made under the map lock held across the fork:
+ * its session starts from it (a pc outside it asks for a rescan, as in the parent). */
+static int map_inherited;
 static uint64_t last_rescan_ns;    /* when the writer last reread the maps on request */
 
 /* Adds one /proc/self/maps line to t when it is executable. */
@@ -466,7 +469,9 @@ int lp_unwind_init(unsigned unwinder)
     int rc = 0;
     if (unwinder == PROF_UNWIND_LIBUNWIND && !ready)
         rc = init_libunwind();
-    load_code_map();
+    if (!map_inherited || !atomic_load(&modules_loaded))
+        load_code_map();
+    map_inherited = 0;
     pthread_mutex_unlock(&map_lock);
     return rc;
 }
@@ -514,6 +519,7 @@ void lp_unwind_fork_child(void)
     smp_dbuf_reset(&snaps_dbuf);
     smp_dbuf_reset(&modules_dbuf);
     smp_dbuf_reset(&smp_codemap.dbuf);
+    map_inherited = 1;
     pthread_mutex_unlock(&map_lock);
 }
 
@@ -524,7 +530,9 @@ int lp_unwind_init(unsigned unwinder)
     smp_probe_init();
     lp_uwcache_init();
     pthread_mutex_lock(&map_lock);
-    load_code_map();
+    if (!map_inherited || !atomic_load(&modules_loaded))
+        load_code_map();
+    map_inherited = 0;
     pthread_mutex_unlock(&map_lock);
     return unwinder == PROF_UNWIND_LIBUNWIND ? -ENOTSUP : 0;
 }
@@ -577,6 +585,7 @@ void lp_unwind_fork_child(void)
     lp_uwtables_fork_child();
     smp_dbuf_reset(&modules_dbuf);
     smp_dbuf_reset(&smp_codemap.dbuf);
+    map_inherited = 1;
     pthread_mutex_unlock(&map_lock);
 }
 
