@@ -107,8 +107,9 @@ static int read_headers(struct source *s, struct lp_object *o)
     if (read_object(s, s->base, 0, &eh, sizeof(eh)) != 0 || !is_elf_here(&eh))
         return -1;
     o->phnum = eh.e_phnum < LP_OBJECT_MAX_PHDRS ? eh.e_phnum : LP_OBJECT_MAX_PHDRS;
-    if (read_object(s, s->base + eh.e_phoff, eh.e_phoff, o->phdrs,
-                    o->phnum * sizeof(ElfW(Phdr))) != 0)
+    o->phdrs = malloc(o->phnum * sizeof(ElfW(Phdr)));
+    if (!o->phdrs || read_object(s, s->base + eh.e_phoff, eh.e_phoff, o->phdrs,
+                                 o->phnum * sizeof(ElfW(Phdr))) != 0)
         return -1;
     /* The segment mapped at file offset 0 starts the object: base is its page. */
     long page = sysconf(_SC_PAGESIZE);
@@ -121,6 +122,28 @@ static int read_headers(struct source *s, struct lp_object *o)
         }
     }
     return -1;
+}
+
+static void free_object(struct lp_object *o)
+{
+    free(o->path);
+    free(o->phdrs);
+    o->path = NULL;
+    o->phdrs = NULL;
+}
+
+/* A deep copy of src into dst; 0 or -ENOMEM (dst holds nothing then). */
+static int copy_object(struct lp_object *dst, const struct lp_object *src)
+{
+    *dst = *src;
+    dst->path = strdup(src->path);
+    dst->phdrs = malloc(src->phnum * sizeof(ElfW(Phdr)));
+    if (!dst->path || !dst->phdrs) {
+        free_object(dst);
+        return -ENOMEM;
+    }
+    memcpy(dst->phdrs, src->phdrs, src->phnum * sizeof(ElfW(Phdr)));
+    return 0;
 }
 
 /* The object of an earlier scan that starts where m does, from the same file. */
@@ -146,11 +169,9 @@ static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps
     struct lp_object *o = &out->v[out->n];
     const struct lp_object *k = known_object(known, m);
     if (k) { /* the same file at the same place: its headers are known */
-        *o = *k;
-        o->end = (uintptr_t)m->end;
-        o->path = strdup(k->path);
-        if (!o->path)
+        if (copy_object(o, k) != 0)
             return -ENOMEM;
+        o->end = (uintptr_t)m->end;
         out->n++;
         return 0;
     }
@@ -163,14 +184,18 @@ static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps
     int rc = read_headers(&s, o);
     free(s.head);
     lp_fd_close(s.fd);
-    if (rc != 0)
+    if (rc != 0) {
+        free_object(o);
         return 0;
+    }
     o->base = (uintptr_t)m->start;
     o->end = (uintptr_t)m->end;
     o->inode = m->inode;
     o->path = strdup(m->path);
-    if (!o->path)
+    if (!o->path) {
+        free_object(o);
         return -ENOMEM;
+    }
     out->n++;
     return 0;
 }
@@ -232,9 +257,7 @@ int lp_objects_copy(struct lp_objects *dst, const struct lp_objects *src)
     if (src->n && !dst->v)
         return -ENOMEM;
     for (size_t i = 0; i < src->n; i++) {
-        dst->v[i] = src->v[i];
-        dst->v[i].path = strdup(src->v[i].path);
-        if (!dst->v[i].path) {
+        if (copy_object(&dst->v[i], &src->v[i]) != 0) {
             lp_objects_free(dst);
             return -ENOMEM;
         }
@@ -246,7 +269,7 @@ int lp_objects_copy(struct lp_objects *dst, const struct lp_objects *src)
 void lp_objects_free(struct lp_objects *o)
 {
     for (size_t i = 0; i < o->n; i++)
-        free(o->v[i].path);
+        free_object(&o->v[i]);
     free(o->v);
     o->v = NULL;
     o->n = 0;

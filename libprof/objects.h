@@ -35,7 +35,8 @@ struct lp_object {
     uint16_t phnum;       /* program headers in phdrs */
     uint8_t build_id_len; /* bytes of build_id in use, 0 when it has none */
     uint8_t build_id[PROF_BUILD_ID_MAX];
-    ElfW(Phdr) phdrs[LP_OBJECT_MAX_PHDRS]; /* a copy: never read in the object itself */
+    ElfW(Phdr) *phdrs;    /* phnum of them, a copy (never read in the object itself); owned
+                             by a scan's objects, the caller's memory elsewhere */
     char *path;           /* the file ("[vdso]" for the vDSO); owned */
 };
 

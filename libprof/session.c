@@ -501,7 +501,9 @@ static unsigned walk_mode_of(unsigned unwinder)
 static int start_session(int is_child, int sample_now)
 {
     int rc;
-    if ((rc = lp_timers_choose(&session.cfg, &session.timer)) != 0) {
+    rc = is_child ? lp_timers_choose_inherited(&session.cfg, &session.timer)
+                  : lp_timers_choose(&session.cfg, &session.timer);
+    if (rc != 0) {
         lp_log("no timer source works here (%s); profiling disabled", strerror(-rc));
         return rc;
     }

@@ -30,6 +30,9 @@ struct lp_timer_choice {
  * the choice for the functions below. Problems (a source or event not available here, a
  * rate the source cannot reach) are logged once each. 0 or -errno (nothing works). */
 int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out);
+/* In a fork child: the parent's choice for the same settings, without trying the sources
+ * again (same kernel, same credentials), with the same notes; else lp_timers_choose(). */
+int lp_timers_choose_inherited(const struct lp_config *cfg, struct lp_timer_choice *out);
 
 /* The calling thread's timer (thread start; no-op for itimer). 0 or -errno. */
 int lp_timers_arm_self(void);

@@ -297,7 +297,8 @@ static void build(uint32_t id)
     struct cmn_cfi_build b = {.regs = {ARCH_DWARF_SP, ARCH_DWARF_FP, ARCH_DWARF_RA,
                                        ARCH_DWARF_X86_64}};
     const char *why = "its headers cannot be read";
-    struct lp_object o;
+    ElfW(Phdr) phdrs[LP_OBJECT_MAX_PHDRS];
+    struct lp_object o = {.phdrs = phdrs};
     uint8_t *eh = NULL, bid[PROF_BUILD_ID_MAX];
     if (read_headers(mod, &o) == 0) {
         take_loads(mod, &o);
