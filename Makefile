@@ -21,6 +21,7 @@ BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
 VERSION := 0.1.0
 SOMAJOR := 0
 TEST_FUZZ_SECONDS ?= 15
+TEST_FUZZ_CFI_SECONDS ?= 10
 
 # DEBUG=1: the debug checks (PROF_ALWAYS/PROF_NEVER assert, SMP_RAW_CHECK aborts).
 DEBUG       ?= 0
@@ -171,16 +172,22 @@ test: deps
 	@scripts/setup-browser.sh
 	@$(MAKE) --no-print-directory all unit e2e
 	@$(MAKE) --no-print-directory lint
-	@scripts/fuzz.sh $(TEST_FUZZ_SECONDS) >$(BUILD)/fuzz.log 2>&1 || \
-	    { tail -n 20 $(BUILD)/fuzz.log; echo "fuzz: the profile reader crashed"; exit 1; }
-	@echo "fuzz: $(TEST_FUZZ_SECONDS) s on the profile reader, no crash"
+	@scripts/fuzz.sh $(TEST_FUZZ_SECONDS) $(TEST_FUZZ_CFI_SECONDS) >$(BUILD)/fuzz.log 2>&1 || \
+	    { tail -n 20 $(BUILD)/fuzz.log; \
+	      echo "fuzz: the profile reader or the unwind-table compiler crashed"; exit 1; }
+	@echo "fuzz: $(TEST_FUZZ_SECONDS) s on the profile reader, $(TEST_FUZZ_CFI_SECONDS) s on the" \
+	    "unwind-table compiler, no crash"
+	@$(MAKE) --no-print-directory test-aarch64 >$(BUILD)/aarch64.log 2>&1 || \
+	    { tail -n 20 $(BUILD)/aarch64.log; echo "test-aarch64: failed"; exit 1; }
+	@grep -E 'Synthesis|skipped' $(BUILD)/aarch64.log | sed 's/^/aarch64: /'
 	@scripts/run-tests.sh $(BUILD)
 
 # The steppers' unit tests for aarch64: cross-built with a Criterion stand-in
 # (tests/arch/mini) and run under qemu-user; skipped with a message without the tools.
 AARCH64_CC    ?= aarch64-linux-gnu-gcc
 QEMU_AARCH64  ?= qemu-aarch64
-AARCH64_SRCS  := sampler/walk.c sampler/probe.c sampler/codemap.c tests/arch/mini/main.c \
+AARCH64_SRCS  := sampler/walk.c sampler/probe.c sampler/codemap.c libprof/codemap.c tests/arch/mini/main.c \
+                 tests/common/test_uw_step.c tests/common/test_uw_build.c \
                  tests/arch/test_leaf.c tests/sampler/test_walk.c \
                  tests/sampler/test_probe.c tests/sampler/test_codemap.c
 test-aarch64:

@@ -120,6 +120,13 @@ static inline int arch_is_call_site(const uint8_t *before)
     return (insn & 0xfc000000u) == 0x94000000u || (insn & 0xfffffc1fu) == 0xd63f0000u;
 }
 
+/* The registers of the code that expands it, into four uintptr_t lvalues: pc (an address
+ * inside the expansion), sp, fp (x29) and lr (x30) as they are there. A walk can start at
+ * this point of a function exactly (the backtrace API walks from its own frame). */
+#define ARCH_HERE(pc, sp, fp, lr)                                                          \
+    __asm__ volatile("adr %0, .\n\tmov %1, sp\n\tmov %2, x29\n\tmov %3, x30"           \
+                     : "=r"(pc), "=r"(sp), "=r"(fp), "=r"(lr))
+
 /*
  * Frameless stubs of code generators (see arch/x86_64.h): none known here; CPython's perf
  * trampoline keeps a frame record on aarch64.

@@ -148,6 +148,16 @@ static inline int arch_is_call_site(const uint8_t *before)
     return 0;
 }
 
+/* The registers of the code that expands it, into four uintptr_t lvalues: pc (an address
+ * inside the expansion), sp and fp as they are there, lr 0. A walk can start at this
+ * point of a function exactly (the backtrace API walks from its own frame). */
+#define ARCH_HERE(pc, sp, fp, lr)                                                          \
+    do {                                                                                   \
+        __asm__ volatile("lea 0(%%rip), %0\n\tmov %%rsp, %1\n\tmov %%rbp, %2"            \
+                         : "=r"(pc), "=r"(sp), "=r"(fp));                                  \
+        (lr) = 0;                                                                          \
+    } while (0)
+
 /*
  * Frameless stubs of code generators, which have no unwind information and keep no frame
  * pointer, recognized by their bytes around the return address into them: CPython 3.12's

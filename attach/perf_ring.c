@@ -9,7 +9,7 @@
  * kernel appends records to (data_head) and prof consumes (data_tail). Records:
  *
  *   sample, default            header | id | pid tid | time | abi regs[N_REGS] | size stack dyn
- *   sample, --callchain kernel header | id | pid tid | time | nr ips[nr]
+ *   sample, --unwind kernel header | id | pid tid | time | nr ips[nr]
  *   any other                  header | body | pid tid | time | id         (sample_id_all)
  *
  * The id is the counter's that was opened, also in the records of the threads that
@@ -51,7 +51,7 @@
 #define RING_BUDGET_BYTES (64u << 20) /* all rings together, shared out over the CPUs */
 #define RING_MAX_BYTES (2u << 20)     /* one ring at most: about 60 samples with stacks */
 #define RING_MIN_BYTES (128u << 10)   /* one ring at least: 3 samples with stacks */
-#define KERNEL_RING_DIV 16u /* --callchain kernel: samples of 1 KiB or less, rings 16x smaller */
+#define KERNEL_RING_DIV 16u /* --unwind kernel: samples of 1 KiB or less, rings 16x smaller */
 #define SAMPLE_ID_BYTES 24u /* the trailer of side-band records: pid tid, time, id */
 
 #define REGS_MASK ARCH_PERF_REGS_MASK
@@ -248,7 +248,7 @@ static int join_ring(struct att_pring *p, size_t k, int fd, pid_t tid, struct cm
         return cmn_err_set(err, CMN_E_INPUT,
                            "cannot sample process %d: no locked memory left for the sample "
                            "buffer of CPU %d (thread %d; see kernel.perf_event_mlock_kb and "
-                           "ulimit -l); run as root, or try --callchain kernel, whose buffers "
+                           "ulimit -l); run as root, or try --unwind kernel, whose buffers "
                            "are smaller",
                            (int)p->pid, p->cpus[k], (int)tid);
     if (e != 0)
@@ -597,6 +597,10 @@ bool att_pring_decode_mmap(const unsigned char *rec, const struct perf_event_hea
         .path = record_string(rec, h->size, sizeof(*h) + sizeof(body)),
         .time_ns = trailer_time(rec, h->size),
     };
+    if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
+        out->dev = (uint64_t)body.maj << 32 | body.min;
+        out->ino = body.ino;
+    }
     return true;
 }
 

@@ -3,7 +3,7 @@
  * The perf_event side of `prof record -p` (attach/record_pid.h): the task-clock counters
  * it opens on another process's threads (user space only, one per thread and CPU, set up
  * for one of the two sample layouts: registers and a copy of the top of the user stack by
- * default, the kernel's own callchain with --callchain kernel), the ring buffer per CPU
+ * default, the kernel's own callchain with --unwind kernel), the ring buffer per CPU
  * that every counter on that CPU writes into, reading whole records out of a ring, and
  * decoding the kernel's record layouts into the plain structs below. It knows nothing of
  * the profile format, of which thread counts through which counters or of what a record
@@ -52,8 +52,8 @@ struct att_pring_buf {
  * may read pid, max_stack, n_cpus, counters, n_counters and n_live. */
 struct att_pring {
     pid_t pid;                   /* the process, for messages */
-    bool is_kernel_callchain;    /* --callchain kernel */
-    unsigned max_stack;          /* --callchain kernel: kernel.perf_event_max_stack */
+    bool is_kernel_callchain;    /* --unwind kernel */
+    unsigned max_stack;          /* --unwind kernel: kernel.perf_event_max_stack */
     struct perf_event_attr attr; /* of every counter */
     size_t page_bytes;           /* the system's page: a ring's metadata page */
     size_t ring_bytes; /* the data area of the next ring; halved under the locked-memory cap */
@@ -92,7 +92,7 @@ struct att_pring_sample {
     struct cmn_fp_regs regs;    /* the thread's user registers */
     const unsigned char *stack; /* a copy of its user stack from regs.sp up ... */
     size_t stack_len;           /* ... this many bytes of it (what the kernel could copy) */
-    /* With --callchain kernel: */
+    /* With --unwind kernel: */
     const unsigned char *ips; /* n_ips u64 addresses, unaligned, PERF_CONTEXT_* included */
     uint64_t n_ips;
 };
@@ -116,6 +116,7 @@ struct att_pring_task {
 struct att_pring_mmap {
     uint32_t pid, tid;
     uint64_t addr, len, pgoff; /* [addr, addr + len) maps the file from pgoff */
+    uint64_t dev, ino;         /* the file's device ((major << 32) | minor) and inode */
     uint32_t prot;             /* PROT_* */
     const char *path;          /* NUL-terminated, in the record ("//anon" for anonymous
                                 * memory); NULL when it is cut */

@@ -115,6 +115,8 @@ static int parse_line(const char *line, struct att_map *m)
     m->start = l.start;
     m->end = l.end;
     m->offset = l.offset;
+    m->dev = l.dev;
+    m->inode = l.inode;
     m->prot = l.prot;
     m->path = strdup(l.path);
     return m->path ? 0 : -ENOMEM;

@@ -22,6 +22,9 @@ struct cmn_err;
 struct att_map {
     uint64_t start, end;  /* [start, end) */
     uint64_t offset;      /* file offset of start */
+    uint64_t dev;         /* the file's device, (major << 32) | minor, as the maps line
+                           * and the kernel's MMAP2 record say; 0 with inode 0 */
+    uint64_t inode;       /* the file's inode; 0 for anonymous memory and [vdso] */
     uint32_t prot;        /* PROF_MAP_* */
     char *path;           /* the maps line's name ("/usr/lib/...", "[stack]", "[vdso]"), or
                            * "" for anonymous memory */

@@ -7,11 +7,13 @@
  *      stops of those threads and list the tasks again, until a listing finds no new
  *      thread (a thread that runs can start another until it is stopped itself);
  *   2. read: the process's mappings, then per stopped thread its registers
- *      (PTRACE_GETREGSET NT_PRSTATUS), a copy of its stack from the stack pointer up to the
- *      end of its mapping, and the frame-pointer walk over that copy; and, as the unwind
- *      mode says, libunwind's walk, which reads the stopped thread itself;
+ *      (PTRACE_GETREGSET NT_PRSTATUS) and a copy of its stack from the stack pointer up to
+ *      the end of its mapping; or, with --unwind libunwind, libunwind's walk, which reads
+ *      the stopped thread itself;
  *   3. detach every thread, always, also after an error;
- *   4. write the records, once the process runs again.
+ *   4. walk the copies (unwind tables built from the target's files meanwhile: the
+ *      process does not wait for them) and write the records, once the process runs
+ *      again.
  *
  * What the first stop of a thread can be, and what is done so that the process cannot
  * tell: a PTRACE_EVENT_STOP (the interrupt, or the group-stop of a process stopped by
@@ -42,6 +44,7 @@
 #include "attach/procstat.h"
 #include "attach/ptrace_unwind.h"
 #include "attach/remote_walk.h"
+#include "attach/uwtables.h"
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/grow.h"
@@ -62,6 +65,10 @@ struct task {
     uint8_t status;                  /* PROF_SNAP_* */
     struct prof_rec_sample rec;      /* its stack's record, when status is OK */
     uint64_t *frames;                /* its stack, leaf first, rec.n_frames; malloc'd */
+    bool has_regs;                   /* regs and copy were read, to be walked (phase 4) */
+    struct cmn_fp_regs regs;         /* where it stopped */
+    unsigned char *copy;             /* its stack from regs.sp up; malloc'd */
+    size_t copy_len;
 };
 
 struct snap {
@@ -72,12 +79,10 @@ struct snap {
     uint64_t time_ns;              /* CLOCK_MONOTONIC at the start */
     double deadline_s;             /* CLOCK_MONOTONIC by which threads must have stopped */
     bool is_refused;               /* a live thread refused to be seized (permission) */
-    enum att_ptrace_unwind unwind; /* how stacks are walked; AUTO becomes FP when libunwind
-                                    * cannot be used */
-    struct att_punw punw;          /* libunwind's state, initialized unless unwind is FP */
-    bool is_any_libunwind;         /* some thread's kept stack came from libunwind */
-    uint64_t *scratch;             /* ATT_PTRACE_SNAP_DEPTH frames: the fp walk's, before kept */
-    uint64_t *unw_scratch;         /* ATT_PTRACE_SNAP_DEPTH frames: libunwind's, before kept */
+    enum att_ptrace_unwind unwind; /* how stacks are walked */
+    struct att_punw punw;          /* libunwind's state, with ATT_PTRACE_UNWIND_LIBUNWIND */
+    struct att_uwtables tables;    /* the modules' unwind tables, built as walks meet them */
+    uint64_t *scratch;             /* ATT_PTRACE_SNAP_DEPTH frames: a walk's, before kept */
 };
 
 /* One walk's result, before it is kept. */
@@ -236,50 +241,18 @@ static bool read_regs(pid_t tid, struct cmn_fp_regs *r)
     return true;
 }
 
-/* The frame-pointer walk of a thread with registers regs, over a copy of its stack; the
- * walk's n_frames stays 0 when the stack cannot be read. CMN_OK or CMN_E_NOMEM. */
-static int walk_fp(struct snap *s, const struct cmn_fp_regs *regs, const struct att_maps *maps,
-                   struct walk *w)
+/* Phase 2 for a thread stopped at regs: a copy of its stack into t. CMN_OK (t->has_regs
+ * set when the stack could be read) or CMN_E_NOMEM. */
+static int copy_stack(struct snap *s, struct task *t, const struct cmn_fp_regs *regs,
+                      const struct att_maps *maps)
 {
-    unsigned char *copy;
-    size_t len;
-    int r = att_rwalk_read_stack(s->pid, maps, regs->sp, ATT_PTRACE_SNAP_STACK_MAX, &copy, &len);
+    int r = att_rwalk_read_stack(s->pid, maps, regs->sp, ATT_PTRACE_SNAP_STACK_MAX, &t->copy,
+                                 &t->copy_len);
     if (r != 0)
         return r == -ENOMEM ? CMN_E_NOMEM : CMN_OK;
-    struct att_rwalk rw;
-    att_rwalk_init(&rw, s->pid, maps, copy, regs->sp, len);
-    w->frames = s->scratch;
-    w->n_frames =
-        att_rwalk(&rw, regs, s->scratch, ATT_PTRACE_SNAP_DEPTH, &w->stop_reason, &w->flags);
-    free(copy);
+    t->regs = *regs;
+    t->has_regs = true;
     return CMN_OK;
-}
-
-static void walk_libunwind(struct snap *s, pid_t tid, const struct att_maps *maps, struct walk *w)
-{
-    w->frames = s->unw_scratch;
-    w->flags = 0;
-    w->n_frames =
-        att_punw_walk(&s->punw, tid, maps, s->unw_scratch, ATT_PTRACE_SNAP_DEPTH, &w->stop_reason);
-}
-
-/* Whether auto mode may keep the frame-pointer walk when libunwind's is not complete: it
- * ended complete after following the chain through at least one frame. In code built without
- * frame pointers the frame-pointer register is an ordinary one, and when it holds 0, or
- * points at a stack word 0 (the end of a chain), the walk stops at once looking complete,
- * with the leaf and at most the caller recovered for it; code built with frame pointers
- * always has a frame of its own below the thread's start. */
-static bool fp_is_whole(const struct walk *fp)
-{
-    unsigned n_leaf = (fp->flags & PROF_SAMPLE_LEAF_CALLER) ? 2 : 1;
-    return fp->stop_reason == PROF_STOP_END && fp->n_frames > n_leaf;
-}
-
-/* Whether libunwind's walk beats the frame pointers' that was not whole: it started, and
- * it is complete or longer. */
-static bool unw_is_better(const struct walk *fp, const struct walk *unw)
-{
-    return unw->n_frames > 0 && (unw->stop_reason == PROF_STOP_END || unw->n_frames > fp->n_frames);
 }
 
 /* Keeps walk w as thread t's stack. CMN_OK or CMN_E_NOMEM. */
@@ -301,36 +274,43 @@ static int keep(const struct snap *s, struct task *t, const struct walk *w)
     return CMN_OK;
 }
 
-/* Phase 2 for one stopped thread: its stack into t->frames and t->rec, walked as s->unwind
- * says (see enum att_ptrace_unwind). A thread whose registers or stack cannot be read, or
- * that libunwind cannot start on when it is the only walk, keeps PROF_SNAP_FAILED. */
+/* Phase 2 for one stopped thread: its registers and a copy of its stack, or with
+ * libunwind its walk, which must read the thread while it is stopped. A thread whose
+ * registers or stack cannot be read, or that libunwind cannot start on, keeps
+ * PROF_SNAP_FAILED. */
 static int read_stack(struct snap *s, struct task *t, const struct att_maps *maps)
 {
     struct cmn_fp_regs regs;
-    struct walk fp = {0}, unw = {0};
     t->status = PROF_SNAP_FAILED;
     if (!read_regs(t->tid, &regs))
         return CMN_OK;
-    if (s->unwind == ATT_PTRACE_UNWIND_LIBUNWIND) {
-        walk_libunwind(s, t->tid, maps, &unw);
-        s->is_any_libunwind = s->is_any_libunwind || unw.n_frames > 0;
-        return unw.n_frames > 0 ? keep(s, t, &unw) : CMN_OK;
-    }
-    int rc = walk_fp(s, &regs, maps, &fp);
-    if (rc != CMN_OK || fp.n_frames == 0)
-        return rc;
-    if (s->unwind == ATT_PTRACE_UNWIND_FP)
-        return keep(s, t, &fp);
-    /* Auto: a frame-pointer walk that looks whole can still have skipped a frame: a leaf
-     * without a frame pointer (libc's pause(), say) leaves its caller's return address
-     * where the chain does not look, and the walk goes on from the caller's caller. The
-     * unwind tables know every frame, so a complete libunwind walk is taken first. */
-    walk_libunwind(s, t->tid, maps, &unw);
-    bool is_unw_whole = unw.n_frames > 0 && unw.stop_reason == PROF_STOP_END;
-    if (!is_unw_whole && (fp_is_whole(&fp) || !unw_is_better(&fp, &unw)))
-        return keep(s, t, &fp);
-    s->is_any_libunwind = true;
-    return keep(s, t, &unw);
+    if (s->unwind != ATT_PTRACE_UNWIND_LIBUNWIND)
+        return copy_stack(s, t, &regs, maps);
+    struct walk unw = {.frames = s->scratch};
+    unw.n_frames = att_punw_walk(&s->punw, t->tid, maps, s->scratch, ATT_PTRACE_SNAP_DEPTH,
+                                 &unw.stop_reason);
+    return unw.n_frames > 0 ? keep(s, t, &unw) : CMN_OK;
+}
+
+/* Phase 4 for a thread whose stack was copied: the walk over the copy, as s->unwind says.
+ * CMN_OK or CMN_E_NOMEM. */
+static int walk_copy(struct snap *s, struct task *t, const struct att_maps *maps)
+{
+    static const enum att_rwalk_mode modes[] = {
+        [ATT_PTRACE_UNWIND_AUTO] = ATT_RWALK_AUTO,
+        [ATT_PTRACE_UNWIND_FP] = ATT_RWALK_FP,
+        [ATT_PTRACE_UNWIND_LIBUNWIND] = ATT_RWALK_AUTO,
+        [ATT_PTRACE_UNWIND_DWARF] = ATT_RWALK_DWARF,
+    };
+    struct att_rwalk rw;
+    struct walk w = {.frames = s->scratch};
+    att_rwalk_init(&rw, s->pid, maps, t->copy, t->regs.sp, t->copy_len);
+    att_rwalk_use_tables(&rw, &s->tables, modes[s->unwind]);
+    w.n_frames = att_rwalk(&rw, &t->regs, s->scratch, ATT_PTRACE_SNAP_DEPTH, &w.stop_reason,
+                           &w.flags);
+    free(t->copy);
+    t->copy = NULL;
+    return keep(s, t, &w);
 }
 
 /* Phase 3. A thread that has not stopped by now cannot be detached (PTRACE_DETACH needs
@@ -409,6 +389,21 @@ static int put(FILE *out, const void *rec, size_t n, struct cmn_err *err)
     return CMN_OK;
 }
 
+/* The PROCESS record's unwinder for the walks of mode. */
+static uint16_t unwinder_of(enum att_ptrace_unwind mode)
+{
+    switch (mode) {
+    case ATT_PTRACE_UNWIND_FP:
+        return PROF_UNWIND_FP;
+    case ATT_PTRACE_UNWIND_LIBUNWIND:
+        return PROF_UNWIND_LIBUNWIND;
+    case ATT_PTRACE_UNWIND_DWARF:
+        return PROF_UNWIND_DWARF;
+    default:
+        return PROF_UNWIND_AUTO;
+    }
+}
+
 /* The header, the PROCESS record and the MAP records. */
 static int write_head(const struct snap *s, const struct att_maps *maps, FILE *out,
                       struct cmn_err *err)
@@ -422,7 +417,7 @@ static int write_head(const struct snap *s, const struct att_maps *maps, FILE *o
         .start_mono_ns = s->time_ns,
         .start_real_ns = cmn_clock_ns(CLOCK_REALTIME),
         .timer_source = PROF_TIMER_NONE,
-        .unwinder = s->is_any_libunwind ? PROF_UNWIND_LIBUNWIND : PROF_UNWIND_FP,
+        .unwinder = unwinder_of(s->unwind),
         .max_depth = ATT_PTRACE_SNAP_DEPTH,
     };
     int rc = put(out, buf, cmn_record_file_header(buf, sizeof(buf)), err);
@@ -433,8 +428,25 @@ static int write_head(const struct snap *s, const struct att_maps *maps, FILE *o
     return rc;
 }
 
+/* A NOTE record per module whose unwind table could not be built: its frames were walked
+ * by frame pointer (or, with tables only, not at all). */
+static int write_notes(struct snap *s, unsigned char *buf, size_t cap, FILE *out,
+                       struct cmn_err *err)
+{
+    const struct att_uw_module *mod;
+    int rc = CMN_OK;
+    while (rc == CMN_OK && (mod = att_uwtables_failed(&s->tables)) != NULL) {
+        char text[496]; /* a NOTE's text at most (docs/FORMAT.md) */
+        snprintf(text, sizeof(text), "no unwind table for %s (%s): %s", mod->path, mod->why,
+                 s->unwind == ATT_PTRACE_UNWIND_DWARF ? "its frames end the walks"
+                                                      : "its frames are walked by frame pointer");
+        rc = put(out, buf, cmn_record_note(buf, cap, s->time_ns, text), err);
+    }
+    return rc;
+}
+
 /* Phase 4: the whole file. */
-static int write_profile(const struct snap *s, const struct att_maps *maps, FILE *out,
+static int write_profile(struct snap *s, const struct att_maps *maps, FILE *out,
                          struct cmn_err *err)
 {
     size_t cap = sizeof(struct prof_rec_sample) + ATT_PTRACE_SNAP_DEPTH * sizeof(uint64_t);
@@ -442,6 +454,8 @@ static int write_profile(const struct snap *s, const struct att_maps *maps, FILE
     if (buf == NULL)
         return cmn_err_nomem(err);
     int rc = write_head(s, maps, out, err);
+    if (rc == CMN_OK)
+        rc = write_notes(s, buf, cap, out, err);
     for (size_t i = 0; i < s->n_tasks && rc == CMN_OK; i++) {
         const struct task *t = &s->tasks[i];
         if (t->name[0] != '\0')
@@ -469,36 +483,35 @@ static int read_and_write(struct snap *s, FILE *out, struct cmn_err *err)
 {
     struct att_maps maps;
     int rc = att_maps_read(s->pid, &maps, err);
-    if (rc == CMN_OK &&
-        ((s->scratch = malloc(ATT_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL ||
-         (s->unw_scratch = malloc(ATT_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL))
+    if (rc == CMN_OK && (s->scratch = malloc(ATT_PTRACE_SNAP_DEPTH * sizeof(uint64_t))) == NULL)
         rc = cmn_err_nomem(err);
     for (size_t i = 0; i < s->n_tasks && rc == CMN_OK; i++) {
         if (s->tasks[i].is_stopped && read_stack(s, &s->tasks[i], &maps) != CMN_OK)
             rc = cmn_err_nomem(err);
     }
     detach_all(s);
+    for (size_t i = 0; i < s->n_tasks && rc == CMN_OK; i++) {
+        if (s->tasks[i].has_regs && walk_copy(s, &s->tasks[i], &maps) != CMN_OK)
+            rc = cmn_err_nomem(err);
+    }
     if (rc == CMN_OK)
         rc = write_profile(s, &maps, out, err);
     att_maps_free(&maps);
     return rc;
 }
 
-/* Prepares libunwind for the walks unwind asks for: an explicit libunwind that prof cannot
- * give is an error; auto quietly walks frame pointers only. */
+/* Prepares libunwind when the walks are libunwind's: one that prof cannot give is an
+ * error. */
 static int prepare_unwind(struct snap *s, struct cmn_err *err)
 {
-    if (s->unwind == ATT_PTRACE_UNWIND_FP)
+    if (s->unwind != ATT_PTRACE_UNWIND_LIBUNWIND)
         return CMN_OK;
     struct cmn_err why = {0};
     int rc = att_punw_init(&s->punw, &why);
     if (rc == CMN_E_NOMEM)
         return cmn_err_nomem(err);
-    if (rc == CMN_OK)
-        return CMN_OK;
-    if (s->unwind == ATT_PTRACE_UNWIND_LIBUNWIND)
+    if (rc != CMN_OK)
         return cmn_err_set(err, rc, "--unwind libunwind: %s", why.msg);
-    s->unwind = ATT_PTRACE_UNWIND_FP;
     return CMN_OK;
 }
 
@@ -507,6 +520,7 @@ int att_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum att_ptrace_unw
 {
     struct snap s = {.pid = pid, .time_ns = cmn_clock_ns(CLOCK_MONOTONIC), .unwind = unwind};
     s.deadline_s = cmn_clock_s() + stop_timeout_s;
+    att_uwtables_init(&s.tables, pid);
     int rc = prepare_unwind(&s, err);
     if (rc != CMN_OK)
         return rc;
@@ -523,12 +537,14 @@ int att_ptrace_snap_unwind(pid_t pid, double stop_timeout_s, enum att_ptrace_unw
     if (rc == CMN_OK)
         rc = read_and_write(&s, out, err);
     detach_all(&s);
-    for (size_t i = 0; i < s.n_tasks; i++)
+    for (size_t i = 0; i < s.n_tasks; i++) {
         free(s.tasks[i].frames);
+        free(s.tasks[i].copy);
+    }
     free(s.tasks);
     free(s.scratch);
-    free(s.unw_scratch);
     att_punw_fini(&s.punw);
+    att_uwtables_fini(&s.tables);
     return rc;
 }
 

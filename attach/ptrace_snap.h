@@ -3,8 +3,8 @@
  * An all-thread snapshot of a running process taken from outside with ptrace, for
  * `prof stacks` when the process does not run under libprof (or will not answer). Every
  * thread is seized (PTRACE_SEIZE) and stopped (PTRACE_INTERRUPT) without a signal, its
- * registers and stack are read, its frame-pointer chain is walked with the library's own
- * stepper (attach/remote_walk.h), and every thread is detached again. Read-only: nothing
+ * registers and stack are read, and every thread is detached again; the stacks are then
+ * walked with the library's own walk (attach/remote_walk.h). Read-only: nothing
  * is written into the process, and it runs on as before: a signal that arrived while a
  * thread was stopped is delivered when it is detached, a process stopped by SIGSTOP stays
  * stopped, and a system call that the stop interrupted restarts (an interrupt stop is not
@@ -17,12 +17,15 @@
  * asked for a snapshot, so one printer serves both. Reporter thread only; prof must not
  * have other children being waited for meanwhile.
  *
- * How each stack is walked (enum att_ptrace_unwind, `prof stacks --unwind`): over the
- * frame-pointer chain, or with libunwind's remote unwinder from the .eh_frame unwind tables
- * (attach/ptrace_unwind.h), which also follows code built without frame pointers, or the
- * first and then, for a thread it left short, the second. The PROCESS record's unwinder is
- * PROF_UNWIND_LIBUNWIND when at least one thread's stack came from libunwind, else
- * PROF_UNWIND_FP.
+ * How each stack is walked (enum att_ptrace_unwind, `prof stacks --unwind`): while the
+ * threads are stopped only their registers and a copy of their stacks are taken; once
+ * they run again, each copy is walked with the unwind tables of the modules its frames
+ * are in (attach/uwtables.h, built from the target's files) and by frame pointer where a
+ * module has none (auto, the default), by frame pointer only, or by the tables only
+ * (dwarf). With libunwind, libunwind's remote unwinder walks each thread while it is
+ * stopped (attach/ptrace_unwind.h): slower, and the oracle the tests compare the tables
+ * with. The PROCESS record's unwinder says which (PROF_UNWIND_AUTO, _FP, _DWARF,
+ * _LIBUNWIND); a module whose table could not be built is named in a NOTE record.
  */
 #ifndef PROF_ATTACH_PTRACE_SNAP_H
 #define PROF_ATTACH_PTRACE_SNAP_H
@@ -38,14 +41,11 @@ struct cmn_err;
 
 /* How the threads' stacks are walked. */
 enum att_ptrace_unwind {
-    /* Both walks: libunwind's when it is complete (the unwind tables know every frame,
-     * also a leaf without a frame pointer whose caller the chain skips); else the frame
-     * pointers' when it ended complete through at least one frame (a walk of code built
-     * without frame pointers can stop at once looking complete, when the register holds
-     * 0); else the longer. Without libunwind in prof, frame pointers only. */
-    ATT_PTRACE_UNWIND_AUTO,
+    ATT_PTRACE_UNWIND_AUTO,      /* unwind tables where a module has one, frame pointers
+                                  * elsewhere */
     ATT_PTRACE_UNWIND_FP,        /* frame pointers only */
     ATT_PTRACE_UNWIND_LIBUNWIND, /* libunwind for every thread */
+    ATT_PTRACE_UNWIND_DWARF,     /* unwind tables only: a frame without a row ends the walk */
 };
 
 /* Not async-signal-safe. */

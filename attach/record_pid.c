@@ -9,12 +9,15 @@
  *            all open has inherited them, which the kernel says with a PERF_RECORD_FORK: the
  *            rings are drained before each rescan so that such a thread gets no second set.
  *            Last, the mappings are read again for those made while attaching.
- *   sample   Wait (poll) for at most POLL_MS, then drain every ring: samples become stacks
- *            (interned: a PROF_REC_STACK once, then PROF_REC_SAMPLES entries), MMAP2 and
- *            COMM records become MAP and THREAD records. A counter whose poll says HUP has
- *            no thread left (its own and every one that inherited it are gone); when all
- *            have, the process has exited, or called exec (the kernel removes the counters
- *            then: remove_on_exec), and sampling ends.
+ *   sample   Wait (poll) for a sample, at most POLL_MS, then drain every ring: samples
+ *            become stacks (interned: a PROF_REC_STACK once, then PROF_REC_SAMPLES
+ *            entries) and draw their counter's next interval (attach/jitter.h), MMAP2 and
+ *            COMM records become MAP and THREAD records; every POLL_MS the batch, the
+ *            notes of modules without an unwind table and the file are written out. A
+ *            counter whose poll says HUP has no thread left (its own and every one that
+ *            inherited it are gone); when all have, the process has exited, or called
+ *            exec (the kernel removes the counters then: remove_on_exec), and sampling
+ *            ends.
  *   finish   Drain once more, read the CPU time the counters saw, write STATS and END,
  *            close the counters: the process runs on without them.
  *
@@ -54,6 +57,7 @@
 #include "attach/procmaps.h"
 #include "attach/procstat.h"
 #include "attach/remote_walk.h"
+#include "attach/uwtables.h"
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/hash.h"
@@ -65,7 +69,8 @@
 #define BATCH_BYTES (64u * 1024u)  /* entries of one PROF_REC_SAMPLES at most */
 #define INTERN_FRAMES (1u << 20)   /* 8 MiB of interned frames, then samples in full */
 #define ATTACH_ROUNDS 64u          /* rescans of /proc/PID/task at most */
-#define START_CODE_BYTES 512u      /* stack the C library's start code may use above main() */
+#define START_CODE_BYTES 512u      /* stack the C library's start code may use above main()
+                                    * (frame-pointer walks only) */
 #define INHERIT_MARGIN_NS 1000000u /* from copying a creator's counters to its FORK record */
 #define EXE_MAX 4096u
 
@@ -85,7 +90,9 @@ struct session {
     pid_t pid;                /* the process */
     unsigned hz;              /* samples per CPU-second asked for */
     unsigned max_depth;       /* frames per sample at most */
-    bool is_kernel_callchain; /* --callchain kernel */
+    bool is_kernel_callchain; /* --unwind kernel */
+    enum att_rwalk_mode unwind; /* how prof's walks step frames */
+    struct att_uwtables tables; /* the target's unwind tables, built as samples need them */
     FILE *out;                /* the profile; NULL until created */
     struct att_pring perf;    /* the counters and the rings they write into */
     struct att_jitter jitter; /* each counter's next interval, drawn (attach/jitter.h) */
@@ -216,16 +223,19 @@ static void flush_batch(struct session *s)
 /* One sample of s->frames: counted, its stack interned (a PROF_REC_STACK the first time)
  * and an entry in the batch; written in full when the stack table is full. */
 static void put_sample(struct session *s, uint64_t time_ns, uint32_t tid, unsigned n_frames,
-                       uint8_t stop_reason, uint8_t flags, uint64_t sp_word)
+                       uint8_t stop_reason, uint8_t flags)
 {
-    /* Counted as libprof's handler counts them (sampler/handler.c). */
+    /* Counted as libprof's handler counts them (sampler/handler.c). The word at the stack
+     * pointer is never kept: the walk proves the leaf's caller itself (sp_word 0). */
+    const uint64_t sp_word = 0;
     uint64_t *c = s->counters_stat;
     c[PROF_STAT_SAMPLES]++;
     c[PROF_STAT_WEIGHT]++;
     if (stop_reason != PROF_STOP_END) {
         flags |= PROF_SAMPLE_TRUNCATED;
         c[PROF_STAT_TRUNCATED]++;
-        c[PROF_STAT_STOP_DEPTH + stop_reason - PROF_STOP_DEPTH]++;
+        if (stop_reason >= PROF_STOP_DEPTH && stop_reason < PROF_STOP_N)
+            c[PROF_STAT_STOP_OF(stop_reason)]++;
     }
     uint32_t id;
     int is_new;
@@ -263,10 +273,11 @@ static void put_sample(struct session *s, uint64_t time_ns, uint32_t tid, unsign
 /* ---- perf records into profile records ---- */
 
 /*
- * Whether a walk of the main thread that ended at return address ret reached its root. The
- * C library's start code below main() keeps no frame pointer (glibc's leaves argc where
- * main() saves it), so the chain always breaks there, where libprof's trampoline ends it
- * in-process. Only that code lies between main()'s frame and the stack's start: when ret
+ * Whether a frame-pointer walk (--unwind fp) of the main thread that ended at return
+ * address ret reached its root; the unwind tables need no such guess, since the C
+ * library's start code says in its own rows where the stack ends. The C library's start
+ * code below main() keeps no frame pointer (glibc's leaves argc where main() saves it),
+ * so the chain always breaks there, where libprof's trampoline ends it in-process. Only that code lies between main()'s frame and the stack's start: when ret
  * is stored within START_CODE_BYTES of the start, the walk is complete. A chain broken by
  * a function without a frame pointer is still reported as such unless that function's
  * frame lies there too.
@@ -289,34 +300,30 @@ static bool reached_start(const struct session *s, const unsigned char *stack, u
 }
 
 /* The registers and the stack copy of a sample of thread tid, walked with libprof's
- * stepper. Returns the number of frames. */
+ * walk. Returns the number of frames. */
 static unsigned walk_copy(struct session *s, pid_t tid, const struct att_pring_sample *d,
-                          uint8_t *stop_reason, uint8_t *flags, uint64_t *sp_word)
+                          uint8_t *stop_reason, uint8_t *flags)
 {
     const unsigned char *stack = d->stack;
     size_t len = d->stack_len;
     struct cmn_fp_regs r = d->regs;
     if (d->regs_abi != PERF_SAMPLE_REGS_ABI_64) {
-        /* A 32-bit thread: the stepper knows 64-bit frames only. */
+        /* A 32-bit thread: the walk knows 64-bit frames only. */
         s->frames[0] = r.pc;
         *stop_reason = PROF_STOP_NO_STACK;
+        *flags = 0;
         return 1;
     }
     struct att_rwalk w;
     att_rwalk_init(&w, s->pid, &s->maps, stack, r.sp, len);
     att_rwalk_use_cache(&w, s->code);
+    att_rwalk_use_tables(&w, &s->tables, s->unwind);
     unsigned n = att_rwalk(&w, &r, s->frames, s->max_depth, stop_reason, flags);
-    if (tid == s->pid && n > 1 && *stop_reason != PROF_STOP_END &&
+    s->counters_stat[PROF_STAT_FRAMES_TABLE] += w.n_by_table;
+    s->counters_stat[PROF_STAT_FRAMES_FP] += w.n_by_fp;
+    if (s->unwind == ATT_RWALK_FP && tid == s->pid && n > 1 && *stop_reason != PROF_STOP_END &&
         *stop_reason != PROF_STOP_DEPTH && reached_start(s, stack, r.sp, len, s->frames[n - 1]))
         *stop_reason = PROF_STOP_END;
-    /* The word at sp, as libprof keeps it: only when the stepper did not already recover
-     * the leaf's caller, and only when it points into code (docs/FORMAT.md). */
-    *sp_word = 0;
-    if (!(*flags & PROF_SAMPLE_LEAF_CALLER) && len >= sizeof(uint64_t) && !(r.sp & 7u)) {
-        memcpy(sp_word, stack, sizeof(*sp_word));
-        if (!att_maps_is_code(&s->maps, *sp_word))
-            *sp_word = 0;
-    }
     return n;
 }
 
@@ -378,18 +385,17 @@ static void on_sample(struct session *s, const unsigned char *p, size_t size)
     }
     s->counters_stat[PROF_STAT_SIGNALS]++;
     uint8_t stop_reason = PROF_STOP_END, flags = 0;
-    uint64_t sp_word = 0;
     /* A sample cut short, or without user registers, has no frames. */
     unsigned n = 0;
     if (d.is_whole)
         n = s->is_kernel_callchain ? kernel_chain(s, &d, &stop_reason)
-                                   : walk_copy(s, (pid_t)d.tid, &d, &stop_reason, &flags, &sp_word);
+                                   : walk_copy(s, (pid_t)d.tid, &d, &stop_reason, &flags);
     if (n == 0) {
         s->counters_stat[PROF_STAT_DROPPED]++;
         return;
     }
     name_thread(s, (pid_t)d.tid, d.time_ns);
-    put_sample(s, d.time_ns, d.tid, n, stop_reason, flags, sp_word);
+    put_sample(s, d.time_ns, d.tid, n, stop_reason, flags);
     if (d.tid == (uint32_t)by->tid && !att_jitter_sampled(&s->jitter, by->fd, by->id, by->tid))
         s->rc = CMN_E_NOMEM;
 }
@@ -465,6 +471,8 @@ static void on_mmap(struct session *s, const unsigned char *p, const struct perf
         .start = body.addr,
         .end = body.addr + body.len,
         .offset = body.pgoff,
+        .dev = body.dev,
+        .inode = body.ino,
         .prot = (body.prot & PROT_READ ? PROF_MAP_READ : 0u) |
                 (body.prot & PROT_WRITE ? PROF_MAP_WRITE : 0u) |
                 (body.prot & PROT_EXEC ? PROF_MAP_EXEC : 0u),
@@ -673,7 +681,8 @@ static void refresh_maps(struct session *s)
         const struct att_map *old = att_maps_find(&s->maps, m->start);
         if (!(m->prot & PROF_MAP_EXEC) ||
             (old != NULL && old->start == m->start && old->end == m->end &&
-             old->offset == m->offset && old->prot == m->prot && strcmp(old->path, m->path) == 0))
+             old->offset == m->offset && old->dev == m->dev && old->inode == m->inode &&
+             old->prot == m->prot && strcmp(old->path, m->path) == 0))
             continue;
         if (att_maps_add(&s->maps, s->pid, m) != CMN_OK)
             s->rc = CMN_E_NOMEM;
@@ -696,7 +705,9 @@ static void write_head(struct session *s)
         .requested_hz = s->hz,
         .effective_hz = s->hz, /* a fixed period of 1/hz: the kernel delivers it exactly */
         .timer_source = PROF_TIMER_PERF,
-        .unwinder = PROF_UNWIND_FP,
+        .unwinder = s->is_kernel_callchain || s->unwind == ATT_RWALK_FP ? PROF_UNWIND_FP
+                    : s->unwind == ATT_RWALK_DWARF                     ? PROF_UNWIND_DWARF
+                                                                       : PROF_UNWIND_AUTO,
         .max_depth = (uint16_t)s->max_depth,
     };
     unsigned char buf[sizeof(p) + EXE_MAX + PROF_REC_ALIGN];
@@ -707,6 +718,19 @@ static void write_head(struct session *s)
         s->io_errno = errno;
     }
     name_thread(s, s->perf.counters[0].tid, s->start_ns);
+}
+
+/* A NOTE record per module whose unwind table could not be built since the last call. */
+static void put_notes(struct session *s)
+{
+    const struct att_uw_module *mod;
+    while (s->rc == CMN_OK && (mod = att_uwtables_failed(&s->tables)) != NULL) {
+        char text[496]; /* a NOTE's text at most (docs/FORMAT.md) */
+        snprintf(text, sizeof(text), "no unwind table for %s (%s): %s", mod->path, mod->why,
+                 s->unwind == ATT_RWALK_DWARF ? "its frames end the walks"
+                                              : "its frames are walked by frame pointer");
+        put(s, s->rec, cmn_record_note(s->rec, s->rec_cap, cmn_clock_ns(CLOCK_MONOTONIC), text));
+    }
 }
 
 /* ---- sampling ---- */
@@ -758,6 +782,7 @@ static enum stop_why sample(struct session *s, double duration_s, const sigset_t
         if (now >= flush_at) {
             flush_at = now + (uint64_t)POLL_MS * 1000000u;
             flush_batch(s);
+            put_notes(s);
             if (s->rc == CMN_OK && fflush(s->out) != 0) {
                 s->rc = CMN_E_IO;
                 s->io_errno = errno;
@@ -776,10 +801,13 @@ static void finish(struct session *s)
 {
     drain_all(s);
     flush_batch(s);
+    put_notes(s);
     s->cpu_ns += att_pring_close(&s->perf);
     uint64_t *c = s->counters_stat;
     c[PROF_STAT_DURATION_NS] = cmn_clock_ns(CLOCK_MONOTONIC) - s->start_ns;
     c[PROF_STAT_CPU_NS] = s->cpu_ns;
+    c[PROF_STAT_UNWIND_BYTES] = s->tables.bytes;
+    c[PROF_STAT_UNWIND_MODULES] = s->tables.n_tables;
     put(s, s->rec, cmn_record_stats(s->rec, s->rec_cap, c, PROF_STAT_N));
     put(s, s->rec, cmn_record_end(s->rec, s->rec_cap));
 }
@@ -809,6 +837,8 @@ static int session_init(struct session *s, const struct att_record_pid_opts *o, 
     s->hz = o->hz != 0 ? o->hz : ATT_RECORD_PID_HZ;
     s->max_depth = o->max_depth != 0 ? o->max_depth : ATT_RECORD_PID_DEPTH;
     s->is_kernel_callchain = o->is_kernel_callchain;
+    s->unwind = o->unwind;
+    att_uwtables_init(&s->tables, s->pid);
     cmn_intern_init(&s->intern, INTERN_FRAMES);
     att_jitter_init(&s->jitter, 1000000000ull / s->hz);
     int rc = att_pring_init(&s->perf, s->pid, s->hz, &s->max_depth, s->is_kernel_callchain, err);
@@ -836,6 +866,7 @@ static void session_fini(struct session *s)
     free(s->batch);
     free(s->frames);
     free(s->code);
+    att_uwtables_fini(&s->tables);
 }
 
 /* The session's failure while sampling as the command's. */
@@ -898,12 +929,17 @@ static int record(struct session *s, const struct att_record_pid_opts *o, const 
     if (s->n_ignored > 0)
         snprintf(ignored, sizeof(ignored), " (%" PRIu64 " more not counted: seen twice, or not "
                  "the process's)", s->n_ignored);
+    char tables[128] = "";
+    if (s->tables.n_mods > 0)
+        snprintf(tables, sizeof(tables), ", unwind tables of %u module%s (%.1f MiB, built in "
+                 "%.0f ms)", s->tables.n_tables, s->tables.n_tables == 1 ? "" : "s",
+                 (double)s->tables.bytes / (1 << 20), (double)s->tables.build_ns / 1e6);
     fprintf(log,
             "prof: process %d sampled %s: %" PRIu64 " samples of %zu thread%s in %.2f s, %" PRIu64
-            " lost%s; wrote %s\n",
+            " lost%s%s; wrote %s\n",
             (int)s->pid, why_text(why), c[PROF_STAT_SAMPLES], s->n_sampled,
             s->n_sampled == 1 ? "" : "s", (double)c[PROF_STAT_DURATION_NS] / 1e9,
-            c[PROF_STAT_DROPPED], ignored, o->output);
+            c[PROF_STAT_DROPPED], ignored, tables, o->output);
     return CMN_OK;
 }
 

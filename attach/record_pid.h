@@ -8,13 +8,15 @@
  * CPU) that take a sample every 1/HZ of the thread's CPU time; the kernel writes the samples
  * into a ring buffer per CPU that prof maps and drains. By default a sample carries the
  * thread's registers and a copy of the top of its user stack, and prof walks the copy with
- * libprof's own frame-pointer stepper (attach/remote_walk.h), so that the stacks get the
- * same checks and leaf fixes as in-process ones; `--callchain kernel` takes the kernel's own
- * frame-pointer walk instead (smaller samples, no leaf fixes; it is cut at the first address
- * outside code, like the stepper's). Threads started later inherit their creator's
- * counters; mappings made later (dlopen) and thread names set later come from the kernel's
- * side-band records. Recording stops after the
- * duration, on SIGINT or SIGTERM to prof, when the process exits or when it calls exec;
+ * libprof's own walk (attach/remote_walk.h): by the unwind tables of the target's modules,
+ * which prof builds from their files the first time a sample needs one
+ * (attach/uwtables.h), and by frame pointer where a module has none, so that code built
+ * without frame pointers gives whole stacks, with the leaf's caller exact; or by frame
+ * pointers or tables only. `--unwind kernel` takes the kernel's own frame-pointer walk
+ * instead (smaller samples, no leaf fixes; it is cut at the first address outside code).
+ * Threads started later inherit their creator's counters; mappings made later (dlopen) and
+ * thread names set later come from the kernel's side-band records. Recording stops after
+ * the duration, on SIGINT or SIGTERM to prof, when the process exits or when it calls exec;
  * the file is complete in every case. Closing the counters detaches: the process runs on
  * untouched. Reporter thread only; main() parses the options (struct rep_record_opts).
  */
@@ -24,6 +26,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
+
+#include "attach/remote_walk.h"
 
 struct cmn_err;
 
@@ -37,8 +41,9 @@ struct att_record_pid_opts {
     unsigned hz;              /* samples per CPU-second; 0: ATT_RECORD_PID_HZ */
     unsigned max_depth;       /* frames per sample at most; 0: ATT_RECORD_PID_DEPTH */
     double duration_s;        /* seconds to sample; 0: until it exits or prof is interrupted */
-    bool is_kernel_callchain; /* the kernel's frame-pointer walk instead of prof's stepper
+    bool is_kernel_callchain; /* the kernel's frame-pointer walk instead of prof's walk
                                * over a copy of the stack */
+    enum att_rwalk_mode unwind; /* how prof's walk steps frames; ATT_RWALK_AUTO by default */
 };
 
 /* Not async-signal-safe. */

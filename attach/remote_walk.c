@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * The stepper over another process (see remote_walk.h). The copy of the stack is the
- * whole truth for stack words: the walk never reads the live stack, which keeps changing
- * under a thread that runs (perf_event samples) and costs a system call per word.
+ * The walk over another process (see remote_walk.h). The copy of the stack is the whole
+ * truth for stack words: the walk never reads the live stack, which keeps changing under a
+ * thread that runs (perf_event samples) and costs a system call per word. A frame's table
+ * comes from the mapping that holds its pc.
  */
 #include "attach/remote_walk.h"
 
@@ -12,13 +13,16 @@
 #include <sys/uio.h>
 
 #include "attach/procmaps.h"
+#include "attach/uwtables.h"
 
 static int copy_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
 {
-    const struct att_rwalk *w = (const struct att_rwalk *)m;
+    struct att_rwalk *w = (struct att_rwalk *)m;
     if (addr < w->stack_base || addr - w->stack_base > w->stack_len ||
-        w->stack_len - (addr - w->stack_base) < sizeof(*out))
+        w->stack_len - (addr - w->stack_base) < sizeof(*out)) {
+        w->is_out_of_copy = 1;
         return 0;
+    }
     memcpy(out, w->stack + (addr - w->stack_base), sizeof(*out));
     return 1;
 }
@@ -43,19 +47,38 @@ static int target_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out,
     }
     return 0;
 }
+
 static int target_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 {
     const struct att_rwalk *w = (const struct att_rwalk *)m;
     return att_maps_is_code(w->maps, addr);
 }
 
+/* The table of the module that holds pc, from the mapping that holds it. Tables are
+ * built at once, never later: CMN_UW_PENDING is never said. Executable memory of no file
+ * (a code generator's) is CMN_UW_ANON, where the walk looks for known stubs. */
+static const struct cmn_uw_table *target_table(const struct cmn_uw_mem *m, uintptr_t pc,
+                                               uintptr_t *bias, unsigned *info)
+{
+    const struct att_rwalk *w = (const struct att_rwalk *)m;
+    const struct att_map *map = att_maps_find(w->maps, pc);
+    uint64_t b = 0;
+    if (map == NULL || !(map->prot & PROF_MAP_EXEC))
+        return NULL;
+    const struct cmn_uw_table *t = att_uwtables_find(w->tables, map, &b);
+    *bias = (uintptr_t)b;
+    if (t == NULL && map->inode == 0 && strcmp(map->path, "[vdso]") != 0)
+        *info = CMN_UW_ANON;
+    return t;
+}
+
 void att_rwalk_init(struct att_rwalk *w, pid_t pid, const struct att_maps *maps,
                     const unsigned char *stack, uint64_t stack_base, size_t stack_len)
 {
     memset(w, 0, sizeof(*w));
-    w->mem.stack_word = copy_word;
-    w->mem.code = target_code;
-    w->mem.is_code = target_is_code;
+    w->mem.fp.stack_word = copy_word;
+    w->mem.fp.code = target_code;
+    w->mem.fp.is_code = target_is_code;
     w->pid = pid;
     w->maps = maps;
     w->stack = stack;
@@ -63,12 +86,28 @@ void att_rwalk_init(struct att_rwalk *w, pid_t pid, const struct att_maps *maps,
     w->stack_len = stack_len;
 }
 
+void att_rwalk_use_tables(struct att_rwalk *w, struct att_uwtables *t, enum att_rwalk_mode mode)
+{
+    w->tables = mode == ATT_RWALK_FP ? NULL : t;
+    w->mem.table = w->tables != NULL ? target_table : NULL;
+    w->is_tables_only = mode == ATT_RWALK_DWARF;
+}
+
 unsigned att_rwalk(struct att_rwalk *w, const struct cmn_fp_regs *regs, uint64_t *frames,
                    unsigned max_frames, uint8_t *stop_reason, uint8_t *flags)
 {
-    return cmn_fp_walk(&w->mem, regs, (uintptr_t)w->stack_base,
-                       (uintptr_t)(w->stack_base + w->stack_len), 0, frames, max_frames,
-                       stop_reason, flags);
+    struct cmn_uw_walk walk = {.lo = (uintptr_t)w->stack_base,
+                               .hi = (uintptr_t)(w->stack_base + w->stack_len),
+                               .frames = frames,
+                               .max_frames = max_frames,
+                               .tables_only = w->is_tables_only};
+    w->is_out_of_copy = 0;
+    unsigned n = cmn_uw_walk(&w->mem, regs, &walk);
+    *stop_reason = walk.stop_reason;
+    *flags = walk.flags;
+    w->n_by_table = walk.n_by_table;
+    w->n_by_fp = walk.n_by_fp;
+    return n;
 }
 
 int att_rwalk_read_stack(pid_t pid, const struct att_maps *maps, uint64_t sp, size_t max,

@@ -4,8 +4,9 @@
 # record` on the shares workload, plus the start-up cost of each on /bin/true
 # (bench/bench.py, about 2 minutes); then each timer source's delivered rate at 100 to
 # 10000 Hz (bench/rates.py, about 1 minute); `prof record -p` against `perf record -p` and
-# `prof stacks` against gdb on a running process (bench/attach.py, about 30 s); and the
-# overhead matrix on the deep workload:
+# `prof stacks` against gdb on a running process (bench/attach.py, about 30 s); stacks on
+# Debian's python3, sqlite3 and xz against perf's two call graphs (bench/unwind.py, about
+# 3 minutes); and the overhead matrix on the deep workload:
 # 16 and 64 frames, 1 and 2 threads, cost per sample, memory, bytes per sample
 # (bench/overhead.py, about 5 minutes on an idle machine). docs/BENCH.md has the results.
 #   bench/run.sh BUILD_DIR
@@ -31,4 +32,5 @@ fi
 python3 "$here/bench.py" "$build"
 python3 "$here/rates.py" "$build"
 python3 "$here/attach.py" "$build"
+python3 "$here/unwind.py" "$build"
 exec python3 "$here/overhead.py" "$build"

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The stack-walk benchmark of `make bench`: the probe's cost and each stepper's cost per
-# frame at depths 16, 64 and 256 (BUILD/bench/walk), then stack completeness per stepper:
+# frame at depths 16, 64 and 256 (BUILD/bench/walk: frame pointers, unwind tables,
+# libunwind), then stack completeness per stepper (fp, auto: the tables, libunwind):
 # the share of samples whose stack reaches main, on a workload built without frame
 # pointers (nofp) and on one whose hot path runs through libc callbacks (callbacks).
 # About 10 s.
@@ -23,7 +24,7 @@ echo "== stack walk cost (best of 5 batches)"
 echo "== stack completeness: samples whose stack reaches main (PROF_FREQ=1000, 1 s)"
 printf '%-10s %-10s %8s %10s\n' workload stepper samples "to main"
 for w in nofp callbacks; do
-    for u in fp libunwind; do
+    for u in fp auto libunwind; do
         PROF_UNWIND=$u PROF_FREQ=1000 PROF_OUTPUT="$tmp/$w.$u.prof" \
             LD_PRELOAD="$build/libprof.so" "$build/workloads/$w" 1 2>"$tmp/err"
         "$build/prof" report --format folded "$tmp/$w.$u.prof" 2>/dev/null |

@@ -465,6 +465,20 @@ static inline bool cmn_cfi_advance(struct cmn_cfi_run *r, uint64_t new_loc)
     return true;
 }
 
+/* An unsigned operand as a signed one; one beyond the signed range saturates. */
+static inline int64_t cmn_cfi_signed(uint64_t v)
+{
+    return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v;
+}
+
+/* v times the CIE's data alignment factor; a product that overflows gives INT64_MAX, an
+ * offset no rule accepts (a hostile factor or operand must not be undefined behaviour). */
+static inline int64_t cmn_cfi_scaled(int64_t v, int64_t align)
+{
+    int64_t r;
+    return __builtin_mul_overflow(v, align, &r) ? INT64_MAX : r;
+}
+
 /* Runs one instruction (opcode op already read); false ends the instructions. */
 static inline bool cmn_cfi_step(struct cmn_cfi_run *r, struct cmn_cfi_cursor *c, uint8_t op)
 {
@@ -476,7 +490,7 @@ static inline bool cmn_cfi_step(struct cmn_cfi_run *r, struct cmn_cfi_cursor *c,
     if (high == 1)
         return cmn_cfi_advance(r, r->loc + low * cie->code_align);
     if (high == 2) {
-        off = (int64_t)cmn_cfi_uleb(c) * cie->data_align;
+        off = cmn_cfi_scaled(cmn_cfi_signed(cmn_cfi_uleb(c)), cie->data_align);
         cmn_cfi_set(b, low, CMN_CFI_AT, off, st);
         return !c->is_bad;
     }
@@ -496,7 +510,8 @@ static inline bool cmn_cfi_step(struct cmn_cfi_run *r, struct cmn_cfi_cursor *c,
     case 0x04: return cmn_cfi_advance(r, r->loc + cmn_cfi_u(c, 4) * cie->code_align);
     case 0x05: /* offset_extended */
         reg = (unsigned)cmn_cfi_uleb(c);
-        cmn_cfi_set(b, reg, CMN_CFI_AT, (int64_t)cmn_cfi_uleb(c) * cie->data_align, st);
+        cmn_cfi_set(b, reg, CMN_CFI_AT,
+                    cmn_cfi_scaled(cmn_cfi_signed(cmn_cfi_uleb(c)), cie->data_align), st);
         return !c->is_bad;
     case 0x06: /* restore_extended */
         cmn_cfi_restore(b, (unsigned)cmn_cfi_uleb(c), &r->init, st);
@@ -560,15 +575,15 @@ static inline bool cmn_cfi_step(struct cmn_cfi_run *r, struct cmn_cfi_cursor *c,
     }
     case 0x11: /* offset_extended_sf */
         reg = (unsigned)cmn_cfi_uleb(c);
-        cmn_cfi_set(b, reg, CMN_CFI_AT, cmn_cfi_sleb(c) * cie->data_align, st);
+        cmn_cfi_set(b, reg, CMN_CFI_AT, cmn_cfi_scaled(cmn_cfi_sleb(c), cie->data_align), st);
         return !c->is_bad;
     case 0x12: /* def_cfa_sf */
         st->cfa_how = CMN_CFI_CFA_REG;
         st->cfa_reg = (unsigned)cmn_cfi_uleb(c);
-        st->cfa_off = cmn_cfi_sleb(c) * cie->data_align;
+        st->cfa_off = cmn_cfi_scaled(cmn_cfi_sleb(c), cie->data_align);
         return !c->is_bad;
     case 0x13: /* def_cfa_offset_sf */
-        st->cfa_off = cmn_cfi_sleb(c) * cie->data_align;
+        st->cfa_off = cmn_cfi_scaled(cmn_cfi_sleb(c), cie->data_align);
         if (st->cfa_how != CMN_CFI_CFA_REG)
             st->cfa_how = CMN_CFI_CFA_OTHER;
         return !c->is_bad;
@@ -588,7 +603,8 @@ static inline bool cmn_cfi_step(struct cmn_cfi_run *r, struct cmn_cfi_cursor *c,
         return !c->is_bad;
     case 0x2f: /* GNU_negative_offset_extended */
         reg = (unsigned)cmn_cfi_uleb(c);
-        cmn_cfi_set(b, reg, CMN_CFI_AT, -(int64_t)cmn_cfi_uleb(c) * cie->data_align, st);
+        cmn_cfi_set(b, reg, CMN_CFI_AT,
+                    cmn_cfi_scaled(-cmn_cfi_signed(cmn_cfi_uleb(c)), cie->data_align), st);
         return !c->is_bad;
     default:
         return false; /* unknown: what follows cannot be read */
@@ -685,6 +701,11 @@ static inline void cmn_cfi_fde(struct cmn_cfi_build *b, const struct cmn_cfi_sec
 static inline void cmn_cfi_add_section(struct cmn_cfi_build *b, const struct cmn_cfi_section *s)
 {
     struct cmn_cfi_cursor c = {s->data, 0, s->size, false};
+    /* CIEs are cached by their section's address and their offset in it: an earlier
+     * section, freed since, may have had the same address (and a .debug_frame's CIEs are
+     * not an .eh_frame's). The cache is this section's alone. */
+    memset(b->cies, 0, sizeof(b->cies));
+    b->next_cie = 0;
     /* Room for what such a section usually holds, at once (a row per 7 bytes, an FDE per
      * 40: measured on Debian's python3 and libc); more grows as needed. */
     if (!CMN_GROW(b->rows, b->cap_rows, b->n_rows + s->size / 6 + 16, 1024) ||

@@ -156,6 +156,10 @@ CMN_FP_INLINE uint8_t cmn_uw_step_rule(const struct cmn_uw_mem *m, struct cmn_uw
     unsigned kind = cmn_uw_kind(rule);
     intptr_t off = cmn_uw_off(rule);
     uintptr_t cfa;
+    unsigned ra_at = cmn_uw_ra(rule);
+    /* The link register is known at the leaf and after a signal frame only. */
+    if (kind <= CMN_UW_CFA_FP_DEREF && ra_at == CMN_UW_REG_SAME && !f->lr_known)
+        return PROF_STOP_RULE;
     if ((kind == CMN_UW_CFA_SP || kind == CMN_UW_PLT) && !f->sp_exact)
         return PROF_STOP_RULE;
     if ((kind == CMN_UW_CFA_FP || kind == CMN_UW_CFA_FP_DEREF) && !f->fp_known)
@@ -183,7 +187,6 @@ CMN_FP_INLINE uint8_t cmn_uw_step_rule(const struct cmn_uw_mem *m, struct cmn_uw
     }
     /* The CFA lies above the frame's stack pointer; only a leaf whose return address is
      * still in the link register (aarch64) may have none of its own (CFA = sp). */
-    unsigned ra_at = cmn_uw_ra(rule);
     int lr_leaf = ra_at == CMN_UW_REG_SAME && f->lr_known;
     if (cfa < f->sp || (cfa == f->sp && !lr_leaf))
         return PROF_STOP_ORDER;

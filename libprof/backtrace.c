@@ -3,41 +3,107 @@
  * The public backtrace API (include/libprof/prof.h): prof_backtrace() and prof_backtrace_fd(),
  * called by the application from anywhere, signal and crash handlers included.
  *
- * The walk follows frame pointers from the caller's frame. It cannot rely on the stack
- * bounds the profiler captured (smp_self): a crash handler typically runs on an
- * alternate signal stack, and a thread libprof did not start has no bounds at all, while
- * pthread_getattr_np() is not async-signal-safe. So every word is read through the
- * fault-proof probe (sampler/probe.h: one process_vm_readv(2), a few hundred ns) and the
- * chain is checked as the sampler checks it: aligned frames, strictly increasing while on
- * one stack, return addresses inside executable mappings (sampler/codemap.h), at most
- * PROF_BT_MAX_FRAMES steps; instruction bytes (a leaf's, the trampoline's) go through the
- * probe too, since the code map may be older than the mappings. Where a return address is the sigreturn trampoline, the frame
- * above it is a signal frame: the walk records the interrupted instruction and goes on
- * from the interrupted frame pointer (on the thread's stack, below or above the
- * alternate one), which is how a SIGSEGV handler's backtrace reaches the faulting
- * function. The faulting function's caller is added when the instruction bytes at the pc
- * prove where it is (entry, `ret`); otherwise prof_backtrace_fd() writes the word at the
- * interrupted stack pointer as a candidate line ("? module+0xOFF"), which `prof
- * symbolize` names only where the function's unwind information says the return address
- * is there (a function without a frame, the usual crash site), and drops otherwise. Module names come from lp_unwind_module_at(), a table read from
- * /proc/self/maps outside any handler (at profile start and each dlopen), never from
- * dl_iterate_phdr(), which takes the loader's lock.
+ * The walk is the sampler's (common/uw_step.h), started exactly at a point of this file
+ * (ARCH_HERE): each frame stepped by its module's unwind table where libprof has built
+ * one (the code map holds them: sampler/codemap.h), by frame pointer elsewhere; a module
+ * whose table is not built yet is asked for (the writer thread builds it) and walked by
+ * frame pointer meanwhile. It cannot rely on the stack bounds the profiler captured
+ * (smp_self): a crash handler typically runs on an alternate signal stack, and a thread
+ * libprof did not start has no bounds at all, while pthread_getattr_np() is not
+ * async-signal-safe. So every word, stack and code alike, is read through the fault-proof
+ * probe (sampler/probe.h: one process_vm_readv(2), a few hundred ns; a crashed context
+ * may hold any address), and the walk's own checks hold: aligned frames strictly
+ * increasing while on one stack, return addresses inside executable mappings, at most
+ * PROF_BT_MAX_FRAMES steps.
+ *
+ * Signal frames are crossed by the signal trampoline's unwind row, or, where its module
+ * has no table, by its instruction bytes (the sigreturn system call): the interrupted
+ * context above it gives the interrupted instruction, exact, and its stack pointer, on
+ * whatever stack it was; this is how a SIGSEGV handler's backtrace reaches the faulting
+ * function. The trampoline itself is left out of the backtrace. Where the faulting
+ * function's table proves its caller (always, with a table: a function without a frame,
+ * the usual crash site, included), the caller is the next frame. Where it has no table,
+ * the walk steps by frame pointer, which skips the caller of a function without a frame:
+ * prof_backtrace_fd() then writes the word at the interrupted stack pointer as a candidate
+ * line ("? module+0xOFF"), which `prof symbolize` names only where the function's unwind
+ * information says its return address is there, and drops otherwise. Module names come
+ * from lp_unwind_module_at(), a table read from /proc/self/maps outside any handler, never
+ * from dl_iterate_phdr(), which takes the loader's lock.
  */
 #include "include/libprof/prof.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "arch/arch.h"
-#include "common/fp_step.h"
+#include "common/uw_step.h"
 #include "libprof/unwind.h"
 #include "sampler/codemap.h"
 #include "sampler/probe.h"
 
 #define PROF_BT_MAX_FRAMES 4096 /* steps of one walk at most, whatever `max` says */
 #define FD_FRAMES 256           /* frames prof_backtrace_fd() writes at most */
+#define BT_OWN_FRAMES 2         /* walk_here() and the API function that called it */
+#define BT_CROSSINGS 8          /* signal frames whose interrupted context is remembered */
+#define BT_SLACK (BT_OWN_FRAMES + BT_CROSSINGS) /* walked beyond what is written */
+#define BT_LOCAL_FRAMES 512     /* a walk on the caller's stack at most (4 KiB) */
+#define BT_READS 8              /* stack words remembered while crossing a signal frame */
+
+_Static_assert(sizeof(void *) == sizeof(uint64_t), "frames are written into void *pcs[]");
+
+/* What a backtrace's entry is. */
+#define BT_RETURN 0    /* a return address */
+#define BT_EXACT 1     /* an interrupted instruction (below a signal frame) */
+#define BT_CANDIDATE 2 /* the word at an interrupted function's stack pointer, where no table
+                        * proved its caller: its return address if its unwind information
+                        * says so (`prof symbolize` checks), else nothing */
+
+/* A signal frame the walk crossed: where the interrupted code was. */
+struct crossing {
+    uintptr_t pc, sp;
+    int has_row; /* its table has a row for pc: its caller is proven */
+};
+
+/* The walk's accessors' state. */
+struct bt_mem {
+    struct cmn_uw_mem base; /* first: the walk hands back a pointer to it */
+    struct smp_codemap_view map;
+    /* The walk crosses a signal frame right after it asked for the trampoline's table: the
+     * stack words it reads then are the interrupted context's, which name the interrupted
+     * pc (the next table asked for) and its stack pointer. */
+    int is_crossing;
+    struct {
+        uintptr_t addr, value;
+    } reads[BT_READS];
+    unsigned n_reads;
+    struct crossing crossings[BT_CROSSINGS];
+    unsigned n_crossings;
+};
+
+/* A one-row table whose row is the signal trampoline's: a return address into code
+ * without a table whose bytes are the sigreturn call is crossed by it (x86_64, where the
+ * frame-pointer step leaves the stack pointer exact). */
+struct one_row_table {
+    struct cmn_uw_table head;
+    uint32_t pages[2], pcs[1], rules[1];
+};
+static const struct one_row_table sigreturn_row = {
+    .head = {.magic = CMN_UW_MAGIC,
+             .n_rows = 1,
+             .base = 0,
+             .size = 1,
+             .n_pages = 1,
+             .pages_at = offsetof(struct one_row_table, pages),
+             .pcs_at = offsetof(struct one_row_table, pcs),
+             .rules_at = offsetof(struct one_row_table, rules),
+             .total_bytes = sizeof(struct one_row_table)},
+    .pages = {0, 1},
+    .pcs = {0},
+    .rules = {CMN_UW_SIGNAL | CMN_UW_REG_UNKNOWN << 4 | CMN_UW_REG_UNKNOWN << 10},
+};
 
 /* Reads the word at addr through the probe; 0 on success. */
 static int read_word(uintptr_t addr, uintptr_t *out)
@@ -47,115 +113,188 @@ static int read_word(uintptr_t addr, uintptr_t *out)
     return smp_probe_read(out, addr, sizeof(*out));
 }
 
-/* The stepper's accessors for a walk from anywhere: every read through the probe, even of
- * the stack (a crash handler's interrupted context may hold any address). */
-static int probe_stack_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
+/* 1 when the bytes at pc are the sigreturn trampoline's. */
+static int is_sigreturn(uintptr_t pc)
 {
-    (void)m;
-    return read_word(addr, out) == 0;
+    uint8_t code[ARCH_SIGRETURN_LEN];
+    return smp_probe_read(code, pc, sizeof(code)) == 0 && arch_is_sigreturn(code);
 }
 
-static int probe_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
+static int bt_stack_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
+{
+    struct bt_mem *b = (struct bt_mem *)m;
+    if (read_word(addr, out) != 0)
+        return 0;
+    if (b->is_crossing && b->n_reads < BT_READS) {
+        b->reads[b->n_reads].addr = addr;
+        b->reads[b->n_reads++].value = *out;
+    }
+    return 1;
+}
+
+static int bt_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
 {
     (void)m;
     return smp_probe_read(out, addr, n) == 0 ? 0 : -1;
 }
 
-static int probe_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
+static int bt_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
+{
+    return smp_codemap_view_contains(&((const struct bt_mem *)m)->map, addr);
+}
+
+/* Remembers the signal frame just crossed, now that the walk asks for the table of the
+ * interrupted pc: the stack pointer is the context's word next to the pc's. */
+static void note_crossing(struct bt_mem *b, uintptr_t pc, int has_row)
+{
+    b->is_crossing = 0;
+    if (b->n_crossings == BT_CROSSINGS)
+        return;
+    struct crossing *c = &b->crossings[b->n_crossings++];
+    *c = (struct crossing){.pc = pc, .has_row = has_row};
+    for (unsigned i = 0; i < b->n_reads; i++) {
+        if (arch_strip_pac(b->reads[i].value) != pc)
+            continue;
+        uintptr_t uc = b->reads[i].addr - ARCH_UC_PC_OFF;
+        for (unsigned k = 0; k < b->n_reads; k++)
+            if (b->reads[k].addr == uc + ARCH_UC_SP_OFF)
+                c->sp = b->reads[k].value;
+    }
+}
+
+/* The table of the module holding pc: built ones only; a module whose table is still to
+ * come is asked for and walked by frame pointer (never CMN_UW_PENDING: a backtrace is
+ * taken once). Code of no module is CMN_UW_ANON, as for the sampler's walk. */
+static const struct cmn_uw_table *bt_table(const struct cmn_uw_mem *m, uintptr_t pc,
+                                           uintptr_t *bias, unsigned *info)
+{
+    struct bt_mem *b = (struct bt_mem *)m;
+    const struct smp_code_range *r = smp_codemap_view_find(&b->map, pc);
+    const struct cmn_uw_table *t = r != NULL ? r->table : NULL;
+    uint32_t rule = t != NULL ? cmn_uw_lookup(t, (uint64_t)(pc - r->bias)) : 0;
+    if (b->is_crossing)
+        note_crossing(b, pc, cmn_uw_kind(rule) != CMN_UW_NONE);
+    if (r != NULL && t == NULL && r->module != 0)
+        smp_codemap_want(r->module);
+    if (cmn_uw_kind(rule) != CMN_UW_NONE) {
+        b->is_crossing = cmn_uw_kind(rule) == CMN_UW_SIGNAL;
+        b->n_reads = 0;
+        *bias = r->bias;
+        return t;
+    }
+    /* pc is a return address minus one: the bytes it returns to. */
+    if (ARCH_FP_CFA_EXACT && is_sigreturn(pc + 1)) {
+        b->is_crossing = 1;
+        b->n_reads = 0;
+        *bias = pc;
+        return &sigreturn_row.head;
+    }
+    if (r != NULL && t == NULL && r->module == 0)
+        *info = CMN_UW_ANON;
+    return NULL;
+}
+
+/* A signal frame may have put the interrupted code on another stack (the thread's, below
+ * or above an alternate one): every stack is read through the probe, so the walk may go
+ * on from there. */
+static int bt_other_stack(const struct cmn_uw_mem *m, uintptr_t sp, uintptr_t *lo,
+                          uintptr_t *hi)
 {
     (void)m;
-    return smp_codemap_contains(addr);
+    *lo = sp;
+    *hi = UINTPTR_MAX & ~(uintptr_t)15;
+    return 1;
 }
 
-static const struct cmn_fp_mem probe_mem = {
-    .stack_word = probe_stack_word,
-    .code = probe_code,
-    .is_code = probe_is_code,
+/* Walks the calling thread's stack from a point inside this function into frames (at
+ * most max), leaf first: this function, its caller (the API function), and that one's
+ * callers. Async-signal-safe. */
+__attribute__((noinline)) static unsigned walk_here(struct bt_mem *b, uint64_t *frames,
+                                                   unsigned max)
+{
+    struct cmn_fp_regs regs;
+    ARCH_HERE(regs.pc, regs.sp, regs.fp, regs.lr);
+    *b = (struct bt_mem){.base = {.fp = {bt_stack_word, bt_code, bt_is_code},
+                                  .table = bt_table,
+                                  .other_stack = bt_other_stack}};
+    struct cmn_uw_walk w = {.lo = regs.sp, .hi = UINTPTR_MAX & ~(uintptr_t)15,
+                            .frames = frames, .max_frames = max};
+    smp_codemap_enter(&b->map);
+    unsigned n = cmn_uw_walk(&b->base, &regs, &w);
+    smp_codemap_leave(&b->map);
+    return n;
+}
+
+/* Where a backtrace's entries go: the caller's array (pcs), or lines on fd. */
+struct bt_out {
+    int skip;       /* entries still to skip */
+    int room;       /* entries still to write */
+    int n;          /* entries written */
+    void **pcs;     /* prof_backtrace(): the caller's array; NULL: lines */
+    int fd;         /* prof_backtrace_fd(): the file */
+    int is_write_error;
 };
 
-/* 1 when ra is the sigreturn trampoline. */
-static int is_sigreturn(uintptr_t ra)
+static void put_line(struct bt_out *o, uintptr_t pc, uint8_t kind);
+
+static void put(struct bt_out *o, uintptr_t pc, uint8_t kind)
 {
-    uint8_t code[ARCH_SIGRETURN_LEN];
-    return smp_probe_read(code, ra, sizeof(code)) == 0 && arch_is_sigreturn(code);
+    /* An array cannot say that an entry is unproven: candidates are lines only. */
+    if (o->room <= 0 || (kind == BT_CANDIDATE && o->pcs != NULL))
+        return;
+    if (o->skip > 0) {
+        o->skip--;
+        return;
+    }
+    if (o->pcs != NULL)
+        o->pcs[o->n] = (void *)pc;
+    else
+        put_line(o, pc, kind);
+    o->room--;
+    o->n++;
 }
 
-/* What a walk's entry is. */
-#define BT_RETURN 0    /* a return address */
-#define BT_EXACT 1     /* an interrupted instruction (below a signal frame) */
-#define BT_CANDIDATE 2 /* the word at an interrupted leaf's stack pointer, when the leaf's
-                        * state is not proven: its return address if its unwind information
-                        * says so (`prof symbolize` checks), else nothing */
-
-/* Walks from frame fp; fills pcs and kinds (BT_*; at most max entries) after skipping
- * `skip` frames. Returns the number written. */
-static int walk(uintptr_t fp, void **pcs, uint8_t *kinds, int max, int skip)
+/* The walk's frames as entries: the walk's own frames dropped, each signal trampoline
+ * dropped and the interrupted instruction after it marked exact, with the candidate of a
+ * crossing whose caller no table proved. */
+static void emit(const struct bt_mem *b, const uint64_t *frames, unsigned n, struct bt_out *o)
 {
-    int n = 0, seen = 0;
-    uintptr_t prev = 0;
-#define BT_PUT(pc, kind)                                                                   \
-    do {                                                                                   \
-        if (n < max && seen++ >= skip) {                                                   \
-            kinds[n] = (kind);                                                             \
-            pcs[n++] = (void *)(pc);                                                       \
-        }                                                                                  \
-    } while (0)
-    for (int step = 0; step < PROF_BT_MAX_FRAMES && n < max && fp != 0; step++) {
-        uintptr_t next, ra;
-        if ((prev != 0 && fp <= prev) || read_word(fp + ARCH_FRAME_FP_OFF, &next) != 0 ||
-            read_word(fp + ARCH_FRAME_RET_OFF, &ra) != 0)
-            break;
-        ra = arch_strip_pac(ra);
-        if (ra == 0 || !smp_codemap_contains(ra))
-            break;
-        uintptr_t uc = is_sigreturn(ra) ? arch_sigframe_uc(fp) : 0;
-        if (uc != 0) {
-            /* The handler's frame returns into the trampoline: the interrupted context
-             * follows, and the walk goes on from it on whatever stack it was. */
-            struct cmn_fp_regs regs = {0};
-            if (read_word(uc + ARCH_UC_PC_OFF, &regs.pc) != 0 ||
-                read_word(uc + ARCH_UC_SP_OFF, &regs.sp) != 0 ||
-                read_word(uc + ARCH_UC_FP_OFF, &regs.fp) != 0)
-                break;
-            BT_PUT(arch_strip_pac(regs.pc), BT_EXACT);
-            /* A fault in a leaf caught at its entry or its `ret` (the instruction bytes at
-             * the pc prove it): its caller is on the stack or in the link register, not in
-             * the chain. Elsewhere (the body of a leaf without a frame, the usual crash
-             * site) the word at sp goes along as a candidate, for the unwind information
-             * to confirm. */
-            uintptr_t caller = arch_strip_pac(
-                cmn_fp_leaf_caller(&probe_mem, &regs, regs.sp, regs.sp + 2 * sizeof(uintptr_t)));
-            uintptr_t at_sp = 0;
-            if (caller != 0)
-                BT_PUT(caller, BT_RETURN);
-            else if (!ARCH_HAS_LR && read_word(regs.sp, &at_sp) == 0 &&
-                     smp_codemap_contains(at_sp))
-                BT_PUT(at_sp, BT_CANDIDATE);
-            next = regs.fp;
-            prev = 0;
-        } else {
-            BT_PUT(ra, BT_RETURN);
-            prev = fp;
+    unsigned k = 0;
+    for (unsigned i = BT_OWN_FRAMES; i < n && o->room > 0; i++) {
+        uintptr_t pc = (uintptr_t)frames[i];
+        if (i + 1 < n && is_sigreturn(pc)) {
+            const struct crossing *c = k < b->n_crossings ? &b->crossings[k++] : NULL;
+            uintptr_t exact = (uintptr_t)frames[++i], at_sp = 0;
+            put(o, exact, BT_EXACT);
+            if (!ARCH_HAS_LR && c != NULL && c->pc == exact && !c->has_row && c->sp != 0 &&
+                read_word(c->sp, &at_sp) == 0 && smp_codemap_contains(at_sp) &&
+                (i + 1 >= n || frames[i + 1] != at_sp))
+                put(o, at_sp, BT_CANDIDATE);
+            continue;
         }
-        fp = next;
+        put(o, pc, BT_RETURN);
     }
-#undef BT_PUT
-    return n;
 }
 
 __attribute__((noinline)) PROF_API int prof_backtrace(void **pcs, int max, int skip)
 {
     if (pcs == NULL || max <= 0)
         return 0;
-    /* The candidates are left out: an array cannot say that an entry is unproven. */
-    int cap = max < PROF_BT_MAX_FRAMES ? max : PROF_BT_MAX_FRAMES;
-    uint8_t kinds[cap];
-    int n = walk((uintptr_t)__builtin_frame_address(0), pcs, kinds, cap, skip < 0 ? 0 : skip);
-    int k = 0;
-    for (int i = 0; i < n; i++)
-        if (kinds[i] != BT_CANDIDATE)
-            pcs[k++] = pcs[i];
-    return k;
+    if (skip < 0)
+        skip = 0;
+    struct bt_mem b;
+    struct bt_out o = {.skip = skip, .room = max, .pcs = pcs};
+    /* The walk goes into a buffer on this stack when it is small enough, else into the
+     * caller's array itself (entries are written at or before the frame they come from):
+     * then the deepest frames, as many as are dropped at the front, do not fit. */
+    uint64_t local[BT_LOCAL_FRAMES];
+    long want = (long)max + skip + BT_SLACK;
+    uint64_t *frames = want <= BT_LOCAL_FRAMES ? local : (uint64_t *)(void *)pcs;
+    long cap = want <= BT_LOCAL_FRAMES ? want : max;
+    unsigned n = walk_here(&b, frames, cap < PROF_BT_MAX_FRAMES ? (unsigned)cap
+                                                                : PROF_BT_MAX_FRAMES);
+    emit(&b, frames, n, &o);
+    return o.n;
 }
 
 /* Formats v in hex into buf (no prefix); returns the length. Async-signal-safe. */
@@ -187,14 +326,16 @@ static int write_all(int fd, const char *buf, size_t len)
     return 0;
 }
 
-/* One output line for frame pc: "path+0xOFF\n" or "0xADDR\n", with "? " before it for a
- * candidate. */
-static int write_frame(int fd, uintptr_t pc, int is_candidate)
+/* One output line for entry pc of kind: "path+0xOFF\n" or "0xADDR\n", with "? " before
+ * it for a candidate; a return address names its call instruction (pc - 1). */
+static void put_line(struct bt_out *o, uintptr_t pc, uint8_t kind)
 {
     char line[4096 + 32];
     uint64_t offset;
     size_t len = 0;
-    if (is_candidate) {
+    if (kind != BT_EXACT)
+        pc--;
+    if (kind == BT_CANDIDATE) {
         line[len++] = '?';
         line[len++] = ' ';
     }
@@ -208,23 +349,18 @@ static int write_frame(int fd, uintptr_t pc, int is_candidate)
     line[len++] = 'x';
     len += fmt_hex_sigsafe(line + len, offset);
     line[len++] = '\n';
-    return write_all(fd, line, len);
+    if (!o->is_write_error && write_all(o->fd, line, len) != 0)
+        o->is_write_error = 1;
 }
 
 __attribute__((noinline)) PROF_API int prof_backtrace_fd(int fd, int skip)
 {
     int saved_errno = errno;
-    void *pcs[FD_FRAMES];
-    uint8_t kinds[FD_FRAMES];
-    int n = walk((uintptr_t)__builtin_frame_address(0), pcs, kinds, FD_FRAMES,
-                 skip < 0 ? 0 : skip);
-    int rc = n;
-    for (int i = 0; i < n && rc >= 0; i++) {
-        uintptr_t pc = (uintptr_t)pcs[i];
-        /* A return address points after the call; name the call instruction. */
-        if (write_frame(fd, kinds[i] == BT_EXACT ? pc : pc - 1, kinds[i] == BT_CANDIDATE) != 0)
-            rc = -1;
-    }
+    struct bt_mem b;
+    struct bt_out o = {.skip = skip < 0 ? 0 : skip, .room = FD_FRAMES, .fd = fd};
+    uint64_t frames[FD_FRAMES + BT_SLACK];
+    unsigned n = walk_here(&b, frames, FD_FRAMES + BT_SLACK);
+    emit(&b, frames, n, &o);
     errno = saved_errno;
-    return rc;
+    return o.is_write_error ? -1 : o.n;
 }

@@ -7,6 +7,7 @@
 #include "libprof/maps.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -51,18 +52,54 @@ static int append_map(unsigned char **buf, size_t *len, size_t *cap,
     return 0;
 }
 
+/* The objects of the last scan: the next one reads only the headers of objects mapped
+ * since (a profile's maps at its start and at its end, a fork child's at its start). */
+static pthread_mutex_t known_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct lp_objects known;
+
+/* The objects in maps text (a copy is cut up), from the headers of the last scan where
+ * they are the same. */
+static void scan_objects(const char *text, struct lp_objects *out)
+{
+    char *copy = strdup(text);
+    out->v = NULL;
+    out->n = 0;
+    if (!copy)
+        return;
+    pthread_mutex_lock(&known_mu);
+    /* On failure: empty, and the maps go without build-ids. */
+    if (lp_objects_scan_text(copy, &known, out) == 0) {
+        struct lp_objects keep;
+        if (lp_objects_copy(&keep, out) == 0) {
+            lp_objects_free(&known);
+            known = keep;
+        }
+    }
+    pthread_mutex_unlock(&known_mu);
+    free(copy);
+}
+
+void lp_maps_fork_child(void)
+{
+    /* A thread that held the lock at the fork left the objects half replaced: forget them
+     * (their memory is lost, once). */
+    if (pthread_mutex_trylock(&known_mu) != 0) {
+        known = (struct lp_objects){0};
+        pthread_mutex_init(&known_mu, NULL);
+        return;
+    }
+    pthread_mutex_unlock(&known_mu);
+}
+
 int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len)
 {
     *out = NULL;
     *out_len = 0;
-    struct lp_objects objects;
-    (void)lp_objects_scan(&objects); /* on failure: empty, and the maps go without build-ids */
     char *text = lp_fd_slurp("/proc/self/maps", NULL);
-    if (!text) {
-        int err = errno ? -errno : -EIO;
-        lp_objects_free(&objects);
-        return err;
-    }
+    if (!text)
+        return errno ? -errno : -EIO;
+    struct lp_objects objects;
+    scan_objects(text, &objects);
     size_t cap = 0;
     int n = 0;
     char *save = NULL;

@@ -21,6 +21,7 @@
 #include "libprof/fd.h"
 
 #define LP_OBJECT_NOTES_MAX 4096u /* bytes of a note segment read for the build-id */
+#define LP_OBJECT_HEAD 4096u      /* bytes of an object's first mapping read at once */
 
 static pid_t self_pid; /* 0 until the first read; forgotten in a fork child */
 
@@ -51,12 +52,20 @@ struct source {
     int fd;         /* the file, -1 when not opened (yet) */
     const char *path;
     int is_vdso;
+    /* The first bytes of the object's memory, read in one call: its ELF header, program
+     * headers and build-id note are nearly always there (one read, not four). */
+    unsigned char *head;
+    size_t head_len; /* 0: not read */
 };
 
 /* n bytes at file offset off of the object (which, for the headers and the notes, lie in
  * its first mapping or in a segment at p_vaddr). mem_addr: where they are in memory. */
 static int read_object(struct source *s, uintptr_t mem_addr, uint64_t off, void *dst, size_t n)
 {
+    if (mem_addr >= s->base && n <= s->head_len && mem_addr - s->base <= s->head_len - n) {
+        memcpy(dst, s->head + (mem_addr - s->base), n);
+        return 0;
+    }
     int rc = lp_objects_read_memory(dst, mem_addr, n);
     if (rc != -ENOSYS)
         return rc;
@@ -98,8 +107,9 @@ static int read_headers(struct source *s, struct lp_object *o)
     if (read_object(s, s->base, 0, &eh, sizeof(eh)) != 0 || !is_elf_here(&eh))
         return -1;
     o->phnum = eh.e_phnum < LP_OBJECT_MAX_PHDRS ? eh.e_phnum : LP_OBJECT_MAX_PHDRS;
-    if (read_object(s, s->base + eh.e_phoff, eh.e_phoff, o->phdrs,
-                    o->phnum * sizeof(ElfW(Phdr))) != 0)
+    o->phdrs = malloc(o->phnum * sizeof(ElfW(Phdr)));
+    if (!o->phdrs || read_object(s, s->base + eh.e_phoff, eh.e_phoff, o->phdrs,
+                                 o->phnum * sizeof(ElfW(Phdr))) != 0)
         return -1;
     /* The segment mapped at file offset 0 starts the object: base is its page. */
     long page = sysconf(_SC_PAGESIZE);
@@ -114,8 +124,42 @@ static int read_headers(struct source *s, struct lp_object *o)
     return -1;
 }
 
+static void free_object(struct lp_object *o)
+{
+    free(o->path);
+    free(o->phdrs);
+    o->path = NULL;
+    o->phdrs = NULL;
+}
+
+/* A deep copy of src into dst; 0 or -ENOMEM (dst holds nothing then). */
+static int copy_object(struct lp_object *dst, const struct lp_object *src)
+{
+    *dst = *src;
+    dst->path = strdup(src->path);
+    dst->phdrs = malloc(src->phnum * sizeof(ElfW(Phdr)));
+    if (!dst->path || !dst->phdrs) {
+        free_object(dst);
+        return -ENOMEM;
+    }
+    memcpy(dst->phdrs, src->phdrs, src->phnum * sizeof(ElfW(Phdr)));
+    return 0;
+}
+
+/* The object of an earlier scan that starts where m does, from the same file. */
+static const struct lp_object *known_object(const struct lp_objects *known,
+                                            const struct cmn_maps_line *m)
+{
+    const struct lp_object *k = known ? lp_objects_find(known, (uintptr_t)m->start) : NULL;
+    return k && k->base == (uintptr_t)m->start && k->inode == m->inode &&
+                   strcmp(k->path, m->path) == 0
+               ? k
+               : NULL;
+}
+
 /* Appends the object starting at maps line m, when it is one; 0 or -ENOMEM. */
-static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps_line *m)
+static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps_line *m,
+                      const struct lp_objects *known)
 {
     int is_vdso = strcmp(m->path, "[vdso]") == 0;
     if (m->offset != 0 || !(m->prot & PROF_MAP_READ) || (m->path[0] != '/' && !is_vdso))
@@ -123,18 +167,35 @@ static int add_object(struct lp_objects *out, size_t *cap, const struct cmn_maps
     if (!CMN_GROW(out->v, *cap, out->n + 1, 64))
         return -ENOMEM;
     struct lp_object *o = &out->v[out->n];
+    const struct lp_object *k = known_object(known, m);
+    if (k) { /* the same file at the same place: its headers are known */
+        if (copy_object(o, k) != 0)
+            return -ENOMEM;
+        o->end = (uintptr_t)m->end;
+        out->n++;
+        return 0;
+    }
     memset(o, 0, sizeof(*o));
     struct source s = {.base = (uintptr_t)m->start, .fd = -1, .path = m->path, .is_vdso = is_vdso};
+    size_t head = m->end - m->start < LP_OBJECT_HEAD ? m->end - m->start : LP_OBJECT_HEAD;
+    s.head = malloc(head);
+    if (s.head && lp_objects_read_memory(s.head, s.base, head) == 0)
+        s.head_len = head;
     int rc = read_headers(&s, o);
+    free(s.head);
     lp_fd_close(s.fd);
-    if (rc != 0)
+    if (rc != 0) {
+        free_object(o);
         return 0;
+    }
     o->base = (uintptr_t)m->start;
     o->end = (uintptr_t)m->end;
     o->inode = m->inode;
     o->path = strdup(m->path);
-    if (!o->path)
+    if (!o->path) {
+        free_object(o);
         return -ENOMEM;
+    }
     out->n++;
     return 0;
 }
@@ -146,6 +207,15 @@ int lp_objects_scan(struct lp_objects *out)
     char *text = lp_fd_slurp("/proc/self/maps", NULL);
     if (!text)
         return -errno;
+    int rc = lp_objects_scan_text(text, NULL, out);
+    free(text);
+    return rc;
+}
+
+int lp_objects_scan_text(char *text, const struct lp_objects *known, struct lp_objects *out)
+{
+    out->v = NULL;
+    out->n = 0;
     size_t cap = 0;
     int rc = 0;
     char *save = NULL;
@@ -158,9 +228,8 @@ int lp_objects_scan(struct lp_objects *out)
         if (last && m.offset != 0 && m.inode == last->inode && strcmp(m.path, last->path) == 0)
             last->end = (uintptr_t)m.end; /* a later segment of the same file */
         else
-            rc = add_object(out, &cap, &m);
+            rc = add_object(out, &cap, &m, known);
     }
-    free(text);
     if (rc != 0)
         lp_objects_free(out);
     return rc;
@@ -181,10 +250,26 @@ const struct lp_object *lp_objects_find(const struct lp_objects *o, uintptr_t ad
     return NULL;
 }
 
+int lp_objects_copy(struct lp_objects *dst, const struct lp_objects *src)
+{
+    dst->n = 0;
+    dst->v = src->n ? calloc(src->n, sizeof(*dst->v)) : NULL;
+    if (src->n && !dst->v)
+        return -ENOMEM;
+    for (size_t i = 0; i < src->n; i++) {
+        if (copy_object(&dst->v[i], &src->v[i]) != 0) {
+            lp_objects_free(dst);
+            return -ENOMEM;
+        }
+        dst->n++;
+    }
+    return 0;
+}
+
 void lp_objects_free(struct lp_objects *o)
 {
     for (size_t i = 0; i < o->n; i++)
-        free(o->v[i].path);
+        free_object(&o->v[i]);
     free(o->v);
     o->v = NULL;
     o->n = 0;

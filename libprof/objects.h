@@ -35,7 +35,8 @@ struct lp_object {
     uint16_t phnum;       /* program headers in phdrs */
     uint8_t build_id_len; /* bytes of build_id in use, 0 when it has none */
     uint8_t build_id[PROF_BUILD_ID_MAX];
-    ElfW(Phdr) phdrs[LP_OBJECT_MAX_PHDRS]; /* a copy: never read in the object itself */
+    ElfW(Phdr) *phdrs;    /* phnum of them, a copy (never read in the object itself); owned
+                             by a scan's objects, the caller's memory elsewhere */
     char *path;           /* the file ("[vdso]" for the vDSO); owned */
 };
 
@@ -47,8 +48,14 @@ struct lp_objects {
 /* Not async-signal-safe. Scans the process's objects into *out (freed with
  * lp_objects_free). 0 or -errno. */
 int lp_objects_scan(struct lp_objects *out);
+/* The same from text, the contents of /proc/self/maps (cut up by the scan). An object of
+ * known (an earlier scan, or NULL) at the same address from the same file is copied from
+ * there instead of read again. */
+int lp_objects_scan_text(char *text, const struct lp_objects *known, struct lp_objects *out);
 /* The object whose mappings hold address addr, or NULL. */
 const struct lp_object *lp_objects_find(const struct lp_objects *o, uintptr_t addr);
+/* A deep copy of src into dst; 0 or -ENOMEM (dst empty then). */
+int lp_objects_copy(struct lp_objects *dst, const struct lp_objects *src);
 void lp_objects_free(struct lp_objects *o);
 
 /* Not async-signal-safe. Copies n bytes of this process's memory at addr into dst without

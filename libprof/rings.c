@@ -39,6 +39,15 @@ int lp_rings_init(size_t n, size_t ring_bytes, unsigned max_frames)
     return pool.entries ? 0 : -ENOMEM;
 }
 
+void lp_rings_zero(void *mem, size_t bytes)
+{
+    /* Anonymous private memory handed back reads as zeros; its pages come back one by one
+     * as samples fill them. A fork child's copy is not copied page by page (a memset
+     * faulted every page of the parent's ring in, copy on write, in every child). */
+    if (madvise(mem, bytes, MADV_DONTNEED) != 0)
+        memset(mem, 0, bytes);
+}
+
 /* Empties a ring (zeroed memory is an empty ring). With pool.mu held. */
 static int reset(struct entry *e)
 {
@@ -49,7 +58,7 @@ static int reset(struct entry *e)
             return -ENOMEM;
         e->mem = m;
     } else {
-        memset(e->mem, 0, pool.ring_bytes);
+        lp_rings_zero(e->mem, pool.ring_bytes);
     }
     return smp_ring_init(&e->ring, e->mem, pool.ring_bytes, pool.max_frames);
 }

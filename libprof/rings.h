@@ -39,6 +39,9 @@ size_t lp_rings_drain(struct lp_writer *w, int *busy);
 void lp_rings_fork_prepare(void);
 void lp_rings_fork_parent(void);
 void lp_rings_fork_child(struct smp_ring *keep);
+/* Empties memory this file or libprof/session.c mapped anonymous and private for rings
+ * (page-aligned): it reads as zeros after, without touching its pages. */
+void lp_rings_zero(void *mem, size_t bytes);
 /* Rings taken now (tests). */
 size_t lp_rings_in_use(void);
 

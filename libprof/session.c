@@ -220,7 +220,7 @@ static int map_ring(void)
     if (session.ring_mem) {
         /* A fork child's copy: emptied (zeroed memory is an empty ring); the per-thread
          * rings were given back by the fork handler. */
-        memset(session.ring_mem, 0, session.ring_bytes);
+        lp_rings_zero(session.ring_mem, session.ring_bytes);
         return smp_ring_init(&session.ring, session.ring_mem, session.ring_bytes,
                              session.cfg.max_depth);
     }
@@ -547,6 +547,7 @@ static void atfork_parent(void)
 static void atfork_child(void)
 {
     lp_objects_fork_child();
+    lp_maps_fork_child();
     lp_writer_fork_child(&session.writer);
     lp_log_fork_child();
     lp_unwind_fork_child();
@@ -707,7 +708,9 @@ static void start_wall(void)
 static int start_session(int is_child, int sample_now)
 {
     int rc;
-    if ((rc = lp_timers_choose(&session.cfg, &session.timer)) != 0) {
+    rc = is_child ? lp_timers_choose_inherited(&session.cfg, &session.timer)
+                  : lp_timers_choose(&session.cfg, &session.timer);
+    if (rc != 0) {
         lp_log("no timer source works here (%s); profiling disabled", strerror(-rc));
         return rc;
     }

@@ -58,6 +58,10 @@ static struct {
     unsigned max_stack; /* frames a kernel-recorded call chain holds at most */
     unsigned khz;       /* the kernel-time counters' rate: reg.hz / LP_KSAMPLE_SLOWER */
     size_t check_at;    /* the entry lp_timers_check() looks at next */
+    int perf_err;       /* why PROF_TIMER=perf was refused (-errno), 0 when it was not */
+    int event_err;      /* why PROF_EVENT was refused (-errno), 0 when it was not */
+    unsigned timer_asked; /* the PROF_TIMER and PROF_EVENT the choice was made for */
+    unsigned event_asked;
 } reg = { .mu = PTHREAD_MUTEX_INITIALIZER };
 
 static pid_t self_tid(void)
@@ -166,13 +170,12 @@ static int try_kernel_counter(unsigned hz, unsigned frames)
     return rc;
 }
 
-static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_choice *out)
+static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_choice *out,
+                       int *event_err)
 {
     int rc = try_perf(signo, cfg->freq_hz, cfg->event);
     if (rc != 0 && cfg->event != SMP_PERF_TASK_CLOCK) {
-        lp_note("PROF_EVENT=%s is not available here (%s%s); using task-clock",
-               event_name(cfg->event), strerror(-rc),
-               rc == -ENOENT || rc == -EOPNOTSUPP ? ": no hardware counters" : "");
+        *event_err = rc;
         rc = try_perf(signo, cfg->freq_hz, SMP_PERF_TASK_CLOCK);
         out->event = SMP_PERF_TASK_CLOCK;
     } else {
@@ -192,28 +195,64 @@ static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_c
     return 0;
 }
 
+/* The notes a choice leaves in the profile (the same in a fork child, which inherits it). */
+static void note_choice(const struct lp_config *cfg, const struct lp_timer_choice *out,
+                        unsigned tick, int event_err, int perf_err, int ksample)
+{
+    if (event_err != 0)
+        lp_note("PROF_EVENT=%s is not available here (%s%s); using task-clock",
+                event_name(cfg->event), strerror(-event_err),
+                event_err == -ENOENT || event_err == -EOPNOTSUPP ? ": no hardware counters"
+                                                                 : "");
+    if (cfg->timer == PROF_TIMER_ITIMER && cfg->signo && cfg->signo != SIGPROF)
+        lp_note("PROF_SIGNAL is ignored by PROF_TIMER=itimer, which always sends SIGPROF");
+    if (perf_err != 0 && cfg->timer == PROF_TIMER_PERF)
+        lp_note("PROF_TIMER=perf is not available (perf_event_open: %s; see "
+                "/proc/sys/kernel/perf_event_paranoid); using per-thread timers",
+                strerror(-perf_err));
+    if (out->source != PROF_TIMER_PERF && tick && cfg->freq_hz > tick)
+        lp_note("PROF_FREQ=%u is above what CPU-time timers deliver on this kernel (%u Hz, "
+                "its scheduler tick): expect about %u samples per CPU-second%s",
+                cfg->freq_hz, tick, tick,
+                out->source == PROF_TIMER_THREAD
+                    ? ", each weighted by the periods it stands for; PROF_TIMER=perf goes higher"
+                    : "; PROF_TIMER=perf goes higher");
+    if (out->source == PROF_TIMER_PERF && out->period_ns != 0 && !ksample)
+        lp_note("kernel-only perf counters are not permitted here (perf_event_paranoid); the "
+                "time threads spend in system calls is counted on their next sample instead "
+                "of the stack that made the call");
+}
+
+int lp_timers_choose_inherited(const struct lp_config *cfg, struct lp_timer_choice *out)
+{
+    pthread_mutex_lock(&reg.mu);
+    int same = reg.chosen && reg.hz == cfg->freq_hz && reg.timer_asked == cfg->timer &&
+               reg.event_asked == cfg->event && (cfg->signo == 0 || cfg->signo == reg.choice.signo);
+    if (same)
+        *out = reg.choice;
+    int event_err = reg.event_err, perf_err = reg.perf_err, ksample = reg.ksample;
+    pthread_mutex_unlock(&reg.mu);
+    if (!same)
+        return lp_timers_choose(cfg, out);
+    note_choice(cfg, out, lp_timers_tick_hz(), event_err, perf_err, ksample);
+    return 0;
+}
+
 int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
 {
     memset(out, 0, sizeof(*out));
     unsigned tick = lp_timers_tick_hz();
     int rt_signo = cfg->signo ? cfg->signo : SIGRTMAX - LP_DEFAULT_RT_OFFSET;
-    int rc = -EINVAL;
+    int rc = -EINVAL, perf_err = 0, event_err = 0;
 
     if (cfg->timer == PROF_TIMER_ITIMER) {
-        if (cfg->signo && cfg->signo != SIGPROF)
-            lp_note("PROF_SIGNAL is ignored by PROF_TIMER=itimer, which always sends SIGPROF");
         out->source = PROF_TIMER_ITIMER;
         out->signo = SIGPROF;
         rc = 0;
     } else {
         out->signo = rt_signo;
-        if (cfg->timer == LP_TIMER_AUTO || cfg->timer == PROF_TIMER_PERF) {
-            rc = choose_perf(cfg, rt_signo, out);
-            if (rc != 0 && cfg->timer == PROF_TIMER_PERF)
-                lp_note("PROF_TIMER=perf is not available (perf_event_open: %s; see "
-                       "/proc/sys/kernel/perf_event_paranoid); using per-thread timers",
-                       strerror(-rc));
-        }
+        if (cfg->timer == LP_TIMER_AUTO || cfg->timer == PROF_TIMER_PERF)
+            perf_err = rc = choose_perf(cfg, rt_signo, out, &event_err);
         if (rc != 0) {
             rc = try_thread_timer(rt_signo);
             if (rc == 0)
@@ -231,24 +270,15 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
         out->period_ns = 1000000000ull / cfg->freq_hz;
         out->interval_ns = tick != 0 && cfg->freq_hz * 2 > tick ? 0 : out->period_ns;
         out->effective_hz = tick && cfg->freq_hz > tick ? tick : cfg->freq_hz;
-        if (tick && cfg->freq_hz > tick)
-            lp_note("PROF_FREQ=%u is above what CPU-time timers deliver on this kernel (%u Hz, "
-                   "its scheduler tick): expect about %u samples per CPU-second%s",
-                   cfg->freq_hz, tick, tick,
-                   out->source == PROF_TIMER_THREAD
-                       ? ", each weighted by the periods it stands for; PROF_TIMER=perf goes higher"
-                       : "; PROF_TIMER=perf goes higher");
     }
+        out->effective_hz = tick && cfg->freq_hz > tick ? tick : cfg->freq_hz;
     struct rlimit lim;
     size_t budget = 128;
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
         budget = lim.rlim_cur / 8;
     int ksample = out->source == PROF_TIMER_PERF && out->period_ns != 0 &&
                   try_kernel_counter(kernel_hz(cfg->freq_hz), max_stack(cfg)) == 0;
-    if (out->source == PROF_TIMER_PERF && out->period_ns != 0 && !ksample)
-        lp_note("kernel-only perf counters are not permitted here (perf_event_paranoid); the "
-                "time threads spend in system calls is counted on their next sample instead "
-                "of the stack that made the call");
+    note_choice(cfg, out, tick, event_err, perf_err, ksample);
     pthread_mutex_lock(&reg.mu);
     reg.choice = *out;
     reg.hz = cfg->freq_hz;
@@ -257,6 +287,10 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     reg.ksample = ksample;
     reg.max_stack = max_stack(cfg);
     reg.khz = kernel_hz(cfg->freq_hz);
+    reg.perf_err = perf_err;
+    reg.event_err = event_err;
+    reg.timer_asked = cfg->timer;
+    reg.event_asked = cfg->event;
     pthread_mutex_unlock(&reg.mu);
     return 0;
 }
@@ -426,6 +460,18 @@ void lp_timers_fork_child(void)
     reg.n = 0;
     reg.n_perf = 0;
     reg.itimer_armed = 0;
+    reg.check_at = 0;
+    /* The choice (reg.choice with its period and interval, the errors behind its notes)
+     * stays for lp_timers_choose_inherited(). The forking thread's random-interval state is
+     * its parent's and names timers the child does not have: its generator is seeded again
+     * on its next draw (else the child draws the same intervals as its parent), and no
+     * counter plan or drawn interval carries over into the child's first samples. No
+     * handler runs in the child yet. */
+    smp_self.rng = 0;
+    smp_self.plan = (struct smp_jitter_plan){0};
+    smp_self.timer_drawn_ns = 0;
+    atomic_store(&smp_sampler.itimer_drawn_ns, 0);
+    atomic_store(&smp_sampler.itimer_carry_ns, 0);
     pthread_mutex_unlock(&reg.mu);
 }
 

@@ -33,6 +33,9 @@ struct lp_timer_choice {
  * the choice for the functions below. Problems (a source or event not available here, a
  * rate the source cannot reach) are logged once each. 0 or -errno (nothing works). */
 int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out);
+/* In a fork child: the parent's choice for the same settings, without trying the sources
+ * again (same kernel, same credentials), with the same notes; else lp_timers_choose(). */
+int lp_timers_choose_inherited(const struct lp_config *cfg, struct lp_timer_choice *out);
 
 /* The calling thread's timer (thread start; no-op for itimer). 0 or -errno. */
 int lp_timers_arm_self(void);
@@ -46,7 +49,9 @@ void lp_timers_disarm_all(void);
 /* pthread_atfork() handlers (libprof/session.c calls them from its own): prepare holds
  * the registry's lock across the fork; parent releases it; child releases it after
  * forgetting the parent's timers (POSIX timers are not inherited; the counters'
- * descriptors are closed without touching the parent's counters). */
+ * descriptors are closed without touching the parent's counters, the thread timers' ids
+ * are taken out of smp_timer_owner) and the forking thread's random-interval state (its
+ * generator is seeded again); the choice stays for lp_timers_choose_inherited(). */
 void lp_timers_fork_prepare(void);
 void lp_timers_fork_parent(void);
 void lp_timers_fork_child(void);

@@ -20,6 +20,7 @@
 #include "common/clock.h"
 #include "common/maps_line.h"
 #include "include/libprof/prof_format.h"
+#include "libprof/codemap.h"
 #include "libprof/fd.h"
 #include "libprof/libc.h"
 #include "libprof/uwcache.h"
@@ -44,19 +45,10 @@ static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER; /* serializes refre
 static struct module_table modules[2];
 static struct smp_dbuf modules_dbuf;
 static _Atomic int modules_loaded; /* 0 before the first load */
+/* A fork child has its parent's code map, made under the map lock held across the fork:
+ * its session starts from it (a pc outside it asks for a rescan, as in the parent). */
+static int map_inherited;
 static uint64_t last_rescan_ns;    /* when the writer last reread the maps on request */
-
-void lp_codemap_publish(const struct smp_code_range *ranges, size_t n)
-{
-    int j = smp_dbuf_spare(&smp_codemap.dbuf);
-    struct smp_codemap_table *t = &smp_codemap.tables[j];
-    if (n > SMP_CODEMAP_MAX)
-        n = SMP_CODEMAP_MAX;
-    memcpy(t->ranges, ranges, n * sizeof(ranges[0]));
-    t->n = n;
-    smp_dbuf_publish(&smp_codemap.dbuf, j);
-    atomic_store_explicit(&smp_codemap.published, 1, memory_order_release);
-}
 
 /* Adds one /proc/self/maps line to t when it is executable. */
 static void parse_maps_line(const char *line, struct module_table *t)
@@ -114,20 +106,17 @@ int lp_unwind_module_at(uintptr_t pc, char *path, size_t cap, uint64_t *file_off
     return rc;
 }
 
-/* Publishes the ranges of t as the code map, each with its module's unwind table as far as
- * it is built; map_lock held. */
-static void publish_code_map(const struct module_table *t)
+/* Gives range i of the module table ctx its module's unwind table, as far as it is built. */
+static void annotate(struct smp_code_range *r, size_t i, void *ctx)
 {
-    int j = smp_dbuf_spare(&smp_codemap.dbuf);
-    struct smp_codemap_table *c = &smp_codemap.tables[j];
-    size_t n = t->n < SMP_CODEMAP_MAX ? t->n : SMP_CODEMAP_MAX;
-    for (size_t i = 0; i < n; i++) {
-        c->ranges[i] = t->ranges[i];
-        lp_uwtables_annotate(&c->ranges[i], t->module_ids[i], t->file_offsets[i]);
-    }
-    c->n = n;
-    smp_dbuf_publish(&smp_codemap.dbuf, j);
-    atomic_store_explicit(&smp_codemap.published, 1, memory_order_release);
+    const struct module_table *t = ctx;
+    lp_uwtables_annotate(r, t->module_ids[i], t->file_offsets[i]);
+}
+
+/* Publishes the ranges of t as the code map; map_lock held. */
+static void publish_code_map(struct module_table *t)
+{
+    lp_codemap_publish_with(t->ranges, t->n, annotate, t);
 }
 
 void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
@@ -480,7 +469,9 @@ int lp_unwind_init(unsigned unwinder)
     int rc = 0;
     if (unwinder == PROF_UNWIND_LIBUNWIND && !ready)
         rc = init_libunwind();
-    load_code_map();
+    if (!map_inherited || !atomic_load(&modules_loaded))
+        load_code_map();
+    map_inherited = 0;
     pthread_mutex_unlock(&map_lock);
     return rc;
 }
@@ -528,6 +519,7 @@ void lp_unwind_fork_child(void)
     smp_dbuf_reset(&snaps_dbuf);
     smp_dbuf_reset(&modules_dbuf);
     smp_dbuf_reset(&smp_codemap.dbuf);
+    map_inherited = 1;
     pthread_mutex_unlock(&map_lock);
 }
 
@@ -538,7 +530,9 @@ int lp_unwind_init(unsigned unwinder)
     smp_probe_init();
     lp_uwcache_init();
     pthread_mutex_lock(&map_lock);
-    load_code_map();
+    if (!map_inherited || !atomic_load(&modules_loaded))
+        load_code_map();
+    map_inherited = 0;
     pthread_mutex_unlock(&map_lock);
     return unwinder == PROF_UNWIND_LIBUNWIND ? -ENOTSUP : 0;
 }
@@ -591,6 +585,7 @@ void lp_unwind_fork_child(void)
     lp_uwtables_fork_child();
     smp_dbuf_reset(&modules_dbuf);
     smp_dbuf_reset(&smp_codemap.dbuf);
+    map_inherited = 1;
     pthread_mutex_unlock(&map_lock);
 }
 

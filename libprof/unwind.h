@@ -24,7 +24,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct smp_code_range;
 
 #define LP_UNWIND_MAX_OBJECTS 1024u      /* loaded objects the snapshot can hold */
 #define LP_UNWIND_PATH_BYTES (256u << 10) /* file paths the module table can hold */
@@ -69,11 +68,6 @@ int lp_unwind_module_at(uintptr_t pc, char *path, size_t cap, uint64_t *file_off
  * [*lo, *hi); both 0 when none does. */
 void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi);
 
-/* Not async-signal-safe; one caller at a time (lp_unwind_init/refresh hold the lock; tests
- * call it alone). Publishes n executable ranges, sorted and not overlapping, as the code
- * map the handlers read (sampler/codemap.h); waits while a walk is inside the table it
- * replaces. */
-void lp_codemap_publish(const struct smp_code_range *ranges, size_t n);
 
 /* Not async-signal-safe. pthread_atfork() handlers (libprof/session.c calls them from
  * its own): prepare holds the refresh lock and keeps handlers out of libunwind across the

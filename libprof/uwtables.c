@@ -216,6 +216,25 @@ static int add_mapped_eh_frame(struct cmn_cfi_build *b, const struct lp_object *
     return 0;
 }
 
+/* The bytes of code the FDEs read so far describe. */
+static uint64_t covered(const struct cmn_cfi_build *b)
+{
+    uint64_t n = 0;
+    for (size_t i = 0; i < b->n_fdes; i++)
+        n += b->fdes[i].len;
+    return n;
+}
+
+/* The bytes of the module's executable segments. */
+static uint64_t text_bytes(const struct lp_object *o)
+{
+    uint64_t n = 0;
+    for (unsigned i = 0; i < o->phnum; i++)
+        if (o->phdrs[i].p_type == PT_LOAD && (o->phdrs[i].p_flags & PF_X))
+            n += o->phdrs[i].p_memsz;
+    return n;
+}
+
 /* A section of the module's file, when the file is still the one mapped. */
 static void add_file_section(struct cmn_cfi_build *b, const struct module *mod,
                              const char *name, int is_debug_frame)
@@ -268,25 +287,29 @@ static const struct cmn_uw_table *make_table(struct cmn_cfi_build *b, const char
 }
 
 /* Builds module id's table; its state becomes BUILT or NONE (with a note saying why).
- * Reads the module's memory only, but for a module without .eh_frame in memory: its file
- * then (.eh_frame, .debug_frame), for as long as it takes. */
+ * Reads the module's memory only, but for a module without .eh_frame in memory, or whose
+ * .eh_frame describes less than half of its code (built with -fno-asynchronous-unwind-
+ * tables, its .eh_frame holds the C runtime's start code only): its file then, for
+ * .debug_frame, for as long as it takes. */
 static void build(uint32_t id)
 {
     struct module *mod = &registry[id];
     struct cmn_cfi_build b = {.regs = {ARCH_DWARF_SP, ARCH_DWARF_FP, ARCH_DWARF_RA,
                                        ARCH_DWARF_X86_64}};
     const char *why = "its headers cannot be read";
-    struct lp_object o;
+    ElfW(Phdr) phdrs[LP_OBJECT_MAX_PHDRS];
+    struct lp_object o = {.phdrs = phdrs};
     uint8_t *eh = NULL, bid[PROF_BUILD_ID_MAX];
     if (read_headers(mod, &o) == 0) {
         take_loads(mod, &o);
         size_t bid_len = build_id_of(&o, bid, sizeof(bid));
         mod->table = cached_table(bid, bid_len);
         if (mod->table == NULL) {
-            if (add_mapped_eh_frame(&b, &o, &eh) != 0 || b.n_fdes == 0) {
+            int mapped = add_mapped_eh_frame(&b, &o, &eh) == 0;
+            if (!mapped)
                 add_file_section(&b, mod, ".eh_frame", 0);
+            if (!mapped || covered(&b) < text_bytes(&o) / 2)
                 add_file_section(&b, mod, ".debug_frame", 1);
-            }
             mod->table = make_table(&b, &why);
             if (mod->table != NULL && bid_len > 0)
                 lp_uwcache_store(bid, bid_len, mod->table);

@@ -24,7 +24,7 @@ _prof_values() { # the values of option $2 of command $1, or nothing for a file
     record:--timer) echo "auto perf thread itimer" ;;
     record:-e | record:--event) echo "task-clock cpu-clock cycles instructions" ;;
     record:--unwind) echo "auto fp dwarf libunwind check kernel" ;;
-    stacks:--unwind) echo "auto fp libunwind" ;;
+    stacks:--unwind) echo "auto dwarf fp libunwind" ;;
     record:--signal | record:--snapshot-signal | stacks:--signal)
         echo "PROF USR1 USR2 RTMIN RTMAX RTMAX-1 RTMAX-2 RTMAX-3 off" ;;
     record:--toggle-signal) echo "USR1 USR2 RTMIN RTMIN+1 RTMAX-4" ;;

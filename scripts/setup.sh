@@ -14,7 +14,10 @@ set -eu
 # libdebuginfod-dev and liblzma-dev: names for stripped programs, from debuginfod servers
 # (loaded with dlopen at run time) and from MiniDebugInfo; debuginfod, elfutils and
 # xz-utils serve and build the debug files of their end-to-end tests.
+# gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user run the steppers' unit tests
+# for aarch64 (make test-aarch64, part of make test).
 PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config python3
+      gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
       libc6-dbg golang-go libdebuginfod-dev liblzma-dev debuginfod elfutils xz-utils sqlite3
       clang libclang-rt-dev"
 if [ "${1:-}" = bench ]; then

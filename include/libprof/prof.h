@@ -40,9 +40,11 @@ PROF_API int prof_flush(void);
  * signal frame: there the entry is the interrupted instruction itself (x86_64). Returns
  * the number written (0 when max <= 0). Async-signal-safe and re-entrant: meant for
  * signal handlers, crash handlers included, on the thread's stack or an alternate signal
- * stack. It follows frame pointers (the code must keep them) and reads every word through
- * a fault-proof kernel probe, so a corrupt stack ends the walk instead of faulting. Works
- * with or without an active profile. */
+ * stack. It steps each frame by its module's unwind table (.eh_frame) where libprof has
+ * built one (a module's table is built once a sample or a backtrace has met it), by frame
+ * pointer elsewhere, and reads every word through a fault-proof kernel probe, so a
+ * corrupt stack ends the walk instead of faulting. Works with or without an active
+ * profile (without one, by frame pointers). */
 PROF_API int prof_backtrace(void **pcs, int max, int skip);
 
 /* Writes the calling thread's stack to fd as text, one frame per line, innermost first,

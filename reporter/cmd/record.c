@@ -83,9 +83,12 @@ const char rep_cmd_record_help[] =
     "  -p, --pid PID        sample process PID until -d passes, Ctrl-C, or its exit\n"
     "                       or exec; it runs on untouched. -o FILE is required and\n"
     "                       taken literally; -F, -d and --depth apply\n"
-    "      --unwind MODE    with -p: fp, libprof's stepper on a copy of the stack,\n"
-    "                       or kernel, the kernel's frame-pointer walk (default: fp;\n"
-    "                       --callchain is its former name)\n"
+    "      --unwind MODE    with -p: auto (libprof's walk over a copy of the stack,\n"
+    "                       by the unwind tables of the process's modules, by frame\n"
+    "                       pointer where one has none), dwarf (the tables only),\n"
+    "                       fp (frame pointers only) or kernel (the kernel's\n"
+    "                       frame-pointer walk: smaller samples, no leaf fixes)\n"
+    "                       (default: auto; --callchain is its former name)\n"
     "\n"
     "The library is $PROF_LIBRARY, else libprof.so next to prof (a build tree) or in\n"
     "../lib (an installed tree).\n";
@@ -298,16 +301,39 @@ static int parse_duration(const char *s, struct rep_record_opts *o, struct cmn_e
     return CMN_OK;
 }
 
-/* --unwind: verbatim for the library, which checks it; with -p, fp or kernel (auto: fp). */
+/* The walks of -p's --unwind (and --callchain, its former name). */
+static bool parse_pid_unwind(const char *s, enum att_rwalk_mode *mode, bool *is_kernel)
+{
+    static const struct {
+        const char *name;
+        enum att_rwalk_mode mode;
+    } modes[] = {
+        {"auto", ATT_RWALK_AUTO},
+        {"dwarf", ATT_RWALK_DWARF},
+        {"fp", ATT_RWALK_FP},
+        {"kernel", ATT_RWALK_AUTO},
+    };
+    for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+        if (strcmp(s, modes[i].name) == 0) {
+            *mode = modes[i].mode;
+            *is_kernel = strcmp(s, "kernel") == 0;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* --unwind: verbatim for the library, which checks it; with -p, auto, dwarf, fp or
+ * kernel. */
 static int parse_unwind(const char *s, struct rep_record_opts *o, struct cmn_err *err)
 {
     if (o->pid == 0) {
         o->unwind = s;
         return CMN_OK;
     }
-    if (strcmp(s, "fp") != 0 && strcmp(s, "kernel") != 0 && strcmp(s, "auto") != 0)
-        return cmn_err_set(err, CMN_E_INPUT, "--unwind: with -p, '%s' is not fp or kernel", s);
-    o->is_kernel_callchain = strcmp(s, "kernel") == 0;
+    if (!parse_pid_unwind(s, &o->pid_unwind, &o->is_kernel_callchain))
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "--unwind: with -p, '%s' is not auto, dwarf, fp or kernel", s);
     return CMN_OK;
 }
 
@@ -453,9 +479,10 @@ static int parse_option(int c, const char *arg, const char *given, struct rep_re
     case OPT_UNWIND:
         pd->unwind = arg;
         return CMN_OK;
-    case OPT_CALLCHAIN:
-        if (strcmp(arg, "fp") != 0 && strcmp(arg, "kernel") != 0)
-            return cmn_err_set(err, CMN_E_INPUT, "--callchain: '%s' is not fp or kernel", arg);
+    case OPT_CALLCHAIN: /* --unwind's former name, for -p only */
+        if (!parse_pid_unwind(arg, &o->pid_unwind, &o->is_kernel_callchain))
+            return cmn_err_set(err, CMN_E_INPUT,
+                               "--callchain: '%s' is not auto, dwarf, fp or kernel", arg);
         pd->unwind = arg;
         pd->pid_only = pd->pid_only != NULL ? pd->pid_only : "--callchain";
         return CMN_OK;
@@ -513,6 +540,7 @@ static int record_pid(const struct rep_record_opts *o, struct cmn_err *err)
         .max_depth = (unsigned)depth,
         .duration_s = o->duration_s,
         .is_kernel_callchain = o->is_kernel_callchain,
+        .unwind = o->pid_unwind,
     };
     return att_record_pid_run(&po, stderr, err);
 }

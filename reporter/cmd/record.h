@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
+#include "attach/remote_walk.h"
+
 struct cmn_err;
 
 struct rep_record_opts {
@@ -44,12 +46,13 @@ struct rep_record_opts {
     char *const *argv;           /* the command and its arguments, NULL-terminated, argv[0]
                                   * set; NULL with pid */
     /* -p: sample this running process instead of running a command (attach/record_pid.h);
-     * 0: run argv. The two fields below apply to it only. */
+     * 0: run argv. The fields below apply to it only. */
     pid_t pid;
     double duration_s;        /* -d: seconds to sample; 0: until it exits or prof is
                                * interrupted */
     bool is_kernel_callchain; /* --unwind kernel: the kernel's frame-pointer walk instead
-                               * of prof's stepper over a copy of the stack */
+                               * of prof's walk over a copy of the stack */
+    enum att_rwalk_mode pid_unwind; /* --unwind auto|dwarf|fp: how prof's walk steps */
     bool is_help;             /* -h, --help */
 };
 

@@ -60,11 +60,11 @@ const char rep_cmd_stacks_help[] =
     "      --timeout TIME   wait up to TIME for libprof's answer, then for the\n"
     "                       threads to stop under ptrace: 500ms, 5s; a bare number\n"
     "                       is seconds (default: 5s)\n"
-    "      --unwind MODE    how ptrace walks the stacks: fp (frame pointers),\n"
-    "                       libunwind (.eh_frame unwind tables: also code built\n"
-    "                       without frame pointers, at more cost), auto\n"
-    "                       (libunwind's walk when it is complete, else the frame\n"
-    "                       pointers'; default: auto)\n"
+    "      --unwind MODE    how ptrace walks the stacks: dwarf (unwind tables\n"
+    "                       built from the modules' .eh_frame or .debug_frame),\n"
+    "                       fp (frame pointers), auto (the tables, frame pointers\n"
+    "                       where a module has none), libunwind (libunwind's\n"
+    "                       remote unwinder, slower) (default: auto)\n"
     "  -h, --help           this help\n"
     "\n"
     "States: R running, S sleeping, D disk sleep, T stopped, t tracing stop,\n"
@@ -107,8 +107,11 @@ static int parse_unwind(const char *s, enum att_ptrace_unwind *out, struct cmn_e
         *out = ATT_PTRACE_UNWIND_FP;
     else if (strcmp(s, "libunwind") == 0)
         *out = ATT_PTRACE_UNWIND_LIBUNWIND;
+    else if (strcmp(s, "dwarf") == 0)
+        *out = ATT_PTRACE_UNWIND_DWARF;
     else
-        return cmn_err_set(err, CMN_E_INPUT, "--unwind: unknown '%s' (fp, libunwind, auto)", s);
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "--unwind: unknown '%s' (auto, dwarf, fp, libunwind)", s);
     if (*out == ATT_PTRACE_UNWIND_LIBUNWIND && !att_punw_is_built())
         return cmn_err_set(err, CMN_E_INPUT,
                            "--unwind libunwind: prof was built without libunwind (install "

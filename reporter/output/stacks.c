@@ -45,9 +45,8 @@ const char *rep_out_stacks_state_word(char state)
     }
 }
 
-/* Why a walk that stopped for reason r is incomplete. */
-/* Why a walk ended early, for the stepper that took the snapshot (the PROCESS record's
- * unwinder): frame pointers, or unwind tables (libunwind). */
+/* Why a walk ended early, for the walk that took the snapshot (the PROCESS record's
+ * unwinder): frame pointers only, or unwind tables (libprof's, or libunwind's). */
 static const char *truncation(uint8_t r, bool is_tables)
 {
     switch (r) {
@@ -57,8 +56,8 @@ static const char *truncation(uint8_t r, bool is_tables)
         return is_tables ? "the unwind tables led out of the stack or out of code (no unwind "
                            "information for a frame?)"
                          : "a frame pointer left the stack or a return address is in no code "
-                           "(code built without frame pointers? try PROF_UNWIND=libunwind, or "
-                           "prof stacks --unwind libunwind)";
+                           "(code built without frame pointers? try PROF_UNWIND=auto, or "
+                           "prof stacks --unwind auto)";
     case PROF_STOP_ALIGN:
         return "a misaligned frame pointer";
     case PROF_STOP_ORDER:
@@ -66,6 +65,15 @@ static const char *truncation(uint8_t r, bool is_tables)
                          : "frame pointers did not go up the stack (a corrupt chain)";
     case PROF_STOP_NO_STACK:
         return "the thread's stack was not known: its leaf only";
+    case PROF_STOP_RULE:
+        return "an unwind rule the walk does not follow (a DWARF expression, or a register it "
+               "does not track)";
+    case PROF_STOP_CODE:
+        return "a return address is in no code";
+    case PROF_STOP_NO_INFO:
+        return "no unwind information for a frame (the tables alone were asked for)";
+    case PROF_STOP_PENDING:
+        return "the unwind table of a frame's module was not built yet";
     default:
         return "an unknown stop reason";
     }
@@ -167,7 +175,10 @@ int rep_out_stacks(FILE *out, const struct rep_profile *p, const struct rep_snap
             p->has_process ? p->process.pid : 0, slash ? slash + 1 : exe, g->n_members,
             g->n_members == 1 ? "" : "s", g->n_groups, g->n_groups == 1 ? "" : "s", how);
     for (size_t i = 0; i < g->n_groups; i++)
-        print_group(out, g, &g->groups[i], names, p->process.unwinder == PROF_UNWIND_LIBUNWIND);
+        print_group(out, g, &g->groups[i], names,
+                    p->process.unwinder == PROF_UNWIND_LIBUNWIND ||
+                        p->process.unwinder == PROF_UNWIND_AUTO ||
+                        p->process.unwinder == PROF_UNWIND_DWARF);
     if (g->n_members > g->n_stacked)
         fprintf(out, "\nthreads without a stack (%zu):\n", g->n_members - g->n_stacked);
     for (size_t i = g->n_stacked; i < g->n_members; i++) {

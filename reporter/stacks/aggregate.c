@@ -282,23 +282,20 @@ static int push_state(struct rep_agg *a, struct rep_names *names, uint32_t state
 }
 
 /* Symbolizes sample smp into the scratch array, root first; *n gets the count of ids.
- * A caller the frame-pointer walk missed (rep_sym_leaf_caller) goes in as the leaf's
- * caller. The ids are gathered leaf first, then reversed. */
+ * The ids are gathered leaf first, then reversed. (Profiles of older versions carry the
+ * word at the leaf's stack pointer, sp_word, which an older reporter added as the leaf's
+ * caller where the leaf's unwind information put its return address there: the walks now
+ * prove that caller themselves, and sp_word is ignored.) */
 static int symbolize(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p,
                      const struct rep_sample *smp, size_t *n)
 {
     size_t n_frames = smp->n_frames;
-    uint64_t caller;
-    if (rep_sym_leaf_caller(sym, smp, &caller) != CMN_OK)
-        return CMN_E_NOMEM;
     *n = 0;
     /* The state of a thread off CPU is the leaf. */
     if (rep_state_is_off_cpu(smp->state) && push_state(a, sym->names, smp->state, n) != CMN_OK)
         return CMN_E_NOMEM;
     for (size_t f = 0; f < n_frames; f++) {
         if (push_frames(a, sym, rep_sample_frame(smp, f), f > 0, smp->time_ns, n) != CMN_OK)
-            return CMN_E_NOMEM;
-        if (f == 0 && caller != 0 && push_frames(a, sym, caller, true, smp->time_ns, n))
             return CMN_E_NOMEM;
     }
     if (a->filter != NULL && rep_filter_has_stack_rules(a->filter)) {

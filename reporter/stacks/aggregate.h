@@ -3,9 +3,7 @@
  * Stacks summed: every distinct symbolized stack (a sequence of name ids, root first) with
  * the total weight of the samples that had it. Two samples whose addresses differ but
  * whose functions are the same merge; frames repeated by recursion stay, as they are
- * real. A leaf caught before it pushed anything (at its entry, frameless, or past its
- * epilogue) gets back the caller that the frame-pointer walk skipped, from the sample's
- * sp_word. main() feeds it each profile after symbolizing; the outputs (out_folded.c,
+ * real. main() feeds it each profile after symbolizing; the outputs (out_folded.c,
  * out_top.c) read the stacks. It also keeps the totals the outputs print. Owns its
  * memory; reporter thread only.
  */

@@ -2,8 +2,8 @@
 /*
  * Grouping a snapshot's threads (see snap_groups.h). Each thread's sample is symbolized
  * frame by frame into (address, name) pairs, leaf first, exactly as the aggregate does
- * (reporter/stacks/aggregate.c): callers are looked up one byte before their return address, and
- * a leaf caught before it pushed anything gets back its caller from sp_word. The threads
+ * (reporter/stacks/aggregate.c): callers are looked up one byte before their return
+ * address. The threads
  * with a stack are then sorted by their names, stop reason and tid, so that equal stacks
  * are neighbours with the lowest tid first, and every run of equal stacks is a group.
  * Sorting keeps this O(n log n) in the threads, for processes with thousands of them.
@@ -47,14 +47,9 @@ static int push_address(struct rep_snap_groups *g, struct rep_sym *sym, uint64_t
 static int symbolize(struct rep_snap_groups *g, struct rep_sym *sym, const struct rep_sample *s,
                      struct rep_snap_member *m)
 {
-    uint64_t caller;
-    if (rep_sym_leaf_caller(sym, s, &caller) != CMN_OK)
-        return CMN_E_NOMEM;
     m->frames_at = g->n_frames;
     for (size_t f = 0; f < s->n_frames; f++) {
         if (push_address(g, sym, rep_sample_frame(s, f), f > 0, s->time_ns) != CMN_OK)
-            return CMN_E_NOMEM;
-        if (f == 0 && caller != 0 && push_address(g, sym, caller, true, s->time_ns) != CMN_OK)
             return CMN_E_NOMEM;
     }
     m->n_frames = (uint32_t)(g->n_frames - m->frames_at);

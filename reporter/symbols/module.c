@@ -11,10 +11,11 @@
  * dynamic table with the functions of the file's MiniDebugInfo when it has some
  * (reporter/symbols/minidebug.c); the PLT entries libbfd synthesizes are added.
  * Source lines and inlined functions come from the DWARF of the file or of that debug file
- * (rep_module_lines), read by libbfd on demand. On x86_64 the module also indexes
- * .eh_frame (reporter/symbols/cfi.c) to tell where a leaf's return address is. Created and used by
- * the symbolizer in the reporter's thread; the bfds stay open for the module's life
- * because the symbol names live in their memory.
+ * (rep_module_lines), read by libbfd on demand. On x86_64 the module compiles its
+ * .eh_frame into an unwind table (common/uw_build.h) the first time it is asked where a
+ * leaf's return address is (`prof symbolize`, for the candidate lines of old backtraces).
+ * Created and used by the symbolizer in the reporter's thread; the bfds stay open for the
+ * module's life because the symbol names live in their memory.
  *
  * Sizes: libbfd's public API has no symbol size, but its ELF back end keeps the ELF
  * symbol right after the asymbol (elf_symbol_type in elf-bfd.h, which binutils-dev does
@@ -40,7 +41,8 @@
 
 #include "common/build_id.h"
 #include "common/err.h"
-#include "reporter/symbols/cfi.h"
+#include "common/uw_build.h"
+#include "common/uw_table.h"
 #include "reporter/symbols/minidebug.h"
 
 #define MODULE_BUILD_ID_MAX 64u
@@ -71,8 +73,8 @@ struct mod_func {
 
 struct rep_module {
     bfd *abfd;
-    uint8_t *eh_frame;        /* the .eh_frame bytes of an x86_64 file, or NULL */
-    struct rep_cfi cfi;       /* their index */
+    struct cmn_uw_table *uw;  /* its .eh_frame compiled (x86_64), once asked; NULL: none */
+    bool is_uw_tried;         /* uw was built, or could not be */
     bfd *debug_bfd;           /* the separate debug file, when its symbols are used */
     asymbol **debug_syms;     /* its static symbol table, or NULL */
     bfd *mini_bfd;            /* the MiniDebugInfo, when there is no debug file */
@@ -288,27 +290,6 @@ static void load_build_id(struct rep_module *m)
             load_build_id_from(m, s);
 }
 
-/* Loads and indexes .eh_frame, on x86_64 only: there the return address of a function that
- * has pushed nothing is the word at the stack pointer (see rep_module_ra_at_sp). A file
- * without it just answers "unknown". */
-static int load_cfi(struct rep_module *m)
-{
-    asection *s = bfd_get_section_by_name(m->abfd, ".eh_frame");
-    if (bfd_get_arch(m->abfd) != bfd_arch_i386 || bfd_get_arch_size(m->abfd) != 64 || s == NULL ||
-        (bfd_section_flags(s) & SEC_HAS_CONTENTS) == 0 || bfd_section_size(s) == 0)
-        return CMN_OK;
-    size_t size = bfd_section_size(s);
-    m->eh_frame = malloc(size);
-    if (m->eh_frame == NULL)
-        return CMN_E_NOMEM;
-    if (!bfd_get_section_contents(m->abfd, s, m->eh_frame, 0, size)) {
-        free(m->eh_frame);
-        m->eh_frame = NULL;
-        return CMN_OK;
-    }
-    return rep_cfi_init(&m->cfi, m->eh_frame, size, bfd_section_vma(s));
-}
-
 /* Opens path as the separate debug file of m; true when it is an object file. */
 static bool open_debug_file(struct rep_module *m, const char *path)
 {
@@ -474,7 +455,7 @@ int rep_module_open_with(const char *path, const struct rep_module_finder *finde
             goto fail;
         }
     }
-    if (load_sections(m) != CMN_OK || load_symbols(m) != CMN_OK || load_cfi(m) != CMN_OK) {
+    if (load_sections(m) != CMN_OK || load_symbols(m) != CMN_OK) {
         rc = cmn_err_nomem(err);
         goto fail;
     }
@@ -498,8 +479,7 @@ void rep_module_close(struct rep_module *m)
         bfd_close(m->mini_bfd);
     free(m->debug_syms);
     free(m->mini_syms);
-    rep_cfi_fini(&m->cfi);
-    free(m->eh_frame);
+    free(m->uw);
     free(m->syms);
     free(m->dynsyms);
     free(m->synth);
@@ -560,15 +540,49 @@ int rep_module_lookup(const struct rep_module *m, uint64_t off, const char **nam
     return CMN_OK;
 }
 
-int rep_module_ra_at_sp(const struct rep_module *m, uint64_t off, bool *yes /* out */)
+static void *alloc_table(void *ctx, uint64_t bytes)
+{
+    (void)ctx;
+    return bytes <= SIZE_MAX ? malloc((size_t)bytes) : NULL;
+}
+
+/* Compiles .eh_frame into m->uw, on x86_64 only: there the return address of a function
+ * that has pushed nothing is the word at the stack pointer (see rep_module_ra_at_sp). A
+ * file without it just answers "unknown". */
+static void load_unwind_table(struct rep_module *m)
+{
+    m->is_uw_tried = true;
+    asection *s = bfd_get_section_by_name(m->abfd, ".eh_frame");
+    if (bfd_get_arch(m->abfd) != bfd_arch_i386 || bfd_get_arch_size(m->abfd) != 64 || s == NULL ||
+        (bfd_section_flags(s) & SEC_HAS_CONTENTS) == 0 || bfd_section_size(s) == 0)
+        return;
+    size_t size = bfd_section_size(s);
+    uint8_t *data = malloc(size);
+    if (data == NULL)
+        return;
+    if (bfd_get_section_contents(m->abfd, s, data, 0, size)) {
+        struct cmn_cfi_build b = {.regs = {7, 6, 16, 1}}; /* x86_64's DWARF rsp, rbp, rip */
+        struct cmn_cfi_section sec = {data, size, bfd_section_vma(s), 0, false};
+        cmn_cfi_add_section(&b, &sec);
+        m->uw = cmn_cfi_table(&b, alloc_table, NULL);
+        cmn_cfi_build_free(&b);
+    }
+    free(data);
+}
+
+int rep_module_ra_at_sp(struct rep_module *m, uint64_t off, bool *yes /* out */)
 {
     const struct mod_section *sec = section_at(m, off);
-    unsigned reg;
-    int64_t cfa_offset;
-    if (sec == NULL ||
-        rep_cfi_cfa_at(&m->cfi, sec->vma + (off - sec->filepos), &reg, &cfa_offset) != CMN_OK)
+    if (!m->is_uw_tried)
+        load_unwind_table(m);
+    uint32_t rule = sec != NULL && m->uw != NULL
+                        ? cmn_uw_lookup(m->uw, sec->vma + (off - sec->filepos))
+                        : 0;
+    unsigned kind = cmn_uw_kind(rule);
+    if (kind == CMN_UW_NONE || kind == CMN_UW_STOP)
         return CMN_E_NOTFOUND;
-    *yes = reg == REP_CFI_X86_64_RSP && cfa_offset == 8;
+    /* CFA = rsp + 8, the return address right below it: nothing pushed yet. */
+    *yes = kind == CMN_UW_CFA_SP && cmn_uw_off(rule) == 8 && cmn_uw_ra(rule) == 1;
     return CMN_OK;
 }
 

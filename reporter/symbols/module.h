@@ -69,7 +69,7 @@ int rep_module_lines(struct rep_module *m, uint64_t off, struct rep_module_frame
  * pointer + 8, so it has pushed nothing yet (at its entry, without a frame at all, or after
  * its epilogue). CMN_OK with *yes, or CMN_E_NOTFOUND when the file has no such information
  * for that address (or is not x86_64). */
-int rep_module_ra_at_sp(const struct rep_module *m, uint64_t off, bool *yes /* out */);
+int rep_module_ra_at_sp(struct rep_module *m, uint64_t off, bool *yes /* out */);
 /* The file's GNU build-id note. CMN_OK with *id pointing into m, or CMN_E_NOTFOUND. */
 int rep_module_build_id(const struct rep_module *m, const uint8_t **id /* out */,
                         size_t *n /* out */);

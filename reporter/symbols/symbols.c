@@ -47,14 +47,13 @@ struct rep_sym_module {
 };
 
 /* What a cache slot answers about its address. */
-#define SLOT_LEAF 0u     /* the name of a leaf frame */
-#define SLOT_CALLER 1u   /* the name of a caller's frame (a return address) */
-#define SLOT_RA_AT_SP 2u /* whether the return address of a leaf there is at its sp */
+#define SLOT_LEAF 0u   /* the name of a leaf frame */
+#define SLOT_CALLER 1u /* the name of a caller's frame (a return address) */
 
 struct rep_sym_slot {
     uint64_t addr; /* the frame address as recorded */
     uint32_t tag;  /* (mapping index + 2) << 2 | SLOT_*; 0 marks an empty slot */
-    uint32_t id;   /* its name id, or for SLOT_RA_AT_SP 0 or 1 */
+    uint32_t id;   /* its name id */
 };
 
 int rep_sym_init(struct rep_sym *s, struct rep_names *names)
@@ -668,35 +667,6 @@ const struct rep_map *rep_sym_map_at(const struct rep_sym *s, uint64_t addr, boo
     return i < 0 ? NULL : &s->prof->maps[i];
 }
 
-int rep_sym_ra_at_sp(struct rep_sym *s, uint64_t pc, uint64_t time_ns, bool *yes /* out */)
-{
-    *yes = false;
-    long map_index = find_map(s, pc, time_ns);
-    if (map_index < 0)
-        return CMN_OK;
-    uint32_t tag = tag_of(map_index, SLOT_RA_AT_SP);
-    struct rep_sym_slot *slot;
-    bool is_found;
-    if (find_slot(s, pc, tag, &slot, &is_found) != CMN_OK)
-        return CMN_E_NOMEM;
-    if (is_found) {
-        *yes = slot->id != 0;
-        return CMN_OK;
-    }
-    /* Opening the module does not touch the cache, so the slot stays valid. */
-    struct rep_module *mod;
-    int rc = module_of_map(s, map_index, &mod);
-    if (rc != CMN_OK)
-        return rc;
-    const struct rep_map *map = &s->prof->maps[map_index];
-    bool at_sp;
-    if (mod != NULL &&
-        rep_module_ra_at_sp(mod, pc - map->start + map->file_offset, &at_sp) == CMN_OK)
-        *yes = at_sp;
-    fill_slot(s, slot, pc, tag, *yes ? 1u : 0u);
-    return CMN_OK;
-}
-
 void rep_sym_warn(struct rep_sym *sym, size_t *n_printed)
 {
     char *unnamed;
@@ -706,18 +676,4 @@ void rep_sym_warn(struct rep_sym *sym, size_t *n_printed)
     }
     for (; *n_printed < sym->n_warnings; (*n_printed)++)
         rep_warnf("%s", sym->warnings[*n_printed]);
-}
-
-int rep_sym_leaf_caller(struct rep_sym *s, const struct rep_sample *smp, uint64_t *caller)
-{
-    bool yes = false;
-    *caller = 0;
-    if (smp->n_frames == 0 || smp->sp_word == 0 ||
-        (smp->n_frames > 1 && rep_sample_frame(smp, 1) == smp->sp_word))
-        return CMN_OK;
-    if (rep_sym_ra_at_sp(s, rep_sample_frame(smp, 0), smp->time_ns, &yes) != CMN_OK)
-        return CMN_E_NOMEM;
-    if (yes)
-        *caller = smp->sp_word;
-    return CMN_OK;
 }

@@ -115,20 +115,6 @@ int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t ti
 const struct rep_map *rep_sym_map_at(const struct rep_sym *s, uint64_t addr, bool is_caller,
                                      uint64_t time_ns);
 
-/* Whether the leaf of a sample taken at time_ns, at address pc, had pushed nothing on
- * the stack (its call frame information says so), so that the word at its stack pointer,
- * the sample's sp_word, is the return address into its caller, which the frame-pointer
- * walk missed. *yes is false when that is not known. CMN_OK or CMN_E_NOMEM. */
-int rep_sym_ra_at_sp(struct rep_sym *s, uint64_t pc, uint64_t time_ns, bool *yes /* out */);
-
-/* The caller a sample's frame-pointer walk missed: when its leaf had pushed nothing
- * (rep_sym_ra_at_sp), the sample's sp_word is the return address into that caller, which
- * goes in right after the leaf. *caller gets it, or 0 when the sample has none (no
- * sp_word, the walk already has it as its second frame, or the leaf's call frame
- * information does not put the return address there). CMN_OK or CMN_E_NOMEM. */
-int rep_sym_leaf_caller(struct rep_sym *s, const struct rep_sample *smp,
-                        uint64_t *caller /* out */);
-
 /* Prints the warnings sym gathered since *n_printed (updated) on stderr, one line each,
  * the build-ids that debuginfod could not name since the last call among them (one line). */
 void rep_sym_warn(struct rep_sym *sym, size_t *n_printed);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Tests of the remote libunwind walk (attach/ptrace_unwind.c) and of the ptrace
- * snapshot's unwind modes (attach/ptrace_snap.c) on a child of the test, parked in
+ * snapshot's unwind modes (attach/ptrace_snap.c: libunwind is the oracle of the walk by
+ * prof's own unwind tables) on a child of the test, parked in
  * pause() under three calls of this file. The unit tests are built without
  * -fno-omit-frame-pointer, so at -O2 these functions keep no frame pointer, as distribution
  * code does. Each of them tells the test its own return address, which the walk must give
@@ -175,32 +176,57 @@ Test(ptrace_unwind, does_not_walk_before_init)
     att_punw_fini(&u); /* a zeroed state is fine */
 }
 
-Test(ptrace_unwind, the_snapshot_names_its_unwinder)
+/* The frames of p's only sample into frames (64 at most); their number. */
+static unsigned sample_frames(const struct rep_profile *p, uint64_t *frames)
 {
-    uint64_t ras[N_CHAIN];
-    pid_t pid = start_child(ras);
-    struct rep_profile fp, unw, any;
-    snapshot(pid, ATT_PTRACE_UNWIND_FP, &fp);
-    snapshot(pid, ATT_PTRACE_UNWIND_LIBUNWIND, &unw);
-    snapshot(pid, ATT_PTRACE_UNWIND_AUTO, &any);
-    cr_expect_eq(fp.process.unwinder, PROF_UNWIND_FP);
-    cr_expect_eq(unw.process.unwinder, PROF_UNWIND_LIBUNWIND);
-    /* Auto asks libunwind where the frame pointers fall short, as they do here. */
-    cr_expect_eq(any.process.unwinder, PROF_UNWIND_LIBUNWIND);
-    cr_assert_eq(unw.n_samples, 1);
-    cr_assert_eq(any.n_samples, 1);
-    const struct rep_sample *s = &unw.samples[0];
-    uint64_t frames[64];
+    cr_assert_eq(p->n_samples, 1);
+    const struct rep_sample *s = &p->samples[0];
     unsigned n = s->n_frames < 64 ? s->n_frames : 64;
     for (unsigned i = 0; i < n; i++)
         frames[i] = rep_sample_frame(s, i);
-    cr_expect_geq(chain_at(frames, n, ras), 1, "the chain is not in the libunwind sample");
-    cr_expect_eq(s->stop_reason, PROF_STOP_END);
-    cr_expect_eq(any.samples[0].n_frames, s->n_frames, "auto did not keep libunwind's walk");
-    cr_expect_eq(any.samples[0].stop_reason, PROF_STOP_END);
+    return n;
+}
+
+/* libunwind is the oracle: the walk by prof's own unwind tables (auto, dwarf) gives the
+ * same frames, leaf first, through code without frame pointers, as far as libunwind goes,
+ * and ends complete. */
+Test(ptrace_unwind, the_snapshot_names_its_unwinder_and_the_tables_match_libunwind)
+{
+    uint64_t ras[N_CHAIN];
+    pid_t pid = start_child(ras);
+    struct rep_profile fp, unw, any, dwarf;
+    snapshot(pid, ATT_PTRACE_UNWIND_FP, &fp);
+    snapshot(pid, ATT_PTRACE_UNWIND_LIBUNWIND, &unw);
+    snapshot(pid, ATT_PTRACE_UNWIND_AUTO, &any);
+    snapshot(pid, ATT_PTRACE_UNWIND_DWARF, &dwarf);
+    cr_expect_eq(fp.process.unwinder, PROF_UNWIND_FP);
+    cr_expect_eq(unw.process.unwinder, PROF_UNWIND_LIBUNWIND);
+    cr_expect_eq(any.process.unwinder, PROF_UNWIND_AUTO);
+    cr_expect_eq(dwarf.process.unwinder, PROF_UNWIND_DWARF);
+    uint64_t want[64], got[64];
+    unsigned n_want = sample_frames(&unw, want);
+    cr_expect_geq(chain_at(want, n_want, ras), 1, "the chain is not in the libunwind sample");
+    cr_expect_eq(unw.samples[0].stop_reason, PROF_STOP_END);
+    const struct rep_profile *tables[] = {&any, &dwarf};
+    for (size_t k = 0; k < 2; k++) {
+        unsigned n = sample_frames(tables[k], got);
+        cr_expect_eq(tables[k]->samples[0].stop_reason, PROF_STOP_END, "%s: stop reason %u",
+                     k ? "dwarf" : "auto", tables[k]->samples[0].stop_reason);
+        /* libunwind ends this stack early, claiming its end, in Criterion's library
+         * (criterion_internal_test_main); the tables go on to _start. */
+        cr_expect_geq(n, n_want, "%s: %u frames, libunwind %u", k ? "dwarf" : "auto", n, n_want);
+        for (unsigned i = 0; i < n && i < n_want; i++)
+            cr_expect_eq(got[i], want[i], "%s: frame %u is %#lx, libunwind's %#lx",
+                         k ? "dwarf" : "auto", i, (unsigned long)got[i], (unsigned long)want[i]);
+    }
+    /* Frame pointers alone lose the chain. */
+    unsigned n_fp = sample_frames(&fp, got);
+    cr_expect(n_fp < n_want || fp.samples[0].stop_reason != PROF_STOP_END,
+              "frame pointers followed code built without them: %u frames", n_fp);
     rep_profile_fini(&fp);
     rep_profile_fini(&unw);
     rep_profile_fini(&any);
+    rep_profile_fini(&dwarf);
     /* Detached: it still runs, and still sleeps in pause(). */
     usleep(20000);
     cr_expect_eq(att_proc_task_state(pid, pid), 'S');
@@ -219,7 +245,7 @@ Test(ptrace_unwind, says_it_was_built_without_libunwind)
     att_punw_fini(&u);
 }
 
-Test(ptrace_unwind, an_explicit_libunwind_snapshot_is_refused_and_auto_walks_frame_pointers)
+Test(ptrace_unwind, an_explicit_libunwind_snapshot_is_refused_and_auto_walks_by_the_tables)
 {
     uint64_t ras[N_CHAIN];
     pid_t pid = start_child(ras);
@@ -231,7 +257,9 @@ Test(ptrace_unwind, an_explicit_libunwind_snapshot_is_refused_and_auto_walks_fra
     fclose(mem);
     struct rep_profile p;
     snapshot(pid, ATT_PTRACE_UNWIND_AUTO, &p);
-    cr_expect_eq(p.process.unwinder, PROF_UNWIND_FP);
+    cr_expect_eq(p.process.unwinder, PROF_UNWIND_AUTO);
+    cr_assert_eq(p.n_samples, 1);
+    cr_expect_eq(p.samples[0].stop_reason, PROF_STOP_END);
     rep_profile_fini(&p);
     end_child(pid);
 }

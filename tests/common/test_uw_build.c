@@ -340,6 +340,27 @@ Test(uw_build, hostile_sections_never_crash_or_hang)
     free(t);
 }
 
+/* Offsets whose product with the data alignment factor overflows (found by the fuzz
+ * target): no undefined behaviour (UBSan in make asan), and rules that no walk follows. */
+Test(uw_build, offsets_that_overflow_give_rules_no_walk_follows)
+{
+    struct emit e = {0};
+    size_t c = cie(&e, "zR");
+    fde(&e, c, 0x1000, 0x40);
+    u8(&e, 0x41), u8(&e, 0x86), uleb(&e, 0x8000000000000001ull); /* offset rbp: huge */
+    u8(&e, 0x41), u8(&e, 0x12), uleb(&e, 7), sleb(&e, INT64_MIN / 2); /* def_cfa_sf */
+    u8(&e, 0x41), u8(&e, 0x13), sleb(&e, INT64_MAX / 4);             /* def_cfa_offset_sf */
+    u8(&e, 0x41), u8(&e, 0x2f), uleb(&e, 16), uleb(&e, UINT64_MAX);  /* negative rip */
+    u8(&e, 0x41), u8(&e, 0x11), uleb(&e, 6), sleb(&e, INT64_MIN);    /* offset_sf rbp */
+    end(&e);
+    struct cmn_uw_table *t = build(&e, NULL);
+    cr_assert_not_null(t);
+    cr_expect_eq(cmn_uw_fp(cmn_uw_lookup(t, 0x1001)), CMN_UW_REG_UNKNOWN);
+    for (uint32_t pc = 0x1002; pc < 0x1006; pc++)
+        cr_expect_eq(cmn_uw_kind(cmn_uw_lookup(t, pc)), CMN_UW_STOP, "pc %#x", pc);
+    free(t);
+}
+
 Test(uw_table, lookup_agrees_with_a_scan_across_pages)
 {
     enum { N = 500 };

@@ -500,6 +500,7 @@ static void scan_record(struct e2e_scan *s, const unsigned char *rec, uint32_t t
         s->pid = pr.pid;
         s->requested_hz = pr.requested_hz;
         s->timer_source = pr.timer_source;
+        s->unwinder = pr.unwinder;
         s->start_mono_ns = pr.start_mono_ns;
     } else if (type == PROF_REC_MAP) {
         s->n_maps++;

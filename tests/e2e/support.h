@@ -86,6 +86,7 @@ struct e2e_scan {
     size_t n_kernel_truncated;         /* and of those, the truncated ones */
     uint64_t stats[PROF_STAT_N];       /* the STATS record's counters, 0 for those it lacks */
     uint32_t timer_source;             /* from the process record */
+    uint32_t unwinder;                 /* from the process record (PROF_UNWIND_*) */
     uint64_t start_mono_ns;            /* from the process record */
     uint64_t first_time_ns;            /* earliest sample time */
     uint64_t last_time_ns;             /* latest sample time */

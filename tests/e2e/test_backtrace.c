@@ -61,6 +61,44 @@ Test(e2e_backtrace, a_crash_handler_backtrace_symbolizes_to_the_crashing_line)
     e2e_proc_free(&p);
 }
 
+/* A crash in code built without frame pointers, a frameless leaf called by a function
+ * that cleared %rbp, after 0.3 s of work there: libprof sampled the program and built its
+ * unwind table meanwhile, and the handler's backtrace follows it, with no candidate line,
+ * down to the C library's start. */
+Test(e2e_backtrace, a_crash_in_code_without_frame_pointers_has_the_true_chain)
+{
+    struct e2e_proc p;
+    struct e2e_opts o = {.preload = 1,
+                         .env = E2E_ARGV(e2e_env("PROF_OUTPUT", e2e_path("crash.prof")))};
+    e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("crasher"), "nofp"));
+    cr_assert_eq(p.status, 3, "crasher exited %d:\n%s%s", p.status, p.out, p.err);
+    cr_expect_null(strstr(p.out, "? "), "a candidate line:\n%s", p.out);
+    e2e_write_file(e2e_path("bt.txt"), p.out, p.out_len);
+    e2e_proc_free(&p);
+    e2e_run(&p, &(struct e2e_opts){0}, E2E_ARGV(E2E_PROF, "symbolize", e2e_path("bt.txt")));
+    cr_assert_eq(p.status, 0, "prof symbolize exited %d:\n%s", p.status, p.err);
+    cr_log_info("symbolized:\n%s", p.out);
+    char *leaf = strstr(p.out, "\ncrash_nofp_leaf ");
+    cr_assert_not_null(leaf, "no crash_nofp_leaf frame:\n%s", p.out);
+    char file[1024];
+    unsigned line;
+    cr_assert_eq(sscanf(leaf + 1, "crash_nofp_leaf %1023[^:]:%u", file, &line), 2);
+    cr_expect_eq(line, line_of(file, "/* NOFP CRASH LINE */"), "crash_nofp_leaf at line %u",
+                 line);
+    const char *next[] = {"\ncrash_nofp_outer ", "\nmain ", "\n__libc_start_call_main "};
+    const char *at = leaf + 1;
+    for (size_t i = 0; i < sizeof(next) / sizeof(next[0]); i++) {
+        const char *nl = strchr(at, '\n');
+        /* main may be followed by libprof's trampoline before libc's start code. */
+        if (i == 2 && nl != NULL && strncmp(nl, "\nmain_trampoline ", 17) == 0)
+            nl = strchr(nl + 1, '\n');
+        cr_assert(nl != NULL && strncmp(nl, next[i], strlen(next[i])) == 0,
+                  "%s is not next:\n%s", next[i] + 1, p.out);
+        at = nl + 1;
+    }
+    e2e_proc_free(&p);
+}
+
 Test(e2e_backtrace, without_libprof_the_weak_reference_is_null)
 {
     struct e2e_proc p;

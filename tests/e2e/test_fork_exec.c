@@ -251,3 +251,24 @@ Test(e2e_fork, a_relative_output_path_holds_for_the_whole_tree)
     cr_expect_geq(n, 2, "%zu profiles in out/", n);
     cr_expect_eq(access(e2e_path("sub/out"), F_OK), -1, "a profile folder in sub/");
 }
+
+/* A fork child takes its parent's choice of timer source without trying the sources again,
+ * and its profile says what the parent's says about that choice. */
+Test(e2e_fork, a_fork_child_inherits_the_timer_choice_and_its_notes)
+{
+    struct e2e_proc p;
+    run_lib(&p, "notes.prof", E2E_ARGV("PROF_FREQ=5000", "PROF_TIMER=thread"), 30,
+            E2E_ARGV(E2E_WORKLOAD("execfamily"), "0.3"));
+    cr_assert_eq(p.status, 0, "execfamily exited %d: %s%s", p.status, p.out, p.err);
+    e2e_proc_free(&p);
+    const char *in_fork = NULL;
+    cr_assert_eq(with_function("notes.prof", "fork_work", &in_fork), 1);
+    const char *profiles[2] = {e2e_path("notes.prof"), in_fork};
+    for (int i = 0; i < 2; i++) {
+        e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", profiles[i]));
+        cr_expect_eq(p.status, 0, "%s", p.err);
+        cr_expect(strstr(p.err, "PROF_FREQ=5000 is above what CPU-time timers deliver") != NULL,
+                  "%s has no note of its timer: %s", profiles[i], p.err);
+        e2e_proc_free(&p);
+    }
+}

@@ -315,6 +315,121 @@ Test(e2e_record_pid, kernel_callchain_gives_the_same_paths)
     e2e_folded_free(&f);
 }
 
+/* The share of f's samples in leaf that are exactly path (root first, leaf last). */
+static double exact_share(const struct e2e_folded *f, const char *leaf, const char *path)
+{
+    long in_leaf = e2e_folded_ending(f, leaf);
+    return in_leaf > 0 ? (double)e2e_folded_exactly(f, path) / (double)in_leaf : 0;
+}
+
+/* tests/workloads/nofp.c is built without frame pointers: the default walk, by the unwind
+ * tables prof builds from the program's and libc's files, gives whole stacks with the
+ * leaf's caller exact, where frame pointers give the leaf alone. */
+Test(e2e_record_pid, whole_stacks_of_code_without_frame_pointers)
+{
+    const char *tables = e2e_path("tables.prof"), *fp = e2e_path("fp.prof");
+    const char *whole = "_start;__libc_start_main;__libc_start_call_main;main;nofp_outer;"
+                        "nofp_middle;nofp_inner";
+    pid_t pid = spawn("nofp", E2E_ARGV(E2E_WORKLOAD("nofp"), "3"));
+    wait_running(pid, 0.1);
+    char pid_text[16];
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+    struct e2e_proc p;
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", pid_text, "-D", "1", "-F", "1000",
+                               "-o", tables));
+    cr_assert_eq(p.status, 0, "prof record -p exited %d:\n%s", p.status, p.err);
+    cr_log_info("%s", p.err);
+    cr_expect(strstr(p.err, "unwind tables of ") != NULL, "%s", p.err);
+    e2e_proc_free(&p);
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", pid_text, "-D", "0.5", "-F", "1000",
+                               "--unwind", "fp", "-o", fp));
+    cr_assert_eq(p.status, 0, "prof record -p --unwind fp exited %d:\n%s", p.status, p.err);
+    e2e_proc_free(&p);
+    cr_expect_eq(wait_exit(pid, 30), 0, "the workload did not exit 0 after prof detached");
+
+    struct e2e_scan s;
+    e2e_scan_file(&s, tables);
+    cr_expect_eq(s.unwinder, PROF_UNWIND_AUTO);
+    cr_assert_geq(s.n_samples, 200, "too few samples");
+    struct e2e_folded f;
+    e2e_report_folded(&f, tables);
+    log_folded("unwind tables", &f);
+    double complete = 1 - (double)s.n_truncated / (double)s.n_samples;
+    double exact = exact_share(&f, "nofp_inner", whole);
+    cr_log_info("tables: %.2f %% of %lu samples complete, %.2f %% of nofp_inner's exactly %s",
+                100 * complete, (unsigned long)s.n_samples, 100 * exact, whole);
+    cr_expect_geq(complete, 0.99, "only %.1f %% of the samples are complete", 100 * complete);
+    cr_expect_geq(exact, 0.99, "only %.1f %% of nofp_inner's samples are %s", 100 * exact, whole);
+    /* Never a caller that did not call: nofp_inner is under nofp_middle in every sample. */
+    cr_expect_eq(e2e_folded_containing(&f, "nofp_inner"),
+                 e2e_folded_ending(&f, "nofp_middle;nofp_inner"));
+    e2e_folded_free(&f);
+
+    e2e_scan_file(&s, fp);
+    cr_expect_eq(s.unwinder, PROF_UNWIND_FP);
+    e2e_report_folded(&f, fp);
+    log_folded("frame pointers", &f);
+    double fp_complete = 1 - (double)s.n_truncated / (double)s.n_samples;
+    cr_log_info("frame pointers: %.2f %% of %lu samples complete", 100 * fp_complete,
+                (unsigned long)s.n_samples);
+    cr_expect_lt(fp_complete, 0.1, "frame pointers followed code built without them");
+    e2e_folded_free(&f);
+}
+
+/* A program whose file was deleted since it started, sampled by an unprivileged user:
+ * its own path is gone and /proc/PID/map_files needs privilege, so its module has no
+ * unwind table; the profile's note names it and says why, and its frames are walked by
+ * frame pointer: cut short (the program keeps none), and said so. */
+Test(e2e_record_pid, a_module_whose_file_is_gone_is_named_in_a_note)
+{
+    if (geteuid() != 0 || access(SETPRIV, X_OK) != 0)
+        cr_skip_test("needs root and %s to run as another user", SETPRIV);
+    char *level = e2e_read_file("/proc/sys/kernel/perf_event_paranoid", NULL);
+    cr_assert(level != NULL, "no /proc/sys/kernel/perf_event_paranoid");
+    int paranoid = atoi(level);
+    free(level);
+    if (paranoid > 2)
+        cr_skip_test("kernel.perf_event_paranoid is %d: no sampling without privilege", paranoid);
+    char dir[512], exe[600], profile[600];
+    snprintf(dir, sizeof(dir), "%s/nobody", e2e_dir());
+    snprintf(exe, sizeof(exe), "%s/nofp", dir);
+    snprintf(profile, sizeof(profile), "%s/gone.prof", dir);
+    cr_assert(chmod(e2e_dir(), 0711) == 0 && mkdir(dir, 0777) == 0 && chmod(dir, 0777) == 0,
+              "%s: %s", dir, strerror(errno));
+    size_t len;
+    char *bytes = e2e_read_file(E2E_WORKLOAD("nofp"), &len);
+    cr_assert_not_null(bytes);
+    e2e_write_file(exe, bytes, len);
+    free(bytes);
+    cr_assert_eq(chmod(exe, 0755), 0);
+    pid_t pid = spawn("nofp", E2E_ARGV(SETPRIV, "--reuid=65534", "--regid=65534",
+                                       "--clear-groups", exe, "2"));
+    wait_exec(pid, exe);
+    wait_running(pid, 0.1);
+    cr_assert_eq(unlink(exe), 0);
+    char pid_text[16];
+    snprintf(pid_text, sizeof(pid_text), "%d", (int)pid);
+    struct e2e_proc p;
+    struct e2e_opts o = {.cwd = "/"};
+    e2e_run(&p, &o,
+            E2E_ARGV(SETPRIV, "--reuid=65534", "--regid=65534", "--clear-groups", E2E_PROF,
+                     "record", "-p", pid_text, "-D", "0.5", "-o", profile));
+    cr_assert_eq(p.status, 0, "prof record -p as nobody exited %d:\n%s", p.status, p.err);
+    e2e_proc_free(&p);
+    cr_expect_eq(wait_exit(pid, 30), 0, "the workload did not exit 0");
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", "-f", "folded", profile));
+    cr_assert_eq(p.status, 0, "prof report exited %d:\n%s", p.status, p.err);
+    cr_log_info("%s", p.err);
+    cr_expect(strstr(p.err, "no unwind table for ") != NULL &&
+                  strstr(p.err, "nofp (deleted) (its file cannot be opened as mapped") != NULL,
+              "no note names the deleted program:\n%s", p.err);
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, profile);
+    cr_expect_gt(s.n_samples, 0);
+    cr_expect_eq(s.n_truncated, s.n_samples, "stacks through code without a table look whole");
+}
+
 Test(e2e_record_pid, a_thread_started_after_the_attach_is_sampled)
 {
     const char *go = e2e_path("go"), *profile = e2e_path("late.prof");
@@ -419,8 +534,12 @@ Test(e2e_record_pid, bad_requests_are_one_line_and_exit_2)
     e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", "1", "-o", out, "--timer", "perf"));
     expect_one_line(&p, "--timer with -p", "goes with a command");
     e2e_proc_free(&p);
-    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", "1", "-o", out, "--unwind", "dwarf"));
-    expect_one_line(&p, "--unwind dwarf with -p", "not fp or kernel");
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "record", "-p", "1", "-o", out, "--unwind", "check"));
+    expect_one_line(&p, "--unwind check with -p", "not auto, dwarf, fp or kernel");
+    e2e_proc_free(&p);
+    e2e_run(&p, NULL,
+            E2E_ARGV(E2E_PROF, "record", "-p", "1", "-o", out, "--callchain", "libunwind"));
+    expect_one_line(&p, "--callchain libunwind", "not auto, dwarf, fp or kernel");
     e2e_proc_free(&p);
 }
 

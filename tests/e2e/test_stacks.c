@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "include/libprof/prof_format.h"
 #include "tests/e2e/support.h"
 
 #define READY_TIMEOUT_MS 10000
@@ -553,8 +554,10 @@ static void run_stacks(struct e2e_proc *p, const struct parked *pk, const char *
 
 /* The nofp_parked workload (tests/workloads/nofp_parked.c) is built without frame
  * pointers: its thread "deep" waits in nofp_c under nofp_b, nofp_a and its start routine
- * run_deep, its main thread in nofp_wait_for_eof under main. */
-Test(e2e_stacks, libunwind_follows_code_without_frame_pointers)
+ * run_deep, its main thread in nofp_wait_for_eof under main. The unwind tables prof builds
+ * from the program's and libc's .eh_frame follow them to the threads' first frames
+ * (clone3, _start), as libunwind does. */
+Test(e2e_stacks, the_unwind_tables_follow_code_without_frame_pointers)
 {
     struct parked pk;
     program_start(&pk, E2E_ARGV(E2E_WORKLOAD("nofp_parked")));
@@ -571,21 +574,31 @@ Test(e2e_stacks, libunwind_follows_code_without_frame_pointers)
     e2e_folded_free(&f);
     e2e_proc_free(&p);
 
-    /* auto (the default) and libunwind: whole stacks, down to the thread's start and to
-     * the C library's start of main. */
-    const char *const *modes[] = {E2E_ARGV("-f", "folded"),
-                                  E2E_ARGV("--unwind", "libunwind", "-f", "folded"),
-                                  E2E_ARGV("--unwind", "auto", "-f", "folded")};
+    /* auto (the default), dwarf and libunwind: whole stacks, down to the thread's start
+     * and to the C library's start of main, the same in every mode. */
+    const char *const *modes[] = {E2E_ARGV("--unwind", "libunwind", "-f", "folded"),
+                                  E2E_ARGV("-f", "folded"),
+                                  E2E_ARGV("--unwind", "auto", "-f", "folded"),
+                                  E2E_ARGV("--unwind", "dwarf", "-f", "folded")};
+    char *oracle = NULL;
     for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
         run_stacks(&p, &pk, modes[i]);
         e2e_folded_parse(&f, p.out);
         cr_expect_eq(f.total, 2, "%s", p.out);
         cr_expect_eq(e2e_folded_ending(&f, chain), 1, "no %s in:\n%s", chain, p.out);
         cr_expect_eq(e2e_folded_ending(&f, "main;nofp_wait_for_eof"), 1, "%s", p.out);
-        cr_expect_eq(e2e_folded_containing(&f, "__libc_start_main"), 1, "%s", p.out);
+        cr_expect_eq(e2e_folded_exactly(&f, "_start;__libc_start_main;__libc_start_call_main;"
+                                            "main;nofp_wait_for_eof"),
+                     1, "%s", p.out);
+        cr_expect_eq(e2e_folded_containing(&f, "clone3"), 1, "%s", p.out);
+        if (i == 0)
+            oracle = strdup(p.out);
+        else
+            cr_expect_str_eq(p.out, oracle, "not libunwind's stacks");
         e2e_folded_free(&f);
         e2e_proc_free(&p);
     }
+    free(oracle);
 
     /* The text names the frames in order, and neither stack is cut short. */
     run_stacks(&p, &pk, E2E_ARGV(NULL));
@@ -599,15 +612,17 @@ Test(e2e_stacks, libunwind_follows_code_without_frame_pointers)
     cr_expect_null(strstr(p.out, "truncated"), "%s", p.out);
     e2e_proc_free(&p);
 
-    run_prof(&p, (const char *const[]){"stacks", "--unwind", "dwarf", pk.pid_text, NULL});
+    run_prof(&p, (const char *const[]){"stacks", "--unwind", "orc", pk.pid_text, NULL});
     cr_expect_eq(p.status, 2);
-    cr_expect_str_eq(p.err, "prof: --unwind: unknown 'dwarf' (fp, libunwind, auto)\n");
+    cr_expect_str_eq(p.err, "prof: --unwind: unknown 'orc' (auto, dwarf, fp, libunwind)\n");
     e2e_proc_free(&p);
     parked_finish(&pk);
 }
 
-/* Debian's python3 is built without frame pointers, as its C library is. */
-Test(e2e_stacks, libunwind_reaches_the_root_of_a_distribution_program)
+/* Debian's python3 is built without frame pointers, as its C library is: the default walk
+ * (the unwind tables, no libunwind: the snapshot says so) reaches _start, with the same
+ * frames as libunwind. */
+Test(e2e_stacks, the_unwind_tables_reach_the_root_of_a_distribution_program)
 {
     const char *python = "/usr/bin/python3";
     if (access(python, X_OK) != 0)
@@ -624,18 +639,66 @@ Test(e2e_stacks, libunwind_reaches_the_root_of_a_distribution_program)
     cr_log_info("with frame pointers: %s", p.out);
     e2e_proc_free(&p);
 
-    run_stacks(&p, &pk, E2E_ARGV("-f", "folded"));
+    const char *saved = e2e_path("python.snap");
+    run_stacks(&p, &pk, E2E_ARGV("-f", "folded", "--save", saved));
     e2e_folded_parse(&f, p.out);
     cr_expect_eq(f.total, 1, "%s", p.out);
     cr_expect_eq(e2e_folded_containing(&f, "Py_RunMain"), 1, "no Py_RunMain in:\n%s", p.out);
     cr_expect_eq(e2e_folded_containing(&f, "__libc_start_main"), 1, "%s", p.out);
+    cr_expect(f.n_stacks == 1 && strncmp(f.stacks[0].frames, "_start;", 7) == 0, "%s", p.out);
     e2e_folded_free(&f);
+    struct e2e_scan scan;
+    e2e_scan_file(&scan, saved);
+    cr_expect_eq(scan.unwinder, PROF_UNWIND_AUTO, "the snapshot's unwinder is %u", scan.unwinder);
+    cr_expect_eq(scan.n_truncated, 0);
+    char *tables = strdup(p.out);
+    e2e_proc_free(&p);
+    run_stacks(&p, &pk, E2E_ARGV("--unwind", "libunwind", "-f", "folded"));
+    cr_expect_str_eq(tables, p.out, "not libunwind's stack");
+    free(tables);
     e2e_proc_free(&p);
 
     run_stacks(&p, &pk, E2E_ARGV(NULL));
     cr_expect_null(strstr(p.out, "truncated"), "%s", p.out);
     e2e_proc_free(&p);
     parked_finish(&pk);
+}
+
+/* CPython 3.12 with -Xperf calls each Python function through a trampoline of its own in
+ * anonymous memory, without unwind information, and names it in /tmp/perf-PID.map: the
+ * walk from outside crosses it by its bytes (code of no file is where the walk looks for
+ * known stubs), so the stack reaches _start through both Python functions. */
+Test(e2e_stacks, the_walk_crosses_the_perf_trampolines_of_cpython)
+{
+    const char *python = "/root/.pyenv/versions/3.12.1/bin/python3.12";
+    if (access(python, X_OK) != 0)
+        cr_skip_test("%s is not installed (pyenv's CPython 3.12 build)", python);
+    struct parked pk;
+    program_start(&pk, E2E_ARGV(python, "-Xperf", "-c",
+                                "import sys\n"
+                                "def inner():\n"
+                                "    print('ready', flush=True)\n"
+                                "    sys.stdin.read()\n"
+                                "def outer():\n"
+                                "    inner()\n"
+                                "outer()\n"
+                                "print('done eintr=0')\n"));
+    struct e2e_proc p;
+    struct e2e_folded f;
+    run_stacks(&p, &pk, E2E_ARGV("-f", "folded"));
+    e2e_folded_parse(&f, p.out);
+    cr_expect_eq(f.total, 1, "%s", p.out);
+    const char *stack = f.n_stacks == 1 ? f.stacks[0].frames : "";
+    const char *outer = strstr(stack, ";py::outer:");
+    cr_expect(strncmp(stack, "_start;", 7) == 0, "not rooted at _start:\n%s", p.out);
+    cr_expect(outer != NULL && strstr(outer, ";py::inner:") != NULL,
+              "no py::outer, then py::inner, in:\n%s", p.out);
+    e2e_folded_free(&f);
+    e2e_proc_free(&p);
+    parked_finish(&pk);
+    char map[64];
+    snprintf(map, sizeof(map), "/tmp/perf-%d.map", (int)pk.pid);
+    unlink(map);
 }
 
 /* A thread blocked in libc's pause(), called from wait_in_libc() (tests/workloads/pauser.c):

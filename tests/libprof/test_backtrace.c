@@ -2,11 +2,14 @@
 /* Unit tests of the public backtrace API (libprof/backtrace.c) called from signal
  * handlers, on the thread's stack and on an alternate signal stack: a fault in a chain of
  * framed functions must give the faulting function (the interrupted instruction) then
- * its callers; a fault in a function without a frame gives its caller only as a candidate
- * line, for `prof symbolize` to prove; a corrupt chain ends the walk without a fault;
- * prof_backtrace_fd writes one line per frame. This file is built with frame pointers
- * (the Makefile). */
+ * its callers; with the unwind tables built, so does a fault in a chain of functions
+ * without frame pointers, the faulting one without a frame at all; without tables (frame
+ * pointers only), a fault in a function without a frame gives its caller only as a
+ * candidate line, for `prof symbolize` to prove; a corrupt chain ends the walk without a
+ * fault; prof_backtrace_fd writes one line per frame. This file is built with frame
+ * pointers (the Makefile), but for the functions marked omit-frame-pointer. */
 #include <criterion/criterion.h>
+#include <dlfcn.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
@@ -37,8 +40,10 @@ static void on_segv(int sig, siginfo_t *si, void *uc)
 
 static void install(int on_altstack)
 {
+    /* Static: it stays installed until the test's process exits (no leak for LSan). */
+    static _Alignas(16) char altstack[1 << 16];
     if (on_altstack) {
-        stack_t ss = {.ss_sp = malloc(1 << 16), .ss_size = 1 << 16};
+        stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
         cr_assert_eq(sigaltstack(&ss, NULL), 0);
     }
     struct sigaction sa = {.sa_sigaction = on_segv,
@@ -84,6 +89,31 @@ __attribute__((noinline)) static void middle(volatile int *p)
 __attribute__((noinline)) static void outer(volatile int *p)
 {
     middle(p);
+    __asm__ volatile("" ::: "memory");
+}
+
+/* The same chain built without frame pointers, as distributions build their code: %rbp
+ * is an ordinary register there, and nofp_middle keeps a frame of its own without it. */
+#define NOFP __attribute__((noinline, optimize("omit-frame-pointer")))
+
+NOFP __attribute__((no_sanitize("null", "address"))) static void nofp_leaf(volatile int *p)
+{
+    *p = 42;
+}
+
+NOFP static void nofp_middle(volatile int *p)
+{
+    volatile uint64_t scratch[4] = {1, 2, 3, 4};
+    nofp_leaf(p + scratch[0] - 1);
+    __asm__ volatile("" ::: "memory");
+}
+
+NOFP static void nofp_outer(volatile int *p)
+{
+    /* Something in %rbp that is no frame pointer: a walk by frame pointer from here is
+     * lost. */
+    __asm__ volatile("xor %%ebp, %%ebp" ::: "rbp");
+    nofp_middle(p);
     __asm__ volatile("" ::: "memory");
 }
 
@@ -244,4 +274,50 @@ Test(backtrace, a_leaf_without_a_frame_gets_its_caller_as_a_candidate_line)
             cr_assert_neq(lp_unwind_module_at((uintptr_t)pcs[i + 1], caller, sizeof(caller),
                                               &fn_off) == 0 && fn_off == ra + 1, 1,
                           "the array holds the unproven caller");
+}
+
+/* The function (of the three above) that pc is in, by the same rule as owner(), with
+ * room for AddressSanitizer's instrumentation (make asan: nofp_middle is 472 bytes). */
+static chain_fn *nofp_owner(uintptr_t pc)
+{
+    chain_fn *fns[] = {nofp_leaf, nofp_middle, nofp_outer};
+    chain_fn *best = NULL;
+    for (int i = 0; i < 3; i++)
+        if (pc >= (uintptr_t)fns[i] && pc < (uintptr_t)fns[i] + 1024 &&
+            (best == NULL || (uintptr_t)fns[i] > (uintptr_t)best))
+            best = fns[i];
+    return best;
+}
+
+/* With the tables built, the handler's backtrace on an alternate stack goes from the
+ * faulting instruction through every caller, frame pointers or not, and writes no
+ * candidate line: the tables prove each caller. */
+Test(backtrace, through_code_without_frame_pointers_with_the_tables_built)
+{
+    cr_assert_eq(lp_unwind_init(PROF_UNWIND_AUTO), 0);
+    lp_unwind_build_all();
+    cr_assert_eq(pipe(pipe_fds), 0);
+    install(1);
+    volatile int *volatile null = NULL;
+    if (sigsetjmp(back, 1) == 0)
+        nofp_outer(null);
+    close(pipe_fds[1]);
+    char text[16384] = "";
+    ssize_t got = read(pipe_fds[0], text, sizeof(text) - 1);
+    cr_assert_gt(got, 0);
+    text[got] = '\0';
+    cr_expect_null(strstr(text, "? "), "a candidate line:\n%s", text);
+    int at = -1;
+    for (int i = 0; i < n_pcs && at < 0; i++)
+        if (nofp_owner((uintptr_t)pcs[i]) == nofp_leaf)
+            at = i;
+    cr_assert_geq(at, 1, "the faulting instruction is missing (%d frames)", n_pcs);
+    cr_assert_lt(at + 3, n_pcs, "the walk stops after the fault:\n%s", text);
+    cr_expect_eq(nofp_owner((uintptr_t)pcs[at + 1] - 1), nofp_middle, "nofp_leaf's caller");
+    cr_expect_eq(nofp_owner((uintptr_t)pcs[at + 2] - 1), nofp_outer, "nofp_middle's caller");
+    /* And on to this test's own frames, past the frame pointer nofp_outer cleared. */
+    Dl_info info;
+    cr_expect(dladdr(pcs[at + 3], &info) != 0, "no frame after nofp_outer");
+    cr_expect_eq(fd_frames, n_pcs, "the fd variant wrote %d frames, the array has %d", fd_frames,
+                 n_pcs);
 }

@@ -8,6 +8,7 @@
 
 #include "common/record.h"
 #include "libprof/intern.h"
+#include "libprof/codemap.h"
 #include "libprof/unwind.h"
 #include "sampler/codemap.h"
 

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "include/libprof/prof_format.h"
+#include "libprof/codemap.h"
 #include "libprof/unwind.h"
 #include "sampler/codemap.h"
 #include "sampler/walk.h"

@@ -5,13 +5,18 @@
  * libprof, and then prints "no libprof"). The handler runs on an alternate signal stack,
  * as crash handlers do. main -> crash_outer -> crash_here, which writes through a null
  * pointer on the line marked CRASH LINE. The end-to-end test pipes the output through
- * `prof symbolize` and expects crash_here at that line, then its callers.
+ * `prof symbolize` and expects crash_here at that line, then its callers. With `nofp`, the
+ * crash is in code built without frame pointers, after a moment of work there (so that
+ * libprof samples it and builds the program's unwind table): main -> crash_nofp_outer,
+ * which burns 0.3 s of CPU with %rbp cleared, -> crash_nofp_leaf, which has no frame at
+ * all and writes through a null pointer on the line marked NOFP CRASH LINE.
  *
- *   crasher    prints "backtrace:" then one frame per line on stdout, exits 3
+ *   crasher [nofp]   prints "backtrace:" then one frame per line on stdout, exits 3
  */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "include/libprof/prof.h"
@@ -47,7 +52,33 @@ __attribute__((noipa)) void crash_outer(volatile int *p)
     __asm__ volatile("" ::: "memory");
 }
 
-int main(void)
+#define NOFP __attribute__((noipa, optimize("omit-frame-pointer")))
+
+NOFP void crash_nofp_leaf(volatile int *p);
+NOFP void crash_nofp_outer(volatile int *p);
+
+NOFP void crash_nofp_leaf(volatile int *p)
+{
+    *p = 42; /* NOFP CRASH LINE */
+}
+
+NOFP void crash_nofp_outer(volatile int *p)
+{
+    struct timespec ts = {0, 0};
+    volatile unsigned long spin = 0;
+#if defined(__x86_64__)
+    __asm__ volatile("xor %%ebp, %%ebp" ::: "rbp"); /* no frame pointer to follow */
+#endif
+    while (ts.tv_sec == 0 && ts.tv_nsec < 300000000) {
+        for (int i = 0; i < 100000; i++)
+            spin += (unsigned long)i;
+        clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    }
+    crash_nofp_leaf(p);
+    __asm__ volatile("" ::: "memory");
+}
+
+int main(int argc, char **argv)
 {
     static char altstack[1 << 16];
     stack_t ss = {.ss_sp = altstack, .ss_size = sizeof(altstack)};
@@ -58,6 +89,9 @@ int main(void)
     if (sigaltstack(&ss, NULL) != 0 || sigaction(SIGSEGV, &sa, NULL) != 0)
         return 2;
     volatile int *volatile null = NULL;
-    crash_outer(null);
+    if (argc > 1 && strcmp(argv[1], "nofp") == 0)
+        crash_nofp_outer(null);
+    else
+        crash_outer(null);
     return 0;
 }
