@@ -334,6 +334,16 @@ static int candidate_path(int is_child, unsigned k, char *path, size_t cap);
 static void keep_file(const char *path);
 static void serve_toggles(void);
 
+/* Whether the writer thread weighs the episodes off CPU now (wall mode). Not once a
+ * finisher has begun: it stops sampling (stop_sampling()) before it stops the writer
+ * thread, and a period of the writer's in between would take that for a pause and pass
+ * the episodes' time over unweighted; the finisher weighs them (finish_profile()). The
+ * state is set before sampling stops, and read here after `active` (acquire). */
+static int wall_serves(void)
+{
+    return session.is_wall && atomic_load(&session.state) != LP_FINISHING;
+}
+
 /* PROF_INTERVAL: the current file is finished as at the end of a run (every sample taken
  * so far, the names, the mappings, its counters, END) and the profile goes on in the next
  * one, a file complete in itself. The writer thread, the buffer's owner. */
@@ -344,8 +354,9 @@ static void cut_profile(uint64_t now)
     lp_rings_drain(w, NULL);
     lp_writer_drain(w, &session.ring);
     drain_kernel_samples();
-    if (session.is_wall)
-        lp_wall_serve(w, atomic_load(&smp_sampler.active), 1, NULL);
+    int sampling = atomic_load(&smp_sampler.active);
+    if (wall_serves())
+        lp_wall_serve(w, sampling, 1, NULL);
     lp_threads_write_names(w, now);
     lp_maps_write(w, now);
     write_stats_record();
@@ -379,13 +390,13 @@ static void cut_profile(uint64_t now)
 static int on_writer_period(void)
 {
     int busy = 0;
-    int sampling = atomic_load_explicit(&smp_sampler.active, memory_order_relaxed);
+    int sampling = atomic_load_explicit(&smp_sampler.active, memory_order_acquire);
     serve_toggles();
     lp_unwind_serve();
     lp_snapshot_serve(session.writer.path, session.writer.tid, drain_while_waiting);
     lp_rings_drain(&session.writer, &busy);
     drain_kernel_samples();
-    if (session.is_wall)
+    if (wall_serves())
         lp_wall_serve(&session.writer, sampling, 0, &busy);
     if (sampling)
         lp_timers_check();

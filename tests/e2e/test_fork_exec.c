@@ -5,7 +5,8 @@
  * libunwind too); a process whose last thread leaves by pthread_exit() ends, its main
  * thread's or a fork child's only thread (Python's test_3_join_in_forked_from_thread); with
  * a PROF_OUTPUT without %p, a parent, a fork child and an exec'd child each write a whole
- * profile of their own, the parent's intact.
+ * profile of their own, the parent's intact; the fork child of a wall-clock profile
+ * measures its own waits (tests/workloads/forkwait.c).
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
@@ -271,4 +272,46 @@ Test(e2e_fork, a_fork_child_inherits_the_timer_choice_and_its_notes)
                   "%s has no note of its timer: %s", profiles[i], p.err);
         e2e_proc_free(&p);
     }
+}
+
+/* The summed weight of folded stacks (each line: frames, a space, its weight). */
+static unsigned long folded_weight(const char *text)
+{
+    unsigned long sum = 0;
+    for (const char *line = text; *line != '\0';) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        const char *sp = memrchr(line, ' ', len);
+        if (sp != NULL)
+            sum += strtoul(sp + 1, NULL, 10);
+        line += len + (end != NULL);
+    }
+    return sum;
+}
+
+/* A fork child of a wall-clock profile opens context-switch events of its own (a child
+ * process carries no copy of its parent's): the time its thread waits in read() is in its
+ * own profile, off CPU, with its state. */
+Test(e2e_fork, a_fork_child_of_a_wall_profile_measures_its_own_waits)
+{
+    struct e2e_proc p;
+    run_lib(&p, "fw.%p.prof", E2E_ARGV("PROF_MODE=wall"), 30,
+            E2E_ARGV(E2E_WORKLOAD("forkwait"), "0.4"));
+    cr_assert_eq(p.status, 0, "forkwait exited %d: %s%s", p.status, p.out, p.err);
+    int parent = 0, child = 0;
+    cr_assert_eq(sscanf(p.out, "parent %d child %d", &parent, &child), 2, "%s", p.out);
+    e2e_proc_free(&p);
+    char name[64];
+    snprintf(name, sizeof(name), "fw.%d.prof", child);
+    e2e_run(&p, NULL,
+            E2E_ARGV(E2E_PROF, "report", "--state", "off-cpu", "-f", "folded", e2e_path(name)));
+    if (strstr(p.err, "gives no context-switch records") != NULL)
+        cr_skip_test("no context-switch records here (perf_event_open refused)");
+    cr_assert_eq(p.status, 0, "prof report %s: %s", name, p.err);
+    cr_log_info("%s%s", p.err, p.out);
+    /* Periods of 1/250 s: the wait lasted 0.4 s, at least half of it counts. */
+    unsigned long weight = folded_weight(p.out);
+    cr_expect_geq(weight, 50, "the child's time off CPU weighs %lu periods:\n%s", weight, p.out);
+    cr_expect(strstr(p.out, "[sleep: read]") != NULL, "no wait in read:\n%s", p.out);
+    e2e_proc_free(&p);
 }
