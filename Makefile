@@ -188,7 +188,7 @@ AARCH64_CC    ?= aarch64-linux-gnu-gcc
 QEMU_AARCH64  ?= qemu-aarch64
 AARCH64_SRCS  := sampler/walk.c sampler/probe.c sampler/codemap.c libprof/codemap.c tests/arch/mini/main.c \
                  tests/common/test_uw_step.c tests/common/test_uw_build.c \
-                 tests/arch/test_leaf.c tests/sampler/test_walk.c \
+                 tests/arch/test_leaf.c tests/arch/test_sigframe.c tests/sampler/test_walk.c \
                  tests/sampler/test_probe.c tests/sampler/test_codemap.c
 test-aarch64:
 	@if ! command -v $(AARCH64_CC) >/dev/null 2>&1 || \

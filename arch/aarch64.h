@@ -167,6 +167,13 @@ static inline uintptr_t arch_sigframe_uc_at(uintptr_t sp)
 {
     return sp + sizeof(siginfo_t);
 }
+
+/* The signal's siginfo from the same stack pointer (also in the sigreturn system call,
+ * whose user pc is just past the trampoline): the frame begins with it. */
+static inline uintptr_t arch_sigframe_info_at(uintptr_t sp)
+{
+    return sp;
+}
 #define ARCH_UC_LR_OFF (offsetof(ucontext_t, uc_mcontext.regs) + 30 * sizeof(uint64_t))
 
 #endif

@@ -213,6 +213,14 @@ static inline uintptr_t arch_sigframe_uc_at(uintptr_t sp)
 {
     return sp;
 }
+
+/* The signal's siginfo from the same stack pointer (also in the sigreturn system call,
+ * whose user pc is just past the trampoline): the kernel's ucontext is glibc's up to
+ * uc_sigmask, which is 8 bytes in the kernel's, and its siginfo follows it. */
+static inline uintptr_t arch_sigframe_info_at(uintptr_t sp)
+{
+    return sp + offsetof(ucontext_t, uc_sigmask) + 8u;
+}
 #define ARCH_UC_LR_OFF 0 /* no link register */
 
 #endif

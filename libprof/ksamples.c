@@ -263,6 +263,26 @@ static int is_our_handler(const uint64_t *frames, unsigned n, const struct lp_ks
     return 0;
 }
 
+/* 1 when the sample was taken in the sigreturn system call that ends a handler of one of
+ * libprof's signals: the pc is just past a sigreturn trampoline, and the signal frame at
+ * the stack pointer (in the stack copy) names the signal. The handler has returned, so no
+ * frame of libprof's is left for is_our_handler() to see; the time is still its cost. */
+static int is_our_sigreturn(const struct ksample *k, const struct lp_ksamples_ends *e)
+{
+    uint8_t code[ARCH_SIGRETURN_LEN];
+    uintptr_t at = arch_sigframe_info_at(k->regs.sp) - k->regs.sp;
+    int32_t signo = 0;
+    if (k->regs.pc < ARCH_SIGRETURN_LEN ||
+        smp_probe_read(code, k->regs.pc - ARCH_SIGRETURN_LEN, sizeof(code)) != 0 ||
+        !arch_is_sigreturn(code) || k->stack_len < at + sizeof(signo))
+        return 0;
+    memcpy(&signo, k->stack + at, sizeof(signo)); /* siginfo_t.si_signo */
+    for (unsigned i = 0; i < LP_KSAMPLE_SIGNALS; i++)
+        if (signo > 0 && signo == e->signals[i])
+            return 1;
+    return 0;
+}
+
 unsigned lp_ksamples_walk_body(const unsigned char *b, size_t len,
                                const struct lp_ksamples_ends *ends, unsigned kernel_cap,
                                unsigned max_frames, uint64_t *frames, uint8_t *why)
@@ -288,7 +308,7 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
     if (max_frames > LP_KSAMPLE_MAX_FRAMES)
         max_frames = LP_KSAMPLE_MAX_FRAMES;
     unsigned n = walk(&k, ends, kernel_cap, max_frames, frames, &why);
-    if (is_our_handler(frames, n, ends)) {
+    if (is_our_handler(frames, n, ends) || is_our_sigreturn(&k, ends)) {
         count(PROF_STAT_KERNEL_SELF, 1);
         return;
     }

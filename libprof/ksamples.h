@@ -22,15 +22,20 @@
 struct lp_writer;
 struct smp_perf_kring;
 
+#define LP_KSAMPLE_SIGNALS 3u /* libprof's signals on the program's threads */
+
 /* Where stacks end: return addresses in [lo, hi) are libprof's entry trampolines; a chain
  * with a frame in [self_lo, self_hi), libprof.so's own code, that ends in a signal
  * trampoline was taken inside libprof's handler (time the profiler cost, which the kernel
- * charged to the thread): it is counted, not recorded. */
+ * charged to the thread): it is counted, not recorded. So is one taken in the sigreturn
+ * system call that ends a handler of one of signals[] (the sampling, snapshot and toggle
+ * signals; 0: none), whose frames are gone by then. */
 struct lp_ksamples_ends {
     uintptr_t lo;
     uintptr_t hi;
     uintptr_t self_lo;
     uintptr_t self_hi;
+    int signals[LP_KSAMPLE_SIGNALS];
 };
 
 /* Not async-signal-safe; the writer buffer's owner (one at a time). Moves every record of

@@ -321,6 +321,9 @@ static void find_kernel_ends(struct lp_ksamples_ends *e)
     memset(e, 0, sizeof(*e));
     lp_trampolines_range(&e->lo, &e->hi);
     lp_unwind_code_range((uintptr_t)&smp_handler, &e->self_lo, &e->self_hi);
+    e->signals[0] = session.timer.signo;
+    e->signals[1] = session.cfg.snap_signo;
+    e->signals[2] = session.cfg.toggle_signo;
 }
 
 /* 1 once PROF_DURATION has passed since this process's session started. */

@@ -121,7 +121,8 @@
 #define PROF_STAT_KERNEL_SAMPLES 15 /* of the recorded samples, those of time in the kernel
                                      * (a kernel-only counter's, no signal) */
 #define PROF_STAT_KERNEL_SELF 16 /* kernel-time samples taken inside libprof's own signal
-                                  * handlers (its cost, not the program's): not recorded */
+                                  * handlers or the sigreturn ending them (its cost, not
+                                  * the program's): not recorded */
 #define PROF_STAT_STOP_RULE 17    /* truncated samples by reason: PROF_STOP_RULE */
 #define PROF_STAT_STOP_CODE 18    /* PROF_STOP_CODE */
 #define PROF_STAT_STOP_NO_INFO 19 /* PROF_STOP_NO_INFO */
