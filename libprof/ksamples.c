@@ -242,12 +242,18 @@ static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *end
 
 /* 1 when the chain (frames, leaf first) was taken inside one of libprof's own handlers: a
  * frame of libprof's code on the leaf's side of a return into a signal trampoline (the
- * handler returns there), or a leaf in libprof's code (the walk may stop before the
- * trampoline; the only system calls and faults libprof's own code makes on a thread of the
- * program's are its handlers'). */
-static int is_our_handler(const uint64_t *frames, unsigned n, const struct lp_ksamples_ends *e)
+ * handler returns there), a leaf in libprof's code, or a walk cut short (why) in libprof's
+ * code, under a system call of the C library's (the walk may stop before the trampoline:
+ * libprof's own unwind table is built only once a walk asks for it; the only system calls
+ * and faults libprof's own code makes on a thread of the program's are its handlers'; its
+ * wrappers of the program's calls continue into the program's code). */
+static int is_our_handler(const uint64_t *frames, unsigned n, uint8_t why,
+                          const struct lp_ksamples_ends *e)
 {
     if (n > 0 && frames[0] >= e->self_lo && frames[0] < e->self_hi)
+        return 1;
+    if (why != PROF_STOP_END && n > 1 && frames[n - 1] >= e->self_lo &&
+        frames[n - 1] < e->self_hi)
         return 1;
     int in_self = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -308,7 +314,7 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
     if (max_frames > LP_KSAMPLE_MAX_FRAMES)
         max_frames = LP_KSAMPLE_MAX_FRAMES;
     unsigned n = walk(&k, ends, kernel_cap, max_frames, frames, &why);
-    if (is_our_handler(frames, n, ends) || is_our_sigreturn(&k, ends)) {
+    if (is_our_handler(frames, n, why, ends) || is_our_sigreturn(&k, ends)) {
         count(PROF_STAT_KERNEL_SELF, 1);
         return;
     }

@@ -80,3 +80,25 @@ Test(e2e_threads, names_set_by_the_threads_are_recorded)
     cr_expect(one && two, "%zu thread records; worker-one %s, worker-two %s", s.n_names,
               one ? "found" : "missing", two ? "found" : "missing");
 }
+
+/* The kernel time of libprof's own handlers (their system calls, the sigreturn that ends
+ * them) is libprof's cost: counted, never a stack of the program's. At 4000 Hz the
+ * kernel-time counters sample at 1000 Hz, and a build that kept those samples put 4 to 20
+ * of them on stacks of libprof's functions in this run. */
+Test(e2e_threads, libprofs_own_kernel_time_is_no_stack_of_the_program)
+{
+    struct e2e_proc p;
+    const char *output = e2e_env("PROF_OUTPUT", e2e_path("self.prof"));
+    struct e2e_opts o = {.preload = 1, .env = E2E_ARGV(output, "PROF_FREQ=4000")};
+    e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("twothreads"), "400"));
+    cr_assert_eq(p.status, 0, "twothreads exited %d:\n%s", p.status, p.err);
+    e2e_proc_free(&p);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("self.prof"));
+    const char *ours[] = {"refresh_counter", "smp_", "take_sample", "__restore_rt", "lp_"};
+    for (size_t i = 0; i < sizeof(ours) / sizeof(ours[0]); i++)
+        cr_expect_eq(e2e_folded_containing(&f, ours[i]), 0, "%ld samples in %s",
+                     e2e_folded_containing(&f, ours[i]), ours[i]);
+    cr_expect_gt(f.total, 1000);
+    e2e_folded_free(&f);
+}
