@@ -22,6 +22,9 @@ VERSION := 0.1.0
 SOMAJOR := 0
 TEST_FUZZ_SECONDS ?= 15
 TEST_FUZZ_CFI_SECONDS ?= 10
+# Compile jobs of the builds that test, demo and asan start (one per CPU); the tests
+# themselves run as scripts/run-tests.sh says.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
 
 # DEBUG=1: the debug checks (PROF_ALWAYS/PROF_NEVER assert, SMP_RAW_CHECK aborts).
 DEBUG       ?= 0
@@ -170,7 +173,7 @@ e2e: all $(BUILD)/tests/e2e $(WORKLOADS)
 
 test: deps
 	@scripts/setup-browser.sh
-	@$(MAKE) --no-print-directory all unit e2e
+	@$(MAKE) --no-print-directory -j$(JOBS) all unit e2e
 	@$(MAKE) --no-print-directory lint
 	@scripts/fuzz.sh $(TEST_FUZZ_SECONDS) $(TEST_FUZZ_CFI_SECONDS) >$(BUILD)/fuzz.log 2>&1 || \
 	    { tail -n 20 $(BUILD)/fuzz.log; \
@@ -209,7 +212,7 @@ lint: $(LIB) $(HANDLER_OBJS)
 # AddressSanitizer and UBSan over the unit tests and the reporter (the preloaded
 # library cannot carry ASan into an uninstrumented program, so e2e stays out).
 asan: deps
-	@$(MAKE) --no-print-directory BUILD=build/asan DEBUG=1 \
+	@$(MAKE) --no-print-directory -j$(JOBS) BUILD=build/asan DEBUG=1 \
 	    EXTRA_CFLAGS="-fsanitize=address,undefined -fno-sanitize-recover=all" \
 	    EXTRA_LDFLAGS="-fsanitize=address,undefined" unit build/asan/prof
 	@LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp scripts/run-tests.sh build/asan unit
@@ -228,7 +231,7 @@ bench:
 	@bench/ci_false_alarms.sh $(BUILD)
 
 demo: deps
-	@$(MAKE) --no-print-directory all $(EXAMPLES)
+	@$(MAKE) --no-print-directory -j$(JOBS) all $(EXAMPLES)
 	@scripts/demo.sh $(BUILD)
 
 # The library as distributions ship one: the file named by its full version, the soname
