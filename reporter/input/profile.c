@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 
+#include "common/check.h"
 #include "common/err.h"
 #include "common/grow.h"
 
@@ -176,6 +177,7 @@ const char *rep_profile_thread_name(const struct rep_profile *p, uint32_t tid)
         else
             hi = mid;
     }
+    assert(lo == 0 || p->threads[lo - 1].tid < tid);
     if (lo < p->n_threads && p->threads[lo].tid == tid)
         return p->threads[lo].name;
     return NULL;

@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 
 #include "common/build_id.h"
+#include "common/check.h"
 #include "common/err.h"
 #include "common/uw_build.h"
 #include "common/uw_table.h"
@@ -502,6 +503,7 @@ static const struct mod_section *section_at(const struct rep_module *m, uint64_t
     }
     if (lo == 0 || off - m->secs[lo - 1].filepos >= m->secs[lo - 1].size)
         return NULL;
+    assert(m->secs[lo - 1].filepos <= off && (lo == m->n_secs || m->secs[lo].filepos > off));
     return &m->secs[lo - 1];
 }
 
@@ -516,6 +518,8 @@ static size_t func_index_at(const struct rep_module *m, uint64_t vma)
         else
             hi = mid;
     }
+    assert(lo == 0 || m->funcs[lo - 1].vma <= vma);
+    assert(lo == m->n_funcs || m->funcs[lo].vma > vma);
     return lo == 0 ? m->n_funcs : lo - 1;
 }
 

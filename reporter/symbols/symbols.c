@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/check.h"
 #include "common/err.h"
 #include "common/grow.h"
 #include "common/hash.h"
@@ -159,6 +160,7 @@ static long find_map(const struct rep_sym *s, uint64_t a, uint64_t time_ns)
         if (a < maps[j].end && (best < 0 || is_better_map(&maps[j], &maps[best], time_ns)))
             best = (long)j;
     }
+    assert(best < 0 || (maps[best].start <= a && a < maps[best].end));
     return best;
 }
 
