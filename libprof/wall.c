@@ -51,7 +51,8 @@
 #define WALL_SLACK_NS 1000000ull     /* records of the last millisecond wait a period */
 #define WALL_PAY_NS 1000000000ull    /* an episode's weight is written every second */
 #define WALL_SAMPLE_SKEW_NS 1000000ull /* a switch-out sample precedes its switch record */
-#define WALL_RECORD_MAX (SMP_PERF_KSTACK_BYTES + 8192u)
+#define WALL_STACK_BYTES 8192u /* user stack a switch out copies (every switch pays for it) */
+#define WALL_RECORD_MAX (WALL_STACK_BYTES + 8192u)
 #define WALL_LOOKS_MAX 256u     /* /proc looks per period at most */
 #define WALL_FAST_NS 500000000ull /* how long short waits keep the writer coming back soon */
 #define WALL_RAN_NS 100000u     /* CPU time a thread off CPU may seem to gain (its clock
@@ -159,7 +160,7 @@ static void attr_of(struct perf_event_attr *a, int with_stacks, unsigned kernel_
         a->sample_period = 1;
         a->sample_type |= PERF_SAMPLE_CALLCHAIN | PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
         a->sample_regs_user = ARCH_PERF_REGS_MASK;
-        a->sample_stack_user = SMP_PERF_KSTACK_BYTES;
+        a->sample_stack_user = WALL_STACK_BYTES;
         a->sample_max_stack = (uint16_t)kernel_cap;
         a->exclude_callchain_kernel = 1;
     } else {

@@ -47,8 +47,10 @@
 #define SMP_PERF_FD_KSAMPLED 0x80000000u /* smp_perf_fds[]: or'ed to the tid when the thread's
                                           * kernel time has a counter of its own: its user
                                           * samples weigh 1 */
-#define SMP_PERF_KRING_PAGES 16u      /* data pages of a kernel-time ring (plus one) */
-#define SMP_PERF_KSTACK_BYTES 8192u   /* user stack a kernel-time sample copies */
+#define SMP_PERF_KRING_PAGES 64u      /* data pages of a kernel-time ring (plus one): 256
+                                       * KiB, room for 7 samples of a full stack copy */
+#define SMP_PERF_KSTACK_BYTES 32768u  /* user stack a kernel-time sample copies: sqlite3's
+                                       * shell keeps 20 KiB between a system call and main */
 
 /* smp_perf_fds[fd]: see the file comment. Written by the functions below (application and
  * writer threads), read by handlers; defined with the handler's state. */

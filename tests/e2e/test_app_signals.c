@@ -128,6 +128,33 @@ Test(e2e_appsig, time_in_system_calls_is_counted_at_the_calls)
     e2e_folded_free(&f);
 }
 
+/* A system call 24 KiB of stack below main: its kernel-time samples are walked over the
+ * kernel's copy of the user stack, which reaches main's frame (with an 8 KiB copy they all
+ * stopped at the copy's end, "bounds"). */
+Test(e2e_appsig, kernel_time_samples_under_a_large_frame_reach_main)
+{
+    struct e2e_proc p;
+    run_lib(&p, "deepk.prof", "1000", E2E_ARGV("PROF_TIMER=perf"),
+            E2E_ARGV(E2E_WORKLOAD("pipewrite"), "deep", "2", e2e_path("deepk.truth")));
+    e2e_proc_free(&p);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("deepk.prof"));
+    long in_read = 0, whole = 0;
+    for (size_t i = 0; i < f.n_stacks; i++) {
+        const char *s = f.stacks[i].frames;
+        if (strstr(s, ";kernel_phase;read") == NULL)
+            continue;
+        in_read += f.stacks[i].count;
+        if (strncmp(s, "main;deep_frame;", strlen("main;deep_frame;")) == 0)
+            whole += f.stacks[i].count;
+    }
+    cr_log_info("kernel_phase's read()s: %ld samples, %ld reaching main", in_read, whole);
+    cr_expect(in_read > 40, "only %ld samples in kernel_phase's read()s", in_read);
+    cr_expect(in_read - whole <= E2E_PENDING_MAX, "%ld of %ld samples in read() stop before main",
+              in_read - whole, in_read);
+    e2e_folded_free(&f);
+}
+
 /* PROF_FOLLOW=0: the exec'd image is not profiled, and unblocks every signal. The
  * interval timer's SIGPROF is the one a closed counter or a deleted timer does not take
  * back with it. */

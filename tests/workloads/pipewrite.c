@@ -13,8 +13,10 @@
  *                            with S the share of the thread's CPU time spent in
  *                            kernel_phase() (measured around each call), and
  *                            "system_share S" (getrusage).
- *
- *   pipewrite share SECONDS TRUTH
+ *   pipewrite deep SECONDS TRUTH  the same under deep_frame(), whose 24 KiB of locals put
+ *                            main's frame farther from the system calls than the 8 KiB
+ *                            of stack a kernel-time sample once copied (no frame pointer
+ *                            in it).
  */
 #include <fcntl.h>
 #include <stdint.h>
@@ -32,6 +34,7 @@ static volatile uint64_t sink;
 
 uint64_t user_phase(void);
 uint64_t kernel_phase(int fd, char *buf);
+int deep_frame(double seconds, const char *truth);
 
 static double thread_cpu_s(void)
 {
@@ -127,12 +130,26 @@ static int run_share(double seconds, const char *truth)
     return 0;
 }
 
+/* Without a frame pointer (as Debian builds programs): the kernel's frame-pointer chain
+ * cannot cross it, only the stack copy can. */
+__attribute__((noipa, optimize("omit-frame-pointer"))) int deep_frame(double seconds,
+                                                                      const char *truth)
+{
+    volatile char pad[24 * 1024];
+    for (size_t i = 0; i < sizeof(pad); i += 512)
+        pad[i] = (char)i;
+    int rc = run_share(seconds, truth);
+    return rc + pad[512] - (char)512;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "pipe") == 0)
         return run_pipe(atoi(argv[2]));
     if (argc >= 4 && strcmp(argv[1], "share") == 0)
         return run_share(atof(argv[2]), argv[3]);
-    fprintf(stderr, "usage: pipewrite pipe ROUNDS | share SECONDS TRUTH\n");
+    if (argc >= 4 && strcmp(argv[1], "deep") == 0)
+        return deep_frame(atof(argv[2]), argv[3]);
+    fprintf(stderr, "usage: pipewrite pipe ROUNDS | share|deep SECONDS TRUTH\n");
     return 2;
 }
