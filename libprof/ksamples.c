@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "common/perf_ring.h"
 #include "common/uw_step.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/unwind.h"
@@ -35,14 +36,6 @@
 static void count(unsigned idx, uint64_t n)
 {
     atomic_fetch_add_explicit(&smp_sampler.counters[idx], n, memory_order_relaxed);
-}
-
-/* Copies n bytes at ring position pos (wrapping) out of the data area. */
-static void copy_out(const unsigned char *data, uint64_t size, uint64_t pos, void *dst, size_t n)
-{
-    size_t at = (size_t)(pos % size), first = size - at < n ? size - at : n;
-    memcpy(dst, data + at, first);
-    memcpy((unsigned char *)dst + first, data, n - first);
 }
 
 /* One sample record, taken apart. */
@@ -343,35 +336,26 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
 {
     if (!k->map)
         return 0;
-    struct perf_event_mmap_page *meta = k->map;
-    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = meta->data_tail;
-    if (head == tail)
+    struct cmn_pring pr;
+    if (!cmn_pring_begin(&pr, k->map, k->map_bytes, (size_t)sysconf(_SC_PAGESIZE)))
         return 0; /* most threads spend no time in the kernel between two drains */
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    uint64_t size = meta->data_size ? meta->data_size : k->map_bytes - page;
-    const unsigned char *data = (const unsigned char *)k->map +
-                                (meta->data_offset ? meta->data_offset : page);
     size_t moved = 0;
     static unsigned char rec[LP_KSAMPLE_MAX_BYTES]; /* one drainer at a time: the owner */
-    while (tail + sizeof(struct perf_event_header) <= head) {
-        struct perf_event_header h;
-        copy_out(data, size, tail, &h, sizeof(h));
-        if (h.size < sizeof(h) || tail + h.size > head)
-            break;
+    struct perf_event_header h;
+    uint64_t at;
+    while (cmn_pring_next(&pr, &h, &at)) {
         size_t body = h.size - sizeof(h);
         if (h.type == PERF_RECORD_SAMPLE && body <= sizeof(rec)) {
-            copy_out(data, size, tail + sizeof(h), rec, body);
+            cmn_pring_copy(&pr, at, rec, body);
             put_record(w, rec, body, ends, kernel_cap, max_frames, weight);
             moved++;
         } else if (h.type == PERF_RECORD_LOST && body >= 16) {
             uint64_t lost[2];
-            copy_out(data, size, tail + sizeof(h), lost, sizeof(lost));
+            cmn_pring_copy(&pr, at, lost, sizeof(lost));
             count(PROF_STAT_DROPPED, lost[1]);
         }
-        tail += h.size;
     }
-    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+    cmn_pring_end(&pr);
     if (moved)
         lp_writer_end_samples(w);
     return moved;

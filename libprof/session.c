@@ -213,6 +213,18 @@ static void write_stats_record(void)
         lp_writer_commit(&session.writer, cmn_record_stats(dst, need, c, PROF_STAT_N));
 }
 
+/* The records that end a file: thread names, the mappings, the counters since the last
+ * file, and the END record. */
+static void write_file_tail(struct lp_writer *w, uint64_t now)
+{
+    lp_threads_write_names(w, now);
+    lp_maps_write(w, now);
+    write_stats_record();
+    void *dst = lp_writer_reserve(w, sizeof(struct prof_rec_hdr));
+    if (dst)
+        lp_writer_commit(w, cmn_record_end(dst, sizeof(struct prof_rec_hdr)));
+}
+
 /* PROF_BUFFER_KB is shared out: a quarter (64 KiB at least) to the shared ring, the rest
  * to per-thread rings of LP_THREAD_RING_KB (libprof/rings.h). */
 static int map_ring(void)
@@ -360,12 +372,7 @@ static void cut_profile(uint64_t now)
     int sampling = atomic_load(&smp_sampler.active);
     if (wall_serves())
         lp_wall_serve(w, sampling, 1, NULL);
-    lp_threads_write_names(w, now);
-    lp_maps_write(w, now);
-    write_stats_record();
-    void *dst = lp_writer_reserve(w, sizeof(struct prof_rec_hdr));
-    if (dst)
-        lp_writer_commit(w, cmn_record_end(dst, sizeof(struct prof_rec_hdr)));
+    write_file_tail(w, now);
     session.file_seq++;
     session.file_start_ns = now;
     session.file_start_real_ns = cmn_clock_ns(CLOCK_REALTIME);
@@ -442,12 +449,7 @@ static void finish_profile(void)
         session.is_wall = 0;
     }
     lp_timers_disarm_all();
-    lp_threads_write_names(w, now);
-    lp_maps_write(w, now);
-    write_stats_record();
-    void *dst = lp_writer_reserve(w, sizeof(struct prof_rec_hdr));
-    if (dst)
-        lp_writer_commit(w, cmn_record_end(dst, sizeof(struct prof_rec_hdr)));
+    write_file_tail(w, now);
     lp_writer_close(w);
 }
 

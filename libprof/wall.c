@@ -37,6 +37,7 @@
 #include "arch/arch.h"
 #include "common/clock.h"
 #include "common/grow.h"
+#include "common/perf_ring.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
@@ -352,13 +353,6 @@ void lp_wall_fork_child(void)
 
 /* ---- reading the rings ---- */
 
-static void copy_out(const unsigned char *data, uint64_t size, uint64_t pos, void *dst, size_t n)
-{
-    size_t at = (size_t)(pos % size), first = size - at < n ? size - at : n;
-    memcpy(dst, data + at, first);
-    memcpy((unsigned char *)dst + first, data, n - first);
-}
-
 static void add_event(uint64_t time_ns, uint32_t tid, unsigned kind, const unsigned char *raw,
                       size_t raw_len)
 {
@@ -423,28 +417,20 @@ static void take_record(const struct perf_event_header *h, const unsigned char *
 /* Reads ring r; returns 1 when it was more than a quarter full (read again soon). */
 static int read_ring(struct ring *r)
 {
-    struct perf_event_mmap_page *meta = r->map;
-    uint64_t head = __atomic_load_n(&meta->data_head, __ATOMIC_ACQUIRE);
-    uint64_t tail = meta->data_tail;
-    if (head == tail)
+    struct cmn_pring pr;
+    if (!cmn_pring_begin(&pr, r->map, r->map_bytes, wall.page))
         return 0;
-    uint64_t size = meta->data_size ? meta->data_size : r->map_bytes - wall.page;
-    const unsigned char *data =
-        (const unsigned char *)r->map + (meta->data_offset ? meta->data_offset : wall.page);
-    int is_full = head - tail > size / 4;
-    while (tail + sizeof(struct perf_event_header) <= head) {
-        struct perf_event_header h;
-        copy_out(data, size, tail, &h, sizeof(h));
-        if (h.size < sizeof(h) || tail + h.size > head)
-            break;
+    int is_full = pr.head - pr.tail > pr.size / 4;
+    struct perf_event_header h;
+    uint64_t at;
+    while (cmn_pring_next(&pr, &h, &at)) {
         size_t body = h.size - sizeof(h);
         if (body <= WALL_RECORD_MAX) {
-            copy_out(data, size, tail + sizeof(h), wall.rec, body);
+            cmn_pring_copy(&pr, at, wall.rec, body);
             take_record(&h, wall.rec, body);
         }
-        tail += h.size;
     }
-    __atomic_store_n(&meta->data_tail, tail, __ATOMIC_RELEASE);
+    cmn_pring_end(&pr);
     return is_full;
 }
 

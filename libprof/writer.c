@@ -91,6 +91,18 @@ static int claim(const char *path, uint64_t process_start_real_ns)
     return fd;
 }
 
+/* claim(), and the file's identity in *st: a descriptor, or -errno. */
+static int claim_stat(const char *path, uint64_t process_start_real_ns, struct stat *st)
+{
+    int fd = claim(path, process_start_real_ns);
+    if (fd >= 0 && fstat(fd, st) != 0) {
+        int err = -errno;
+        lp_fd_close(fd);
+        return err;
+    }
+    return fd;
+}
+
 int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start_real_ns)
 {
     memset(w, 0, sizeof(*w));
@@ -98,15 +110,10 @@ int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start
     if (strlen(path) >= sizeof(w->path))
         return -ENAMETOOLONG;
     strcpy(w->path, path);
-    int fd = claim(path, process_start_real_ns);
+    struct stat st;
+    int fd = claim_stat(path, process_start_real_ns, &st);
     if (fd < 0)
         return fd;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int err = -errno;
-        lp_fd_close(fd);
-        return err;
-    }
     w->buf = malloc(LP_WRITER_BUF_BYTES);
     if (!w->buf) {
         lp_fd_close(fd);
@@ -137,15 +144,10 @@ int lp_writer_reopen(struct lp_writer *w, const char *path, uint64_t process_sta
 {
     if (!w->buf || strlen(path) >= sizeof(w->path))
         return w->buf ? -ENAMETOOLONG : -EBADF;
-    int fd = claim(path, process_start_real_ns);
+    struct stat st;
+    int fd = claim_stat(path, process_start_real_ns, &st);
     if (fd < 0)
         return fd;
-    struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int err = -errno;
-        lp_fd_close(fd);
-        return err;
-    }
     /* Everything of the old file goes to it; then the new one starts afresh: its own
      * header, its own stacks. */
     flush_batch(w);
