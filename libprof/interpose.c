@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <unistd.h>
 
@@ -414,6 +415,23 @@ static char *const *env_with_output(char *const *envp, char **arr, char *buf, si
     char *const *name = preload_   ? env_without_us(envp, name##_arr, name##_buf)          \
                         : output_ ? env_with_output(envp, name##_arr, name##_buf, name##_cap) \
                                   : (envp)
+
+/* _exit() and _Exit() run no destructor: the profile is finished by the writer thread
+ * first (a fork child of a shell, of make or of Python's multiprocessing leaves so). The
+ * end is the kernel's, as glibc's _exit() does it. */
+LP_EXPORT __attribute__((noreturn)) void _exit(int status)
+{
+    lp_session_before_quick_exit();
+    for (;;) {
+        syscall(SYS_exit_group, status);
+        syscall(SYS_exit, status);
+    }
+}
+
+LP_EXPORT __attribute__((noreturn)) void _Exit(int status)
+{
+    _exit(status);
+}
 
 LP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {

@@ -64,6 +64,7 @@
 #include "libprof/unwind.h"
 #include "libprof/wall.h"
 #include "libprof/writer.h"
+#include "sampler/codemap.h"
 #include "sampler/handler.h"
 #include "sampler/install.h"
 #include "sampler/ring.h"
@@ -120,6 +121,8 @@ static struct {
     int writer_stepped_out;   /* the writer thread was stopped for a set*id call; cred_mu */
     int is_duration_over;     /* PROF_DURATION has passed: the writer thread finishes the
                                * profile and ends; written and read by the writer thread */
+    _Atomic int is_quick_exit; /* a thread called _exit(): the writer thread finishes the
+                                * profile while it waits (lp_session_before_quick_exit()) */
     int is_wall;              /* PROF_MODE=wall and the kernel's context-switch records
                                * come (libprof/wall.h); from start */
     int sampled_at_stop;      /* sampling was on when stop_sampling() stopped it: the last
@@ -414,7 +417,7 @@ static int on_writer_period(void)
     if (session.cfg.interval_ns != 0 && !session.is_cut_failed &&
         now - session.file_start_ns >= session.cfg.interval_ns)
         cut_profile(now);
-    if (writer_is_alone())
+    if (writer_is_alone() || atomic_load(&session.is_quick_exit))
         return LP_WRITER_FINISH;
     if (duration_is_over()) {
         session.is_duration_over = 1;
@@ -1082,6 +1085,24 @@ void lp_session_finish(void)
     }
     finish_profile();
     atomic_store(&session.state, LP_DONE);
+}
+
+void lp_session_before_quick_exit(void)
+{
+    /* A vfork child runs in our memory with a pid of its own: it must leave all as it is. */
+    if ((pid_t)syscall(SYS_getpid) != session.pid || atomic_load(&session.state) != LP_LIVE ||
+        (pid_t)syscall(SYS_gettid) == session.writer.tid)
+        return;
+    atomic_store(&session.is_quick_exit, 1);
+    smp_writer_wake_up();
+    /* At most about LP_QUIESCE_MS: a writer that cannot finish (its malloc() waiting on a
+     * lock this thread holds, interrupted by the handler that calls _exit) is left behind,
+     * its file cut at its last whole record as by a kill. */
+    for (unsigned i = 0; i < LP_QUIESCE_MS * 10 && atomic_load(&session.state) != LP_DONE;
+         i++) {
+        struct timespec ts = {0, 100000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 void lp_session_before_exec(void)

@@ -36,6 +36,12 @@ int lp_session_sampling(void);
 /* Stops sampling, writes the last records and closes the profile. Idempotent; a no-op in a
  * process without a live session. */
 void lp_session_finish(void);
+/* Before _exit(): asks the writer thread to finish the profile (as at exit, which runs
+ * our destructor; _exit() runs none) and waits for it, at most about 200 ms. Async-signal-
+ * safe in the caller (atomics, a futex wake, nanosleep): _exit() may be called from a
+ * signal handler. A no-op in a vfork child, in the writer thread, and without a live
+ * session. */
+void lp_session_before_quick_exit(void);
 /* Before an exec attempt: finishes the session, then consumes our signals still pending on
  * this thread (the new program would meet them with their default action). Safe in a vfork
  * child (it then only touches this thread's signals). */

@@ -354,6 +354,86 @@ Test(e2e_life, profile_survives__exit)
     check_abrupt_end("_exit", 0);
 }
 
+/* _exit() runs no destructor: libprof's wrapper has the writer thread finish the profile
+ * first, so it is whole (its STATS and END) and keeps every sample. */
+static void check_whole_after__exit(const char *file, double cpu)
+{
+    struct e2e_scan s;
+    e2e_scan_file(&s, file);
+    double kept = (double)s.weight_sum / 1000.0;
+    cr_log_info("%s: %.3f s of CPU, %.3f s of samples kept", file, cpu, kept);
+    cr_expect(s.header_ok && s.has_end && s.trailing_bytes == 0,
+              "%s is not whole after _exit (end record %d, %zu bytes past the records)", file,
+              s.has_end, s.trailing_bytes);
+    cr_expect(kept >= cpu - 0.05 && kept <= cpu + 0.05, "%s: %.3f s kept for %.3f s of CPU", file,
+              kept, cpu);
+}
+
+Test(e2e_life, a_program_that_leaves_by__exit_finishes_its_profile)
+{
+    struct e2e_proc p;
+    run_lib(&p, "qe.prof", E2E_ARGV("PROF_TIMER=perf", "PROF_FREQ=1000"),
+            E2E_ARGV(E2E_WORKLOAD("dies"), "_exit", "0.5"));
+    cr_expect_eq(p.status, 0, "exit status %d", p.status);
+    double cpu = 0;
+    cr_assert(sscanf(p.out, "cpu_s %lf", &cpu) == 1, "stdout:\n%s", p.out);
+    e2e_proc_free(&p);
+    check_whole_after__exit(e2e_path("qe.prof"), cpu);
+}
+
+Test(e2e_life, a_fork_child_that_leaves_by__exit_finishes_its_profile)
+{
+    struct e2e_proc p;
+    run_lib(&p, "qf.prof", E2E_ARGV("PROF_TIMER=perf", "PROF_FREQ=1000"),
+            E2E_ARGV(E2E_WORKLOAD("dies"), "fork", "0.5"));
+    cr_expect_eq(p.status, 0, "exit status %d", p.status);
+    int child = 0;
+    double cpu = 0;
+    const char *c = strstr(p.out, "child ");
+    const char *u = strstr(p.out, "cpu_s ");
+    cr_assert(c && u && sscanf(c, "child %d", &child) == 1 && sscanf(u, "cpu_s %lf", &cpu) == 1,
+              "stdout:\n%s", p.out);
+    e2e_proc_free(&p);
+    char name[64];
+    snprintf(name, sizeof(name), "qf.prof.%d", child);
+    check_whole_after__exit(e2e_path(name), cpu);
+}
+
+/* A vfork child shares the parent's memory: its _exit() must leave the session alone. */
+Test(e2e_life, vfork_children_that_leave_by__exit_leave_the_profile_alone)
+{
+    struct e2e_proc p;
+    run_lib(&p, "qv.prof", E2E_ARGV("PROF_TIMER=perf", "PROF_FREQ=1000"),
+            E2E_ARGV(E2E_WORKLOAD("dies"), "vfork", "0.3"));
+    cr_expect_eq(p.status, 0, "exit status %d", p.status);
+    e2e_proc_free(&p);
+    const char *found[4];
+    size_t n = e2e_find_files("qv.", "", found, 4);
+    cr_expect_eq(n, 1, "%zu profiles for one process and its vfork children", n);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("qv.prof"));
+    cr_expect(s.header_ok && s.has_end && s.trailing_bytes == 0, "the profile is not whole");
+    cr_expect(s.weight_sum >= 200, "%llu samples for 0.3 s", (unsigned long long)s.weight_sum);
+}
+
+/* _exit() from a signal handler that interrupted malloc(): the program ends promptly (the
+ * wait for the writer is bounded), every time, and its profile reads. */
+Test(e2e_life, _exit_from_a_handler_that_interrupted_malloc_ends_promptly)
+{
+    for (int i = 0; i < 10; i++) {
+        struct e2e_proc p;
+        const char *all[] = {e2e_env("PROF_OUTPUT", e2e_path("qh.prof")), "PROF_FREQ=1000", NULL};
+        struct e2e_opts o = {.preload = 1, .env = all, .timeout_s = 10};
+        e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("dies"), "handler", "0.05"));
+        cr_expect(!p.timed_out && p.status == 0, "run %d: status %d%s", i, p.status,
+                  p.timed_out ? " (timed out)" : "");
+        e2e_proc_free(&p);
+        struct e2e_scan s;
+        e2e_scan_file(&s, e2e_path("qh.prof"));
+        cr_expect(s.header_ok, "run %d: the profile does not read", i);
+    }
+}
+
 Test(e2e_life, profile_survives_abort)
 {
     check_abrupt_end("abort", 128 + SIGABRT);
