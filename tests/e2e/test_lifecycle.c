@@ -234,9 +234,10 @@ Test(e2e_life, blocking_calls_are_not_interrupted)
         cr_expect(k == 0 ? eintr == 0 : eintr <= 3, "%s: %d calls failed with EINTR", source,
                   eintr);
         cr_expect_eq(short_reads, 0, "%s: %d short reads", source, short_reads);
-        /* 20 sleeps of 5 ms: timer slack aside, they must not be cut short or stretched. */
-        cr_expect(ms >= 100 && ms < plain_ms + 50, "%s: sleeps took %.1f ms (%.1f without)", source,
-                  ms, plain_ms);
+        /* 20 sleeps of 5 ms: timer slack aside, they must not be cut short or stretched
+         * (but for the few an EINTR above cut short, by up to 5 ms each). */
+        cr_expect(ms >= 100 - 5.0 * eintr && ms < plain_ms + 50,
+                  "%s: sleeps took %.1f ms (%.1f without)", source, ms, plain_ms);
         e2e_proc_free(&lib);
     }
     e2e_proc_free(&plain);
