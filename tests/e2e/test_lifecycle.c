@@ -337,7 +337,10 @@ static void check_abrupt_end(const char *mode, int want_status)
     double kept = (double)s.weight_sum / 1000.0;
     cr_log_info("%s: %.3f s of CPU, %.3f s of samples kept", mode, cpu, kept);
     cr_expect(kept >= cpu - 0.1 - 0.05, "%s: only %.3f s of %.3f s of CPU kept", mode, kept, cpu);
-    cr_expect(kept <= cpu + 0.05, "%s: %.3f s kept for %.3f s of CPU", mode, kept, cpu);
+    /* Above: no samples counted twice. On a loaded machine the kernel's clock, in periods
+     * drawn at random, weighs a CPU-second 0.95-1.05 (measured 0.947-1.052 with a CPU hog
+     * beside two tests at once). */
+    cr_expect(kept <= cpu + 0.07, "%s: %.3f s kept for %.3f s of CPU", mode, kept, cpu);
     struct e2e_proc r;
     e2e_run(&r, NULL, E2E_ARGV(E2E_PROF, "report", e2e_path("dies.prof")));
     cr_expect_eq(r.status, 0, "%s: prof report exited %d:\n%s", mode, r.status, r.err);
