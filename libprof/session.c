@@ -1091,6 +1091,7 @@ void lp_session_before_quick_exit(void)
 {
     /* A vfork child runs in our memory with a pid of its own: it must leave all as it is. */
     if ((pid_t)syscall(SYS_getpid) != session.pid || atomic_load(&session.state) != LP_LIVE ||
+        !__atomic_load_n(&session.writer.running, __ATOMIC_RELAXED) ||
         (pid_t)syscall(SYS_gettid) == session.writer.tid)
         return;
     atomic_store(&session.is_quick_exit, 1);

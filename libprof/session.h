@@ -40,7 +40,7 @@ void lp_session_finish(void);
  * our destructor; _exit() runs none) and waits for it, at most about 200 ms. Async-signal-
  * safe in the caller (atomics, a futex wake, nanosleep): _exit() may be called from a
  * signal handler. A no-op in a vfork child, in the writer thread, and without a live
- * session. */
+ * session or a running writer thread. */
 void lp_session_before_quick_exit(void);
 /* Before an exec attempt: finishes the session, then consumes our signals still pending on
  * this thread (the new program would meet them with their default action). Safe in a vfork
