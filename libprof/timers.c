@@ -271,7 +271,6 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
         out->interval_ns = tick != 0 && cfg->freq_hz * 2 > tick ? 0 : out->period_ns;
         out->effective_hz = tick && cfg->freq_hz > tick ? tick : cfg->freq_hz;
     }
-        out->effective_hz = tick && cfg->freq_hz > tick ? tick : cfg->freq_hz;
     struct rlimit lim;
     size_t budget = 128;
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)

@@ -499,6 +499,7 @@ static void scan_record(struct e2e_scan *s, const unsigned char *rec, uint32_t t
         s->has_process = 1;
         s->pid = pr.pid;
         s->requested_hz = pr.requested_hz;
+        s->effective_hz = pr.effective_hz;
         s->timer_source = pr.timer_source;
         s->unwinder = pr.unwinder;
         s->start_mono_ns = pr.start_mono_ns;

@@ -72,6 +72,7 @@ struct e2e_scan {
     int has_process;                   /* a PROF_REC_PROCESS record was seen */
     uint32_t pid;                      /* from it */
     uint32_t requested_hz;             /* from it */
+    uint32_t effective_hz;             /* from it */
     int has_stats;                     /* a PROF_REC_STATS record was seen */
     uint64_t stat_signals;             /* its PROF_STAT_SIGNALS counter */
     uint64_t stat_kernel_samples;      /* its PROF_STAT_KERNEL_SAMPLES counter */

@@ -385,6 +385,20 @@ Test(e2e_life, a_program_that_leaves_by__exit_finishes_its_profile)
     check_whole_after__exit(e2e_path("qe.prof"), cpu);
 }
 
+/* The rate the profile says its source delivers: the perf source's clock is not bound to
+ * the scheduler tick (which caps the CPU-time timers), so what was asked. */
+Test(e2e_life, the_perf_source_delivers_the_rate_asked)
+{
+    struct e2e_proc p;
+    run_lib(&p, "hz.prof", E2E_ARGV("PROF_TIMER=perf", "PROF_FREQ=1000"),
+            E2E_ARGV(E2E_WORKLOAD("dies"), "exit", "0.1"));
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("hz.prof"));
+    cr_expect(s.has_process && s.timer_source == PROF_TIMER_PERF, "not the perf source");
+    cr_expect_eq(s.effective_hz, 1000, "effective rate %u Hz for 1000 asked", s.effective_hz);
+}
+
 Test(e2e_life, a_fork_child_that_leaves_by__exit_finishes_its_profile)
 {
     struct e2e_proc p;
