@@ -330,6 +330,16 @@ static size_t drain_kernel_samples(void)
     return lp_timers_drain_kernel(&session.writer, &session.kernel_ends, session.cfg.max_depth);
 }
 
+/* Everything waiting for the file, before it is cut or closed: records other threads
+ * posted, every ring's samples, the kernel-time samples. The buffer's owner. */
+static void drain_all(struct lp_writer *w)
+{
+    lp_writer_take_posts(w);
+    lp_rings_drain(w, NULL);
+    lp_writer_drain(w, &session.ring);
+    drain_kernel_samples();
+}
+
 /* Where kernel-recorded chains end, and libprof's own code (libprof/ksamples.h). */
 static void find_kernel_ends(struct lp_ksamples_ends *e)
 {
@@ -368,10 +378,7 @@ static int wall_serves(void)
 static void cut_profile(uint64_t now)
 {
     struct lp_writer *w = &session.writer;
-    lp_writer_take_posts(w);
-    lp_rings_drain(w, NULL);
-    lp_writer_drain(w, &session.ring);
-    drain_kernel_samples();
+    drain_all(w);
     int sampling = atomic_load(&smp_sampler.active);
     if (wall_serves())
         lp_wall_serve(w, sampling, 1, NULL);
@@ -442,10 +449,7 @@ static void finish_profile(void)
 {
     struct lp_writer *w = &session.writer;
     uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
-    lp_writer_take_posts(w);
-    lp_rings_drain(w, NULL);
-    lp_writer_drain(w, &session.ring);
-    drain_kernel_samples();
+    drain_all(w);
     if (session.is_wall) {
         lp_wall_serve(w, session.sampled_at_stop, 1, NULL);
         lp_wall_stop();

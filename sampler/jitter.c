@@ -82,15 +82,18 @@ uint64_t smp_jitter_thread_timer(uint64_t *rng, int timer_id, uint32_t tid, uint
     return syscall(SYS_timer_settime, (long)timer_id, 0L, &its, NULL) == 0 ? next : 0;
 }
 
+static void to_timeval(uint64_t ns, struct timeval *tv)
+{
+    tv->tv_sec = (time_t)(ns / 1000000000u);
+    tv->tv_usec = (suseconds_t)(ns % 1000000000u / 1000u);
+}
+
 uint64_t smp_jitter_itimer(uint64_t *rng, uint64_t mean_ns)
 {
     uint64_t next = smp_jitter_next(rng, mean_ns);
-    struct itimerval it = {
-        .it_interval = {.tv_sec = (time_t)(mean_ns / 1000000000u),
-                        .tv_usec = (suseconds_t)(mean_ns % 1000000000u / 1000u)},
-        .it_value = {.tv_sec = (time_t)(next / 1000000000u),
-                     .tv_usec = (suseconds_t)(next % 1000000000u / 1000u)},
-    };
+    struct itimerval it;
+    to_timeval(mean_ns, &it.it_interval);
+    to_timeval(next, &it.it_value);
     if (it.it_value.tv_sec == 0 && it.it_value.tv_usec == 0)
         it.it_value.tv_usec = 1;
     /* The raw system call: libprof/ interposes setitimer() to see the application's. */
