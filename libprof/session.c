@@ -681,7 +681,8 @@ static int open_profile(int is_child)
         rc = lp_writer_open(&session.writer, path, started);
     }
     if (rc != 0)
-        lp_log("cannot create %s: %s; profiling disabled", path, strerror(-rc));
+        lp_log("cannot create %s: %s; profiling disabled", path,
+               rc == -EINVAL ? "not a regular file" : strerror(-rc));
     else
         keep_file(path);
     return rc;

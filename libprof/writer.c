@@ -69,8 +69,11 @@ static int is_earlier_image(int fd, uint64_t process_start_real_ns)
 
 /* Opens path for the profile, unless another process owns it: the file is locked
  * (flock, exclusive) for as long as we write it; a lock we cannot get means a live
- * process writes there. The descriptor, or -EBUSY, or -errno. */
-static int claim(const char *path, uint64_t process_start_real_ns)
+ * process writes there. The descriptor (the file's identity in *st), or -EBUSY, or
+ * -errno. A file found empty is not truncated: on ext4 a truncated file's close waits
+ * for its data to be written out (the filesystem's guard for files replaced by
+ * truncation), a cost every short process would pay. */
+static int claim_stat(const char *path, uint64_t process_start_real_ns, struct stat *st)
 {
     int fd = lp_fd_open_kept(path, O_RDWR | O_CREAT, 0644);
     if (fd < 0 && (fd == -EACCES || fd == -EPERM) && access(path, F_OK) == 0)
@@ -80,26 +83,19 @@ static int claim(const char *path, uint64_t process_start_real_ns)
     int rc = 0;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0)
         rc = errno == EWOULDBLOCK ? -EBUSY : 0; /* no locks here (a filesystem without): go on */
-    if (rc == 0 && is_earlier_image(fd, process_start_real_ns))
+    if (rc == 0 && fstat(fd, st) != 0)
+        rc = -errno;
+    if (rc == 0 && !S_ISREG(st->st_mode))
+        rc = -EINVAL; /* a profile is a regular file (/dev/full, a pipe: no) */
+    if (rc == 0 && st->st_size > 0 && is_earlier_image(fd, process_start_real_ns))
         rc = -EBUSY;
-    if (rc == 0 && ftruncate(fd, 0) != 0)
+    if (rc == 0 && st->st_size > 0 && ftruncate(fd, 0) != 0)
         rc = -errno;
     if (rc != 0) {
         lp_fd_close(fd);
         return rc;
     }
-    return fd;
-}
-
-/* claim(), and the file's identity in *st: a descriptor, or -errno. */
-static int claim_stat(const char *path, uint64_t process_start_real_ns, struct stat *st)
-{
-    int fd = claim(path, process_start_real_ns);
-    if (fd >= 0 && fstat(fd, st) != 0) {
-        int err = -errno;
-        lp_fd_close(fd);
-        return err;
-    }
+    st->st_size = 0;
     return fd;
 }
 

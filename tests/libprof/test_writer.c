@@ -83,6 +83,33 @@ Test(writer, writes_header_and_records_on_flush, .init = make_dir)
     lp_writer_close(&w);
 }
 
+/* A file already at the path (a finished process's profile, or one left empty) is the new
+ * profile's wholly: nothing of the old bytes remains past what is written. */
+Test(writer, replaces_a_file_already_at_the_path, .init = make_dir)
+{
+    char *p = path_in_dir("old.prof");
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    static char junk[100000];
+    memset(junk, 'x', sizeof(junk));
+    cr_assert_eq(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+    close(fd);
+    struct lp_writer w;
+    cr_assert_eq(lp_writer_open(&w, p, 0), 0);
+    cr_assert_eq(file_size(p), sizeof(struct prof_file_header), "the old bytes are gone");
+    lp_writer_close(&w);
+    cr_assert_eq(count_records(p, PROF_REC_THREAD), 0);
+
+    char *q = path_in_dir("empty.prof");
+    close(open(q, O_WRONLY | O_CREAT | O_TRUNC, 0644));
+    cr_assert_eq(lp_writer_open(&w, q, 0), 0);
+    void *dst = lp_writer_reserve(&w, 64);
+    lp_writer_commit(&w, cmn_record_thread(dst, 64, 1, 2, "name"));
+    cr_assert_eq(lp_writer_flush(&w), 0);
+    lp_writer_close(&w);
+    cr_assert_eq(file_size(q), sizeof(struct prof_file_header) + 32);
+    cr_assert_eq(count_records(q, PROF_REC_THREAD), 1);
+}
+
 Test(writer, takes_no_standard_descriptor_even_when_they_are_closed, .init = make_dir)
 {
     close(0);
