@@ -729,7 +729,7 @@ static void start_wall(void)
     smp_sampler.running_state = PROF_STATE_RUNNING;
 }
 
-static int start_session(int is_child, int sample_now)
+static int start_session_steps(int is_child, int sample_now)
 {
     int rc;
     rc = is_child ? lp_timers_choose_inherited(&session.cfg, &session.timer)
@@ -798,6 +798,13 @@ static int start_session(int is_child, int sample_now)
     if (sample_now)
         lp_session_set_active(1);
     return 0;
+}
+
+static int start_session(int is_child, int sample_now)
+{
+    int rc = start_session_steps(is_child, sample_now);
+    lp_timers_drop_spare(); /* the timer trial's counters, when arming did not take them */
+    return rc;
 }
 
 __attribute__((constructor)) static void lp_constructor(void)

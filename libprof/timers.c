@@ -62,7 +62,11 @@ static struct {
     int event_err;      /* why PROF_EVENT was refused (-errno), 0 when it was not */
     unsigned timer_asked; /* the PROF_TIMER and PROF_EVENT the choice was made for */
     unsigned event_asked;
-} reg = { .mu = PTHREAD_MUTEX_INITIALIZER };
+    /* The perf source's trial counters, paused and kept for the thread that made the
+     * choice: arming that thread takes them over instead of opening its own (a process
+     * start pays for one counter pair, not two). fd and kring.fd -1: none. */
+    struct entry spare;
+} reg = { .mu = PTHREAD_MUTEX_INITIALIZER, .spare = {.fd = -1, .kring = {.fd = -1}} };
 
 static pid_t self_tid(void)
 {
@@ -105,15 +109,19 @@ static void consume_and_restore(int signo, const sigset_t *old)
     pthread_sigmask(SIG_SETMASK, old, NULL);
 }
 
-/* Opens a perf counter on this thread and closes it: does the source work here? */
-static int try_perf(int signo, unsigned hz, unsigned event)
+/* Opens a perf counter on this thread: does the source work here? The counter is
+ * paused and kept in *kept (fd, id) for this thread's arming. */
+static int try_perf(int signo, unsigned hz, unsigned event, struct entry *kept)
 {
     sigset_t old;
     uint64_t id = 0;
     block(signo, &old);
     int fd = smp_timer_perf_open(self_tid(), signo, hz, event, 0, &id);
-    if (fd >= 0)
-        smp_timer_perf_close(fd, id);
+    if (fd >= 0) {
+        smp_timer_perf_pause(fd, id);
+        kept->fd = fd;
+        kept->id = id;
+    }
     consume_and_restore(signo, &old);
     return fd < 0 ? fd : 0;
 }
@@ -162,21 +170,34 @@ static unsigned kernel_hz(unsigned hz)
     return hz / LP_KSAMPLE_SLOWER > 0 ? hz / LP_KSAMPLE_SLOWER : 1;
 }
 
-static int try_kernel_counter(unsigned hz, unsigned frames)
+/* Opens a kernel-time counter on this thread: are they permitted here? The counter is
+ * paused and kept in *kept for this thread's arming. */
+static int try_kernel_counter(unsigned hz, unsigned frames, struct smp_perf_kring *kept)
 {
-    struct smp_perf_kring k;
-    int rc = smp_timer_perf_open_kernel(self_tid(), hz, frames, &k);
-    smp_timer_perf_close_kernel(&k);
+    int rc = smp_timer_perf_open_kernel(self_tid(), hz, frames, kept);
+    if (rc == 0)
+        smp_timer_perf_pause_kernel(kept);
     return rc;
 }
 
-static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_choice *out,
-                       int *event_err)
+/* With reg.mu held, or in a fork child: closes the kept trial counters (in a fork child,
+ * its copies of the parent's: the number is closed where it is still the counter, never
+ * paused, which would pause the parent's). */
+static void drop_spare_locked(void)
 {
-    int rc = try_perf(signo, cfg->freq_hz, cfg->event);
+    smp_timer_perf_close_kernel(&reg.spare.kring);
+    if (reg.spare.fd >= 0)
+        smp_timer_perf_close(reg.spare.fd, reg.spare.id);
+    reg.spare = (struct entry){.fd = -1, .kring = {.fd = -1}};
+}
+
+static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_choice *out,
+                       int *event_err, struct entry *kept)
+{
+    int rc = try_perf(signo, cfg->freq_hz, cfg->event, kept);
     if (rc != 0 && cfg->event != SMP_PERF_TASK_CLOCK) {
         *event_err = rc;
-        rc = try_perf(signo, cfg->freq_hz, SMP_PERF_TASK_CLOCK);
+        rc = try_perf(signo, cfg->freq_hz, SMP_PERF_TASK_CLOCK, kept);
         out->event = SMP_PERF_TASK_CLOCK;
     } else {
         out->event = cfg->event;
@@ -244,6 +265,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     unsigned tick = lp_timers_tick_hz();
     int rt_signo = cfg->signo ? cfg->signo : SIGRTMAX - LP_DEFAULT_RT_OFFSET;
     int rc = -EINVAL, perf_err = 0, event_err = 0;
+    struct entry kept = {.tid = self_tid(), .fd = -1, .kring = {.fd = -1}};
 
     if (cfg->timer == PROF_TIMER_ITIMER) {
         out->source = PROF_TIMER_ITIMER;
@@ -252,7 +274,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     } else {
         out->signo = rt_signo;
         if (cfg->timer == LP_TIMER_AUTO || cfg->timer == PROF_TIMER_PERF)
-            perf_err = rc = choose_perf(cfg, rt_signo, out, &event_err);
+            perf_err = rc = choose_perf(cfg, rt_signo, out, &event_err, &kept);
         if (rc != 0) {
             rc = try_thread_timer(rt_signo);
             if (rc == 0)
@@ -275,16 +297,21 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     size_t budget = 128;
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
         budget = lim.rlim_cur / 8;
+    unsigned frames = max_stack(cfg);
     int ksample = out->source == PROF_TIMER_PERF && out->period_ns != 0 &&
-                  try_kernel_counter(kernel_hz(cfg->freq_hz), max_stack(cfg)) == 0;
+                  try_kernel_counter(kernel_hz(cfg->freq_hz), frames, &kept.kring) == 0;
     note_choice(cfg, out, tick, event_err, perf_err, ksample);
     pthread_mutex_lock(&reg.mu);
+    drop_spare_locked();
+    reg.spare = kept;
+    if (out->source != PROF_TIMER_PERF)
+        drop_spare_locked(); /* none was kept; nothing of a failed trial stays */
     reg.choice = *out;
     reg.hz = cfg->freq_hz;
     reg.chosen = 1;
     reg.perf_budget = budget;
     reg.ksample = ksample;
-    reg.max_stack = max_stack(cfg);
+    reg.max_stack = frames;
     reg.khz = kernel_hz(cfg->freq_hz);
     reg.perf_err = perf_err;
     reg.event_err = event_err;
@@ -315,12 +342,30 @@ static int arm_locked(pid_t tid)
      * many threads), threads get a per-thread timer on the same signal instead. The
      * kernel-time counter comes first, so that the handler knows from the first signal
      * that the thread's samples weigh 1. */
+    struct entry spare = {.fd = -1, .kring = {.fd = -1}};
+    if (reg.spare.tid == tid) { /* the choice's trial counters: this thread's */
+        spare = reg.spare;
+        reg.spare = (struct entry){.fd = -1, .kring = {.fd = -1}};
+    }
     if (reg.choice.source == PROF_TIMER_PERF && reg.n_perf < reg.perf_budget) {
-        if (reg.ksample && reg.n_perf + 2 <= reg.perf_budget &&
-            smp_timer_perf_open_kernel(tid, reg.khz, reg.max_stack, &e.kring) != 0)
+        if (reg.ksample && reg.n_perf + 2 <= reg.perf_budget && spare.kring.fd >= 0 &&
+            smp_timer_perf_resume_kernel(&spare.kring) == 0) {
+            e.kring = spare.kring;
+            spare.kring.fd = -1;
+            spare.kring.map = NULL;
+        } else if (reg.ksample && reg.n_perf + 2 <= reg.perf_budget &&
+                   smp_timer_perf_open_kernel(tid, reg.khz, reg.max_stack, &e.kring) != 0) {
             e.kring.fd = -1;
+        }
         uint32_t flags = e.kring.fd >= 0 ? SMP_PERF_FD_KSAMPLED : 0;
-        rc = smp_timer_perf_open(tid, reg.choice.signo, reg.hz, reg.choice.event, flags, &e.id);
+        if (spare.fd >= 0 && smp_timer_perf_rearm(spare.fd, spare.id, tid, flags) == 0) {
+            rc = spare.fd;
+            e.id = spare.id;
+            spare.fd = -1;
+        } else {
+            rc = smp_timer_perf_open(tid, reg.choice.signo, reg.hz, reg.choice.event, flags,
+                                     &e.id);
+        }
         e.fd = rc;
         rc = rc < 0 ? rc : 0;
         if (rc != 0) {
@@ -330,6 +375,9 @@ static int arm_locked(pid_t tid)
     }
     if (rc != 0)
         rc = smp_timer_thread_create(tid, reg.choice.signo, reg.hz, &e.timer);
+    smp_timer_perf_close_kernel(&spare.kring); /* what was not taken over */
+    if (spare.fd >= 0)
+        smp_timer_perf_close(spare.fd, spare.id);
     if (rc == 0) {
         reg.entries[reg.n++] = e;
         reg.n_perf += (e.fd >= 0) + (e.kring.fd >= 0);
@@ -359,6 +407,13 @@ static void disarm_entry(struct entry *e)
     } else {
         smp_timer_thread_delete(e->timer);
     }
+}
+
+void lp_timers_drop_spare(void)
+{
+    pthread_mutex_lock(&reg.mu);
+    drop_spare_locked();
+    pthread_mutex_unlock(&reg.mu);
 }
 
 int lp_timers_arm_self(void)
@@ -391,6 +446,7 @@ int lp_timers_arm_all(pid_t skip)
     }
     if (d)
         closedir(d);
+    drop_spare_locked();
     pthread_mutex_unlock(&reg.mu);
     return n;
 }
@@ -423,6 +479,7 @@ void lp_timers_disarm_all(void)
     for (size_t i = 0; i < reg.n; i++)
         disarm_entry(&reg.entries[i]);
     reg.n = 0;
+    drop_spare_locked();
     pthread_mutex_unlock(&reg.mu);
 }
 
@@ -456,6 +513,14 @@ void lp_timers_fork_child(void)
         if (is_ours)
             close(e->fd);
     }
+    smp_timer_perf_close_kernel(&reg.spare.kring);
+    if (reg.spare.fd >= 0) {
+        int is_ours = smp_timer_perf_is(reg.spare.fd, reg.spare.id);
+        smp_timer_perf_forget(reg.spare.fd);
+        if (is_ours)
+            close(reg.spare.fd);
+    }
+    reg.spare = (struct entry){.fd = -1, .kring = {.fd = -1}};
     reg.n = 0;
     reg.n_perf = 0;
     reg.itimer_armed = 0;

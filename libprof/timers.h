@@ -37,6 +37,9 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out);
  * again (same kernel, same credentials), with the same notes; else lp_timers_choose(). */
 int lp_timers_choose_inherited(const struct lp_config *cfg, struct lp_timer_choice *out);
 
+/* lp_timers_choose() keeps the perf source's trial counters (paused) for the thread
+ * that chose: arming it takes them over. This closes them when that did not happen. */
+void lp_timers_drop_spare(void);
 /* The calling thread's timer (thread start; no-op for itimer). 0 or -errno. */
 int lp_timers_arm_self(void);
 /* Every thread of the process that has no timer yet (from /proc/self/task), or the process

@@ -115,6 +115,24 @@ void smp_timer_perf_close(int fd, uint64_t id)
     errno = saved;
 }
 
+void smp_timer_perf_pause(int fd, uint64_t id)
+{
+    int saved = errno;
+    if (smp_timer_perf_is(fd, id))
+        ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+    errno = saved;
+}
+
+int smp_timer_perf_rearm(int fd, uint64_t id, pid_t tid, uint32_t owner_flags)
+{
+    if (fd < 0 || (unsigned)fd >= SMP_PERF_FD_MAX || !smp_timer_perf_is(fd, id))
+        return -EBADF;
+    atomic_store(&smp_perf_fds[fd], (uint32_t)tid | owner_flags);
+    if (ioctl(fd, PERF_EVENT_IOC_RESET, 0) != 0 || ioctl(fd, PERF_EVENT_IOC_REFRESH, 1) != 0)
+        return -errno;
+    return 0;
+}
+
 void smp_timer_perf_unmark_ksampled(int fd, pid_t tid)
 {
     if (fd >= 0 && (unsigned)fd < SMP_PERF_FD_MAX)
@@ -170,6 +188,13 @@ void smp_timer_perf_pause_kernel(struct smp_perf_kring *k)
     if (k->fd >= 0 && smp_timer_perf_is(k->fd, k->id))
         ioctl(k->fd, PERF_EVENT_IOC_DISABLE, 0);
     errno = saved;
+}
+
+int smp_timer_perf_resume_kernel(struct smp_perf_kring *k)
+{
+    if (k->fd < 0 || !smp_timer_perf_is(k->fd, k->id))
+        return -EBADF;
+    return ioctl(k->fd, PERF_EVENT_IOC_ENABLE, 0) == 0 ? 0 : -errno;
 }
 
 void smp_timer_perf_close_kernel(struct smp_perf_kring *k)

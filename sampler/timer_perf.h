@@ -74,6 +74,12 @@ void smp_timer_perf_close(int fd, uint64_t id);
 /* Not async-signal-safe. Forgets descriptor fd as ours without touching it: after fork (the
  * parent's counter), or when it is no longer our counter. */
 void smp_timer_perf_forget(int fd);
+/* Not async-signal-safe. Stops counter `id` at fd counting (and so signalling) while
+ * keeping it: smp_timer_perf_rearm() starts it again. */
+void smp_timer_perf_pause(int fd, uint64_t id);
+/* Not async-signal-safe. Starts a paused counter of thread tid again, for one overflow,
+ * with the handler's owner_flags (as smp_timer_perf_open()). 0 or -errno. */
+int smp_timer_perf_rearm(int fd, uint64_t id, pid_t tid, uint32_t owner_flags);
 /* Not async-signal-safe. Tells the handler that the thread of counter fd (tid) has no
  * kernel-time counter (any more): its samples carry its kernel time as weight. */
 void smp_timer_perf_unmark_ksampled(int fd, pid_t tid);
@@ -95,6 +101,8 @@ int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
                                struct smp_perf_kring *k);
 /* Not async-signal-safe. Stops the counter counting; the ring stays readable. */
 void smp_timer_perf_pause_kernel(struct smp_perf_kring *k);
+/* Not async-signal-safe. Starts a paused counter counting again. 0 or -errno. */
+int smp_timer_perf_resume_kernel(struct smp_perf_kring *k);
 /* Not async-signal-safe. Unmaps the ring and closes the counter (when its descriptor is
  * still that counter). Accepts a ring never opened. */
 void smp_timer_perf_close_kernel(struct smp_perf_kring *k);

@@ -70,14 +70,16 @@ static int same_fds(const struct fd_list *a, const struct fd_list *b)
     return 1;
 }
 
-static void run_chatty(struct chatty_run *r, const char *label, int preload, int close_stdin)
+static void run_chatty_with(struct chatty_run *r, const char *label, int preload,
+                            int close_stdin, const char *setting)
 {
     char name[64];
     snprintf(name, sizeof(name), "%s.fds", label);
     const char *report = e2e_path(name);
     snprintf(name, sizeof(name), "%s.%%p.prof", label);
     const char *output = e2e_env("PROF_OUTPUT", e2e_path(name));
-    struct e2e_opts o = {.preload = preload, .close_stdin = close_stdin, .env = E2E_ARGV(output)};
+    struct e2e_opts o = {.preload = preload, .close_stdin = close_stdin,
+                         .env = E2E_ARGV(output, setting)};
     e2e_run(&r->proc, &o, E2E_ARGV(E2E_WORKLOAD("chatty"), report));
     r->report = e2e_read_file(report, NULL);
     cr_assert(r->report != NULL, "chatty (%s) wrote no fd report; status %d, stderr:\n%s", label,
@@ -87,6 +89,11 @@ static void run_chatty(struct chatty_run *r, const char *label, int preload, int
     const char *found[8];
     snprintf(name, sizeof(name), "%s.", label);
     r->n_profiles = e2e_find_files(name, ".prof", found, 8);
+}
+
+static void run_chatty(struct chatty_run *r, const char *label, int preload, int close_stdin)
+{
+    run_chatty_with(r, label, preload, close_stdin, NULL);
 }
 
 static void free_chatty(struct chatty_run *r)
@@ -149,4 +156,40 @@ Test(e2e_silence, output_status_and_fds_unchanged)
 Test(e2e_silence, fd_0_stays_closed)
 {
     compare_runs(1);
+}
+
+/* The descriptors the library holds at the end of main beside the application's. */
+static size_t library_fds(const struct chatty_run *lib, const struct chatty_run *plain)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < lib->self.n; i++)
+        n += !has_fd(&plain->self, lib->self.fd[i]);
+    return n;
+}
+
+/* Choosing the perf source tries its counters on the starting thread and keeps them for
+ * that thread: a process that samples from the start holds its profile and the one thread's
+ * counters (the signal's and, where kernel-only counters are permitted, the kernel-time
+ * one), never a second pair; one that starts idle (PROF_START=0) holds its profile only. */
+Test(e2e_silence, the_timer_trial_leaves_no_descriptor_behind)
+{
+    struct chatty_run plain, sampling, idle;
+    run_chatty(&plain, "plain", 0, 0);
+    run_chatty_with(&sampling, "sampling", 1, 0, "PROF_TIMER=perf");
+    run_chatty_with(&idle, "idle", 1, 0, "PROF_START=0");
+    cr_assert_eq(sampling.proc.status, plain.proc.status, "exit status %d with the library",
+                 sampling.proc.status);
+    size_t n = library_fds(&sampling, &plain);
+    cr_expect(n >= 2 && n <= 3,
+              "sampling with the perf source, the library holds %zu descriptors (the profile, "
+              "the thread's counter and its kernel-time counter: 2 or 3):\n--- with:\n%s--- "
+              "without:\n%s",
+              n, sampling.report, plain.report);
+    cr_expect_eq(library_fds(&idle, &plain), 1,
+                 "idle (PROF_START=0), the library holds %zu descriptors, not 1 (the "
+                 "profile):\n--- with:\n%s--- without:\n%s",
+                 library_fds(&idle, &plain), idle.report, plain.report);
+    free_chatty(&plain);
+    free_chatty(&sampling);
+    free_chatty(&idle);
 }
