@@ -36,16 +36,19 @@
 /* The user registers a perf_event sample is asked for (PERF_SAMPLE_REGS_USER), which it
  * carries in ascending register number, and how they are read back. */
 #define ARCH_PERF_REGS_MASK                                                                \
-    ((1ull << PERF_REG_ARM64_X29) | (1ull << PERF_REG_ARM64_LR) | (1ull << PERF_REG_ARM64_SP) | \
-     (1ull << PERF_REG_ARM64_PC))
-#define ARCH_PERF_N_REGS 4u
+    ((1ull << PERF_REG_ARM64_X0) | (1ull << PERF_REG_ARM64_X29) | (1ull << PERF_REG_ARM64_LR) | \
+     (1ull << PERF_REG_ARM64_SP) | (1ull << PERF_REG_ARM64_PC))
+#define ARCH_PERF_N_REGS 5u
+/* The registers a sample record holds, in the order of their bits: ret is the system
+ * call's return register (arch_uc_ret()). */
 static inline void arch_perf_regs(const uint64_t *r, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
-                                  uintptr_t *lr)
+                                  uintptr_t *lr, uintptr_t *ret)
 {
-    *fp = (uintptr_t)r[0];
-    *lr = (uintptr_t)r[1];
-    *sp = (uintptr_t)r[2];
-    *pc = (uintptr_t)r[3];
+    *ret = (uintptr_t)r[0];
+    *fp = (uintptr_t)r[1];
+    *lr = (uintptr_t)r[2];
+    *sp = (uintptr_t)r[3];
+    *pc = (uintptr_t)r[4];
 }
 
 static inline uintptr_t arch_pc(const ucontext_t *uc)
@@ -66,6 +69,31 @@ static inline uintptr_t arch_fp(const ucontext_t *uc)
 static inline uintptr_t arch_lr(const ucontext_t *uc)
 {
     return (uintptr_t)uc->uc_mcontext.regs[30];
+}
+
+/* The register a system call returns its result in. */
+static inline uintptr_t arch_uc_ret(const ucontext_t *uc)
+{
+    return (uintptr_t)uc->uc_mcontext.regs[0];
+}
+
+/* The tail of the C library's clone() after the system call (arch/x86_64.h) is not
+ * recognised here: a leaf there without a table row stops the walk as any other. */
+#define ARCH_CLONE_TAIL_LEN 8u
+#define ARCH_CLONE_ERROR_LEN 17u
+
+static inline int arch_clone_tail(const uint8_t *code, uintptr_t pc, uintptr_t *err_at)
+{
+    (void)code;
+    (void)pc;
+    (void)err_at;
+    return 0;
+}
+
+static inline int arch_clone_error(const uint8_t *code)
+{
+    (void)code;
+    return 0;
 }
 
 /* User addresses fit in 48 bits (52 with LVA, not used by Linux user space by default);

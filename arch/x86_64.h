@@ -38,14 +38,18 @@
 /* The user registers a perf_event sample is asked for (PERF_SAMPLE_REGS_USER), which it
  * carries in ascending register number, and how they are read back. */
 #define ARCH_PERF_REGS_MASK                                                                \
-    ((1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
-#define ARCH_PERF_N_REGS 3u
+    ((1ull << PERF_REG_X86_AX) | (1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) |     \
+     (1ull << PERF_REG_X86_IP))
+#define ARCH_PERF_N_REGS 4u
+/* The registers a sample record holds, in the order of their bits: ret is the system
+ * call's return register (arch_uc_ret()). */
 static inline void arch_perf_regs(const uint64_t *r, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
-                                  uintptr_t *lr)
+                                  uintptr_t *lr, uintptr_t *ret)
 {
-    *fp = (uintptr_t)r[0];
-    *sp = (uintptr_t)r[1];
-    *pc = (uintptr_t)r[2];
+    *ret = (uintptr_t)r[0];
+    *fp = (uintptr_t)r[1];
+    *sp = (uintptr_t)r[2];
+    *pc = (uintptr_t)r[3];
     *lr = 0;
 }
 
@@ -69,6 +73,12 @@ static inline uintptr_t arch_lr(const ucontext_t *uc)
 {
     (void)uc;
     return 0;
+}
+
+/* The register a system call returns its result in. */
+static inline uintptr_t arch_uc_ret(const ucontext_t *uc)
+{
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RAX];
 }
 
 /* No pointer authentication on x86_64. */
@@ -110,6 +120,42 @@ static inline unsigned arch_leaf_state(const uint8_t *code, unsigned n)
     if (n >= 2 && code[0] == 0xf3 && code[1] == 0xc3)
         return ARCH_LEAF_RA_AT_SP; /* rep ret */
     return ARCH_LEAF_UNKNOWN;
+}
+
+/*
+ * The C library's clone() and clone3() end their unwind information before the system
+ * call ("in the child the unwind info would be wrong"): a thread interrupted at the
+ * instruction after it, in the call or back from it, has no table row. glibc's code there:
+ *
+ *   test %rax,%rax; jl ERR; je +1; ret; START: (the new thread's first frame)
+ *   ERR: mov errno@gottpoff(%rip),%rcx; neg %eax; mov %eax,%fs:(%rcx); or $-1,%rax; ret
+ *
+ * Every path of the caller's returns with nothing pushed (the return address at sp); the
+ * new thread, whose return register is 0, takes START and has no caller. arch_clone_tail()
+ * recognises the first line (ARCH_CLONE_TAIL_LEN bytes at the pc) and says where ERR is;
+ * arch_clone_error() the second (ARCH_CLONE_ERROR_LEN bytes at ERR).
+ */
+#define ARCH_CLONE_TAIL_LEN 8u
+#define ARCH_CLONE_ERROR_LEN 17u
+
+static inline int arch_clone_tail(const uint8_t *code, uintptr_t pc, uintptr_t *err_at)
+{
+    if (code[0] != 0x48 || code[1] != 0x85 || code[2] != 0xc0 || code[3] != 0x7c ||
+        code[5] != 0x74 || code[6] != 0x01 || code[7] != 0xc3)
+        return 0;
+    *err_at = pc + 5 + (uintptr_t)(intptr_t)(int8_t)code[4];
+    return 1;
+}
+
+static inline int arch_clone_error(const uint8_t *code)
+{
+    static const uint8_t tail[] = {0xf7, 0xd8, 0x64, 0x89, 0x01, 0x48, 0x83, 0xc8, 0xff, 0xc3};
+    if (code[0] != 0x48 || code[1] != 0x8b || code[2] != 0x0d)
+        return 0;
+    for (unsigned i = 0; i < sizeof(tail); i++)
+        if (code[7 + i] != tail[i])
+            return 0;
+    return 1;
 }
 
 /* The length of an `ff /2` (call near, indirect) instruction whose ModRM byte is m and

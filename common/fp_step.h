@@ -14,7 +14,7 @@
  *
  * A frame is read only when it lies inside the stack bounds above the interrupted stack
  * pointer, aligned (cmn_fp_check_frame()); every stack word only inside the bounds
- * (cmn_fp_word()). The instruction bytes at the interrupted pc (cmn_fp_leaf_state()) say
+ * (cmn_fp_word()). The instruction bytes at the interrupted pc (cmn_fp_leaf_code()) say
  * whether the leaf is at its entry, between `push %rbp` and `mov %rsp,%rbp`, or at its
  * `ret` (arch_leaf_state()): then its return address is at a known stack slot or in the
  * link register. Anywhere else they prove nothing, and nothing is taken: a word at the
@@ -47,6 +47,8 @@ struct cmn_fp_regs {
     uintptr_t sp; /* stack pointer at the interruption */
     uintptr_t fp; /* frame pointer at the interruption */
     uintptr_t lr; /* link register (aarch64), 0 where calls push the return address */
+    uintptr_t ret; /* the system call return register (arch_uc_ret()), when ret_known */
+    int ret_known;
 };
 
 /* How the walk reaches memory. Each accessor gets the struct back, so an outside walker
@@ -85,17 +87,15 @@ cmn_fp_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t lo, uintptr_t 
     return m->stack_word(m, addr, out);
 }
 
-/* What the instruction bytes at pc say (ARCH_LEAF_*). The read stops at the page's end. */
-CMN_FP_INLINE unsigned
-cmn_fp_leaf_state(const struct cmn_fp_mem *m, uintptr_t pc)
+/* The instruction bytes at pc (ARCH_CODE_PEEK at most; the read stops at the page's end)
+ * into code: how many, 0 when they cannot be read. arch_leaf_state() says what they mean. */
+CMN_FP_INLINE unsigned cmn_fp_leaf_code(const struct cmn_fp_mem *m, uintptr_t pc,
+                                        uint8_t code[ARCH_CODE_PEEK])
 {
-    uint8_t code[ARCH_CODE_PEEK];
     unsigned n = CMN_FP_PAGE_BYTES - (unsigned)(pc & (CMN_FP_PAGE_BYTES - 1));
-    if (n > sizeof(code))
-        n = sizeof(code);
-    if (m->code(m, pc, code, n) != 0)
-        return ARCH_LEAF_UNKNOWN;
-    return arch_leaf_state(code, n);
+    if (n > ARCH_CODE_PEEK)
+        n = ARCH_CODE_PEEK;
+    return m->code(m, pc, code, n) == 0 ? n : 0;
 }
 
 #endif

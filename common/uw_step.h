@@ -23,7 +23,8 @@
  * every CFA must lie strictly above the last, every return address in code; anything
  * else stops the walk with its reason (PROF_STOP_*). It stops complete (PROF_STOP_END)
  * at a frame whose return address is undefined (the C library's _start and the first
- * frame of a clone()d thread say so), at a null return address or frame pointer, or at
+ * frame of a clone()d thread say so), at a new thread still in the C library's clone()
+ * (cmn_uw_clone_tail()), at a null return address or frame pointer, or at
  * root_fp, the frame of the caller's entry trampoline, which is not recorded. Header-only;
  * async-signal-safe when the accessors are.
  */
@@ -87,6 +88,8 @@ struct cmn_uw_frame {
     int lr_known;   /* lr holds the link register's value */
     int sp_exact;   /* sp is the frame's stack pointer (not a lower bound of it) */
     uintptr_t lo, hi; /* the stack the frame is on */
+    uintptr_t ret;  /* the leaf's system call return register, when ret_known */
+    int ret_known;
 };
 
 CMN_FP_INLINE int cmn_uw_word(const struct cmn_uw_mem *m, const struct cmn_uw_frame *f,
@@ -218,10 +221,11 @@ CMN_FP_INLINE uint8_t cmn_uw_step_rule(const struct cmn_uw_mem *m, struct cmn_uw
  * that its frame is not set up (at its entry, between push and mov of the frame pointer,
  * at its ret; arch_leaf_state()), and where its return address is. 1 with f stepped to
  * the caller, whose frame the frame pointer still describes; 0 when they prove nothing. */
-CMN_FP_INLINE int cmn_uw_leaf_bytes(const struct cmn_uw_mem *m, struct cmn_uw_frame *f)
+CMN_FP_INLINE int cmn_uw_leaf_bytes(const struct cmn_uw_mem *m, struct cmn_uw_frame *f,
+                                    const uint8_t *code, unsigned n)
 {
     uintptr_t ra = 0, sp = f->sp;
-    unsigned state = cmn_fp_leaf_state(&m->fp, f->pc);
+    unsigned state = n > 0 ? arch_leaf_state(code, n) : ARCH_LEAF_UNKNOWN;
     if (state == ARCH_LEAF_RA_AT_SP) {
         sp = f->sp + sizeof(uintptr_t);
         if (!cmn_uw_word(m, f, f->sp, &ra))
@@ -240,6 +244,29 @@ CMN_FP_INLINE int cmn_uw_leaf_bytes(const struct cmn_uw_mem *m, struct cmn_uw_fr
         return 0;
     *f = (struct cmn_uw_frame){.pc = ra, .sp = sp, .fp = f->fp, .fp_known = f->fp_known,
                                .sp_exact = f->sp_exact, .lo = f->lo, .hi = f->hi};
+    return 1;
+}
+
+/* The leaf at the C library's clone() tail (arch_clone_tail(): its instructions, code[n]
+ * at the pc, and those of its error path are recognised whole). 1: the caller's thread, f
+ * stepped to its caller (the return address at sp, nothing pushed); 2: the new thread,
+ * whose first frame this is; 0: other code, or the return register unknown. */
+CMN_FP_INLINE int cmn_uw_clone_tail(const struct cmn_uw_mem *m, struct cmn_uw_frame *f,
+                                    const uint8_t *code, unsigned n)
+{
+    uint8_t err[ARCH_CLONE_ERROR_LEN];
+    uintptr_t err_at, ra;
+    if (!f->exact || !f->ret_known || !f->sp_exact || n < ARCH_CLONE_TAIL_LEN ||
+        !arch_clone_tail(code, f->pc, &err_at) ||
+        m->fp.code(&m->fp, err_at, err, sizeof(err)) != 0 || !arch_clone_error(err))
+        return 0;
+    if (f->ret == 0)
+        return 2;
+    if (!cmn_uw_word(m, f, f->sp, &ra) || ra == 0 || !m->fp.is_code(&m->fp, ra))
+        return 0;
+    *f = (struct cmn_uw_frame){.pc = ra, .sp = f->sp + sizeof(uintptr_t), .fp = f->fp,
+                               .fp_known = f->fp_known, .sp_exact = 1, .lo = f->lo,
+                               .hi = f->hi};
     return 1;
 }
 
@@ -268,9 +295,16 @@ CMN_FP_INLINE int cmn_uw_stub(const struct cmn_uw_mem *m, struct cmn_uw_frame *f
 CMN_FP_INLINE uint8_t cmn_uw_step_fp(const struct cmn_uw_mem *m, struct cmn_uw_frame *f,
                                      uintptr_t root_fp, int is_anon, int *leaf_caller)
 {
-    if (f->exact && !*leaf_caller && cmn_uw_leaf_bytes(m, f)) {
-        *leaf_caller = 1;
-        return PROF_STOP_END;
+    if (f->exact && !*leaf_caller) {
+        uint8_t code[ARCH_CODE_PEEK];
+        unsigned n = cmn_fp_leaf_code(&m->fp, f->pc, code);
+        int clone = cmn_uw_clone_tail(m, f, code, n);
+        if (clone == 2)
+            return CMN_UW_ENDED;
+        if (clone == 1 || cmn_uw_leaf_bytes(m, f, code, n)) {
+            *leaf_caller = 1;
+            return PROF_STOP_END;
+        }
     }
     /* Only a code generator's memory holds stubs: the bytes are not read elsewhere. */
     if (is_anon && cmn_uw_stub(m, f))
@@ -349,7 +383,8 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
 {
     struct cmn_uw_frame f = {.pc = arch_strip_pac(regs->pc), .sp = regs->sp, .fp = regs->fp,
                              .lr = regs->lr, .exact = 1, .fp_known = 1,
-                             .lr_known = ARCH_HAS_LR, .sp_exact = 1, .lo = w->lo, .hi = w->hi};
+                             .lr_known = ARCH_HAS_LR, .sp_exact = 1, .lo = w->lo, .hi = w->hi,
+                             .ret = regs->ret, .ret_known = regs->ret_known};
     unsigned long total = 0, cap = w->keep_outer ? w->walk_cap : w->max_frames;
     int leaf_caller = 0;
     uint8_t why;

@@ -120,7 +120,7 @@ static struct cmn_uw_walk walk_from(uintptr_t pc, uintptr_t sp, uintptr_t fp, ui
                                     uint64_t *frames, unsigned max)
 {
     make_table();
-    struct cmn_fp_regs regs = {pc, sp, fp, lr};
+    struct cmn_fp_regs regs = {.pc = pc, .sp = sp, .fp = fp, .lr = lr};
     struct cmn_uw_walk w = {.lo = (uintptr_t)stk, .hi = (uintptr_t)(stk + WORDS),
                             .frames = frames, .max_frames = max};
     unsigned n = cmn_uw_walk(&mem, &regs, &w);
@@ -188,7 +188,7 @@ Test(uw_step, the_entry_trampolines_frame_ends_the_walk_without_its_own)
     outer_frames();
     stk[40] = pc_of(F_FRAMED + 0x20);
     make_table();
-    struct cmn_fp_regs regs = {pc_of(F_FRAMELESS + 4), at(40), at(OUTER), 0};
+    struct cmn_fp_regs regs = {.pc = pc_of(F_FRAMELESS + 4), .sp = at(40), .fp = at(OUTER)};
     struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .root_fp = at(OUTER), .frames = f,
                             .max_frames = 16};
     cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 1, "F_FRAMED's frame is the trampoline's");
@@ -231,7 +231,7 @@ Test(uw_step, a_signal_frame_on_the_alternate_stack_leads_back_to_the_thread_sta
     *(uintptr_t *)((char *)uc + ARCH_UC_FP_OFF) = at(OUTER);
     stk[INTR] = pc_of(F_FRAMED + 0x20);
     make_table();
-    struct cmn_fp_regs regs = {pc_of(F_FRAMELESS + 4), (uintptr_t)&alt[20], at(OUTER), 0};
+    struct cmn_fp_regs regs = {.pc = pc_of(F_FRAMELESS + 4), .sp = (uintptr_t)&alt[20], .fp = at(OUTER)};
     struct cmn_uw_walk w = {.lo = (uintptr_t)alt, .hi = (uintptr_t)(alt + WORDS),
                             .frames = f, .max_frames = 16};
     cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 5);
@@ -263,7 +263,7 @@ Test(uw_step, without_a_row_it_steps_by_frame_pointer_unless_told_not_to)
     cr_assert_eq(f[3], pc_of(F_START + 5));
     cr_assert_eq(w.n_by_fp, 1);
     make_table();
-    struct cmn_fp_regs regs = {pc_of(F_FRAMELESS + 4), at(40), at(50), 0};
+    struct cmn_fp_regs regs = {.pc = pc_of(F_FRAMELESS + 4), .sp = at(40), .fp = at(50)};
     struct cmn_uw_walk only = {.lo = at(0), .hi = at(WORDS), .frames = f, .max_frames = 16,
                                .tables_only = 1};
     cr_assert_eq(cmn_uw_walk(&mem, &regs, &only), 2);
@@ -358,7 +358,7 @@ Test(uw_step, a_deep_stack_keeps_both_ends_and_counts_what_it_leaves_out)
     uint64_t f[20];
     framed_chain(100);
     make_table();
-    struct cmn_fp_regs regs = {pc_of(F_FRAMED + 0x20), at(90), at(100), 0};
+    struct cmn_fp_regs regs = {.pc = pc_of(F_FRAMED + 0x20), .sp = at(90), .fp = at(100)};
     struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .frames = f, .max_frames = 20,
                             .keep_outer = 5, .walk_cap = 10000};
     cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 20);
@@ -381,7 +381,7 @@ Test(uw_step, the_trampolines_frame_never_takes_a_place_among_the_outer_ones)
     framed_chain(100);
     make_table();
     /* The outermost framed call's frame (at OUTER) is the trampoline's. */
-    struct cmn_fp_regs regs = {pc_of(F_FRAMED + 0x20), at(90), at(100), 0};
+    struct cmn_fp_regs regs = {.pc = pc_of(F_FRAMED + 0x20), .sp = at(90), .fp = at(100)};
     struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .root_fp = at(OUTER), .frames = f,
                             .max_frames = 20, .keep_outer = 5, .walk_cap = 10000};
     cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 20);
@@ -395,10 +395,81 @@ Test(uw_step, past_the_walk_cap_the_stack_is_cut_with_the_depth_reason)
     uint64_t f[20];
     framed_chain(100);
     make_table();
-    struct cmn_fp_regs regs = {pc_of(F_FRAMED + 0x20), at(90), at(100), 0};
+    struct cmn_fp_regs regs = {.pc = pc_of(F_FRAMED + 0x20), .sp = at(90), .fp = at(100)};
     struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .frames = f, .max_frames = 20,
                             .keep_outer = 5, .walk_cap = 50};
     cr_assert_eq(cmn_uw_walk(&mem, &regs, &w), 20);
     cr_assert_eq(w.stop_reason, PROF_STOP_DEPTH);
     cr_assert_eq(w.n_elided, 50 - 14 - 5);
 }
+
+#if defined(__x86_64__)
+/* The C library's clone() tail (arch/x86_64.h): at the instruction after the system call,
+ * where glibc's unwind information has ended, the return register tells the thread that
+ * called from the new one. The code: the tail at F_NOINFO + 0x10, its error path 0x18
+ * bytes on. */
+static uint8_t clone_code[CODE_END];
+
+static int clone_bytes(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
+{
+    (void)m;
+    if (addr < BIAS || addr - BIAS > CODE_END - n)
+        return -1;
+    memcpy(out, clone_code + (addr - BIAS), n);
+    return 0;
+}
+
+static const struct cmn_uw_mem clone_mem = {{stack_word, clone_bytes, is_code}, get_table,
+                                            other_stack};
+
+static struct cmn_uw_walk walk_clone(uintptr_t ret, int ret_known, uint64_t *frames)
+{
+    static const uint8_t tail[] = {0x48, 0x85, 0xc0, 0x7c, 0x13, 0x74, 0x01, 0xc3};
+    static const uint8_t err[] = {0x48, 0x8b, 0x0d, 0x11, 0x22, 0x33, 0x44, 0xf7, 0xd8,
+                                  0x64, 0x89, 0x01, 0x48, 0x83, 0xc8, 0xff, 0xc3};
+    memcpy(clone_code + F_NOINFO + 0x10, tail, sizeof(tail));
+    memcpy(clone_code + F_NOINFO + 0x28, err, sizeof(err));
+    make_table();
+    stk[40] = pc_of(F_START + 8); /* the caller's return address, at sp */
+    struct cmn_fp_regs regs = {.pc = pc_of(F_NOINFO + 0x10), .sp = at(40), .fp = 1,
+                               .ret = ret, .ret_known = ret_known};
+    struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .frames = frames, .max_frames = 8};
+    w.max_frames = cmn_uw_walk(&clone_mem, &regs, &w);
+    return w;
+}
+
+Test(uw_step, the_caller_of_clone_returns_by_the_word_at_sp)
+{
+    uint64_t f[8];
+    struct cmn_uw_walk w = walk_clone(4242, 1, f); /* the new thread's id */
+    cr_assert_eq(w.max_frames, 2);
+    cr_assert_eq(f[1], pc_of(F_START + 8));
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+    w = walk_clone((uintptr_t)-11, 1, f); /* -EAGAIN: the error path returns alike */
+    cr_assert_eq(w.max_frames, 2);
+    cr_assert_eq(f[1], pc_of(F_START + 8));
+}
+
+Test(uw_step, a_new_thread_in_clone_is_its_own_first_frame)
+{
+    uint64_t f[8];
+    struct cmn_uw_walk w = walk_clone(0, 1, f);
+    cr_assert_eq(w.max_frames, 1);
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+}
+
+Test(uw_step, without_the_return_register_or_the_whole_code_the_clone_tail_proves_nothing)
+{
+    uint64_t f[8];
+    struct cmn_uw_walk w = walk_clone(4242, 0, f);
+    cr_assert_neq(w.stop_reason, PROF_STOP_END, "the return register is not known");
+    cr_assert_eq(w.max_frames, 1);
+    walk_clone(4242, 1, f);
+    clone_code[F_NOINFO + 0x28 + 9] = 0x90; /* the error path's errno store is not there */
+    struct cmn_fp_regs regs = {.pc = pc_of(F_NOINFO + 0x10), .sp = at(40), .fp = 1,
+                               .ret = 4242, .ret_known = 1};
+    struct cmn_uw_walk w2 = {.lo = at(0), .hi = at(WORDS), .frames = f, .max_frames = 8};
+    cr_assert_eq(cmn_uw_walk(&clone_mem, &regs, &w2), 1);
+    cr_assert_neq(w2.stop_reason, PROF_STOP_END);
+}
+#endif

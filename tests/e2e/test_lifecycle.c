@@ -187,6 +187,28 @@ static void check_churn(const char *source)
     struct e2e_scan s;
     e2e_scan_file(&s, e2e_path("churn.prof"));
     cr_expect(s.has_end, "%s: the profile did not end cleanly", source);
+    /* The kernel time of creating a thread is the creator's, sampled inside the C
+     * library's clone3(), where its unwind information has ended: those stacks go on to
+     * main (arch_clone_tail()). */
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("churn.prof"));
+    long in_clone = 0, rooted = 0;
+    for (size_t i = 0; i < f.n_stacks; i++) {
+        const char *leaf = strrchr(f.stacks[i].frames, ';');
+        leaf = leaf ? leaf + 1 : f.stacks[i].frames;
+        if (strcmp(leaf, "clone3") != 0 && strcmp(leaf, "__clone") != 0 &&
+            strcmp(leaf, "clone") != 0)
+            continue;
+        in_clone += f.stacks[i].count;
+        if (strncmp(f.stacks[i].frames, "main;", 5) == 0)
+            rooted += f.stacks[i].count;
+        else
+            cr_log_warn("%s: not rooted: %s %ld", source, f.stacks[i].frames, f.stacks[i].count);
+    }
+    cr_log_info("%s: %ld samples in clone, %ld of them rooted at main", source, in_clone, rooted);
+    cr_expect_eq(rooted, in_clone, "%s: %ld of %ld samples in clone() do not reach main", source,
+                 in_clone - rooted, in_clone);
+    e2e_folded_free(&f);
 }
 
 Test(e2e_life, ten_thousand_threads_leak_nothing_thread_source)
