@@ -77,14 +77,17 @@ static void put_trailer(struct rec *r)
     put_u64(r, ID);
 }
 
-/* The user registers, in the kernel's order for this architecture: fp, sp, pc (and lr). */
+/* The user registers, in the kernel's order for this architecture: the system call's
+ * return register, fp, sp, pc (and lr). */
 static void put_regs(struct rec *r, uint64_t fp, uint64_t sp, uint64_t pc)
 {
 #if defined(__x86_64__)
+    put_u64(r, 42); /* ax */
     put_u64(r, fp); /* bp */
     put_u64(r, sp);
     put_u64(r, pc); /* ip */
 #elif defined(__aarch64__)
+    put_u64(r, 42);     /* x0 */
     put_u64(r, fp);     /* x29 */
     put_u64(r, 0x1234); /* lr */
     put_u64(r, sp);
@@ -115,6 +118,8 @@ Test(perf_ring, decodes_a_sample_with_registers_and_a_stack_copy)
     cr_expect_eq(d.regs.fp, 0x7000);
     cr_expect_eq(d.regs.sp, 0x6000);
     cr_expect_eq(d.regs.pc, 0x401000);
+    cr_expect(d.regs.ret_known && d.regs.ret == 42, "the return register: %d %lu",
+              d.regs.ret_known, (unsigned long)d.regs.ret);
     cr_expect_eq(d.stack_len, 24);
     uint64_t word;
     memcpy(&word, d.stack, sizeof(word));
