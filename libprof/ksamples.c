@@ -32,6 +32,7 @@
 
 #define LP_KSAMPLE_MAX_BYTES (SMP_PERF_KSTACK_BYTES + 8192u) /* a record this reader takes */
 #define LP_KSAMPLE_MAX_BPS (SMP_PERF_KSTACK_BYTES / 16u) /* frame pointers in the copy */
+#define LP_KSAMPLE_MAX_PASSES 16u /* walks of one sample that build a pending table each */
 
 static void count(unsigned idx, uint64_t n)
 {
@@ -222,14 +223,19 @@ static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends
 }
 
 /* The same; a module whose table the walk met unbuilt is built at once (this is the
- * writer thread, which builds them) and the walk made again. */
+ * writer thread, which builds them) and the walk made again, as long as each pass gets
+ * further (a stack through three modules met before any of their tables existed takes
+ * three passes). */
 static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *ends,
                      unsigned kernel_cap, unsigned max_frames, uint64_t *frames, uint8_t *why)
 {
     unsigned n = walk_once(k, ends, kernel_cap, max_frames, frames, why);
-    if (*why == PROF_STOP_PENDING) {
+    for (unsigned pass = 0; pass < LP_KSAMPLE_MAX_PASSES && *why == PROF_STOP_PENDING; pass++) {
+        unsigned before = n;
         lp_unwind_serve();
         n = walk_once(k, ends, kernel_cap, max_frames, frames, why);
+        if (n <= before)
+            break;
     }
     return n;
 }
