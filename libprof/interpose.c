@@ -96,6 +96,86 @@ struct thread_start {
     sigset_t mask; /* the creator's mask, which the start routine runs with */
 };
 
+/*
+ * The application's view of a thread's signal mask differs from the kernel's in one
+ * signal: the one libprof samples each thread with (the perf and thread sources) stays
+ * unblocked, so that a thread that blocks every signal is sampled (xz's workers and many
+ * programs' thread pools leave signals to one thread: their CPU time went unsampled).
+ * The application sees the signal blocked where it blocked it: pthread_sigmask() and
+ * sigprocmask() report it so, a thread it starts inherits that view, an exec'd program
+ * inherits the signal blocked, and an instance of the application's own waits pending
+ * until it unblocks the signal (smp_handler() holds it, blocked for real, smp_self.
+ * app_held). glibc's own internal masks do not come through here, nor does libprof's
+ * code (lp_sigmask()).
+ */
+static int app_sigmask(int (*real)(int, const sigset_t *, sigset_t *), int how,
+                       const sigset_t *set, sigset_t *old)
+{
+    int signo = lp_session_thread_signo();
+    if (signo <= 0)
+        return real(how, set, old);
+    int was = smp_self.app_blocked, held = smp_self.app_held, now = was;
+    sigset_t kernel;
+    const sigset_t *apply = set;
+    if (set != NULL && (how == SIG_BLOCK || how == SIG_UNBLOCK || how == SIG_SETMASK)) {
+        int in = sigismember(set, signo) == 1;
+        now = how == SIG_BLOCK ? was || in : how == SIG_UNBLOCK ? was && !in : in;
+        kernel = *set;
+        if (how != SIG_UNBLOCK && !(now && held))
+            sigdelset(&kernel, signo);
+        apply = &kernel;
+    }
+    /* The view changes before the mask does: an instance that comes once the mask is set
+     * finds the new view. */
+    smp_self.app_blocked = now;
+    if (!now)
+        smp_self.app_held = 0;
+    int rc = real(how, apply, old);
+    if (rc != 0) {
+        smp_self.app_blocked = was;
+        smp_self.app_held = held;
+        return rc;
+    }
+    if (old != NULL && was)
+        sigaddset(old, signo);
+    else if (old != NULL)
+        sigdelset(old, signo);
+    return 0;
+}
+
+/* A new thread's start: the creator's mask, as the application sees it. */
+static void app_mask_begin(const sigset_t *mask)
+{
+    int signo = lp_session_thread_signo();
+    sigset_t kernel = *mask;
+    if (signo > 0) {
+        smp_self.app_blocked = sigismember(mask, signo) == 1;
+        smp_self.app_held = 0;
+        sigdelset(&kernel, signo);
+    }
+    lp_sigmask(SIG_SETMASK, &kernel, NULL);
+}
+
+/* Async-signal-safe, as the functions they stand for (once lp_libc is resolved, which the
+ * first constructor does). */
+LP_EXPORT int pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    lp_libc_init();
+    if (!lp_libc.pthread_sigmask)
+        return ENOSYS;
+    return app_sigmask(lp_libc.pthread_sigmask, how, set, old);
+}
+
+LP_EXPORT int sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+    lp_libc_init();
+    if (!lp_libc.sigprocmask) {
+        errno = ENOSYS;
+        return -1;
+    }
+    return app_sigmask(lp_libc.sigprocmask, how, set, old);
+}
+
 /* The stack walk ends at this function's frame (smp_self.root_fp): the frames below it
  * belong to libc's thread start, which keeps no frame pointer. The barrier after the call
  * keeps the compiler from turning it into a tail call, which would drop the frame. The
@@ -109,7 +189,7 @@ LP_TRAMPOLINE static void *thread_trampoline(void *p)
     pthread_setspecific(thread_exit_key, (void *)1);
     lp_session_thread_start();
     smp_self.root_fp = (uintptr_t)__builtin_frame_address(0);
-    lp_signals_restore(&st.mask);
+    app_mask_begin(&st.mask);
     void *ret = st.fn(st.arg);
     __asm__ volatile("" ::: "memory");
     return ret;
@@ -128,6 +208,9 @@ LP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
     st->arg = arg;
     lp_signals_block(&st->mask); /* the new thread inherits the blocked mask */
     sigset_t mine = st->mask;
+    int signo = lp_session_thread_signo();
+    if (signo > 0 && smp_self.app_blocked)
+        sigaddset(&st->mask, signo); /* the creator's mask as the application sees it */
     int rc = lp_libc.pthread_create(thread, attr, thread_trampoline, st);
     if (rc != 0)
         free(st);
@@ -301,6 +384,12 @@ static void before_exec(void)
     sigset_t mask;
     lp_signals_block(&mask);
     lp_session_before_exec();
+    /* The program the exec starts inherits the mask the application sees. */
+    int signo = lp_session_thread_signo();
+    if (signo > 0 && smp_self.app_blocked) {
+        sigaddset(&mask, signo);
+        smp_self.app_held = 1; /* blocked for real, should the exec fail */
+    }
     lp_signals_restore(&mask);
     errno = err;
 }

@@ -35,6 +35,8 @@ void lp_libc_init(void)
     RESOLVE(setresuid, "setresuid");
     RESOLVE(setresgid, "setresgid");
     RESOLVE(setgroups, "setgroups");
+    RESOLVE(pthread_sigmask, "pthread_sigmask");
+    RESOLVE(sigprocmask, "sigprocmask");
     /* Last: interpose.c takes a resolved pthread_create as "all resolved". */
     RESOLVE(pthread_create, "pthread_create");
     atomic_store_explicit(&resolved, 1, memory_order_release);

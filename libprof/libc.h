@@ -14,8 +14,11 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <errno.h>
+#include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 typedef int lp_main_fn(int, char **, char **);
 typedef int lp_libc_start_main_fn(lp_main_fn *, int, char **, void (*)(void), void (*)(void),
@@ -44,6 +47,8 @@ struct lp_libc {
     int (*setresuid)(uid_t, uid_t, uid_t);
     int (*setresgid)(gid_t, gid_t, gid_t);
     int (*setgroups)(size_t, const gid_t *);
+    int (*pthread_sigmask)(int, const sigset_t *, sigset_t *);
+    int (*sigprocmask)(int, const sigset_t *, sigset_t *);
 };
 
 /* The real functions; filled by lp_libc_init(). */
@@ -58,16 +63,28 @@ void lp_libc_init(void);
  * pthread_exit() and leave a lock held for good. It runs with every signal blocked (glibc
  * never blocks its own two), so such a signal waits until our code is done, as it would
  * wait for a critical section of the program's own. */
+/* The thread's signal mask as the kernel has it: libprof's own code never goes through
+ * the application's view (libprof/interpose.c, pthread_sigmask()), in which the signal
+ * libprof samples with may read as blocked where the kernel does not block it. Before
+ * lp_libc is resolved: the system call, which glibc's function is but for refusing to
+ * block glibc's two own signals. */
+static inline int lp_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+    if (lp_libc.pthread_sigmask)
+        return lp_libc.pthread_sigmask(how, set, old);
+    return syscall(SYS_rt_sigprocmask, how, set, old, (size_t)(_NSIG / 8)) == 0 ? 0 : errno;
+}
+
 static inline void lp_signals_block(sigset_t *old)
 {
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, old);
+    lp_sigmask(SIG_SETMASK, &all, old);
 }
 
 static inline void lp_signals_restore(const sigset_t *old)
 {
-    pthread_sigmask(SIG_SETMASK, old, NULL);
+    lp_sigmask(SIG_SETMASK, old, NULL);
 }
 
 #endif

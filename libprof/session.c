@@ -107,6 +107,8 @@ static struct {
     struct lp_timer_choice timer; /* the source, its signal and rate; from start */
     int installed_signo;      /* the signal our handler is installed for, 0 = none yet;
                                * under sig_mu once live */
+    _Atomic int thread_signo; /* installed_signo when it is sent to each thread (perf and
+                               * thread sources), else 0: lp_session_thread_signo() */
     pthread_mutex_t sig_mu;   /* serializes the application's sigaction() and setitimer()
                                * calls that touch our signals, and our moves between signals;
                                * taken with every signal blocked on the thread */
@@ -498,10 +500,12 @@ static int record_note(const char *text)
 
 /* Installs our handler for signo (once); the action it replaces becomes the application's
  * action, which the application keeps seeing and which gets its own signals. */
-static int install_handler(int signo)
+static int install_handler(int signo, int per_thread)
 {
-    if (session.installed_signo == signo)
+    if (session.installed_signo == signo) {
+        atomic_store(&session.thread_signo, per_thread ? signo : 0);
         return 0;
+    }
     struct sigaction old;
     lp_libc_init();
     int rc = smp_install_handler(signo, &old, lp_libc.sigaction);
@@ -509,6 +513,7 @@ static int install_handler(int signo)
         return rc;
     smp_app_action_store(&smp_sampler.app, &old);
     session.installed_signo = signo;
+    atomic_store(&session.thread_signo, per_thread ? signo : 0);
     return 0;
 }
 
@@ -773,7 +778,8 @@ static int start_session_steps(int is_child, int sample_now)
     smp_sampler.period_ns = session.timer.period_ns;
     smp_sampler.interval_ns = session.timer.interval_ns;
     lp_thread_enter();
-    if ((rc = install_handler(session.timer.signo)) != 0) {
+    if ((rc = install_handler(session.timer.signo,
+                              session.timer.source != PROF_TIMER_ITIMER)) != 0) {
         lp_log("cannot install a handler for signal %d: %s; profiling disabled",
                session.timer.signo, strerror(-rc));
         return rc;
@@ -841,14 +847,14 @@ static void with_sig_lock(sigset_t *old)
 {
     sigset_t all;
     sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, old);
+    lp_sigmask(SIG_SETMASK, &all, old);
     pthread_mutex_lock(&session.sig_mu);
 }
 
 static void sig_unlock(const sigset_t *old)
 {
     pthread_mutex_unlock(&session.sig_mu);
-    pthread_sigmask(SIG_SETMASK, old, NULL);
+    lp_sigmask(SIG_SETMASK, old, NULL);
 }
 
 int lp_session_app_sigaction(int signo, const struct sigaction *act, struct sigaction *old)
@@ -897,7 +903,7 @@ int lp_session_app_sigaction(int signo, const struct sigaction *act, struct siga
 static void drain_our_signals(const sigset_t *set)
 {
     sigset_t old;
-    pthread_sigmask(SIG_BLOCK, set, &old);
+    lp_sigmask(SIG_BLOCK, set, &old);
     siginfo_t keep[LP_DRAIN_KEEP], si;
     unsigned n_keep = 0;
     struct timespec zero = {0, 0};
@@ -915,7 +921,7 @@ static void drain_our_signals(const sigset_t *set)
     for (unsigned i = 0; i < n_keep; i++)
         syscall(SYS_rt_tgsigqueueinfo, getpid(), (pid_t)syscall(SYS_gettid), keep[i].si_signo,
                 &keep[i]);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    lp_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 int lp_session_app_setitimer(int which)
@@ -938,13 +944,14 @@ int lp_session_app_setitimer(int which)
     smp_app_action_load(&smp_sampler.app, &app);
     lp_libc.sigaction(SIGPROF, &app, NULL);
     session.installed_signo = 0;
+    atomic_store(&session.thread_signo, 0);
     struct lp_config cfg = session.cfg;
     cfg.timer = PROF_TIMER_THREAD;
     cfg.signo = 0;
     struct lp_timer_choice choice;
     int rc = lp_timers_choose(&cfg, &choice);
     if (rc == 0)
-        rc = install_handler(choice.signo);
+        rc = install_handler(choice.signo, 1);
     if (rc != 0) {
         atomic_store(&smp_sampler.active, 0);
         sig_unlock(&mask);
@@ -1057,6 +1064,11 @@ void lp_session_post_thread_name(void)
                                   (uint32_t)syscall(SYS_gettid), name);
     if (n)
         lp_writer_post(&session.writer, rec, n);
+}
+
+int lp_session_thread_signo(void)
+{
+    return atomic_load_explicit(&session.thread_signo, memory_order_relaxed);
 }
 
 int lp_session_flush(void)

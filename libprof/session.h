@@ -13,6 +13,11 @@
 /* 1 when this process has a live profile (set up, not finished, and not a fork child that
  * inherited its parent's). */
 int lp_session_live(void);
+
+/* Async-signal-safe. The signal libprof samples threads with when it is sent to each
+ * thread (the perf and thread sources), once its handler is installed; else 0 (the
+ * itimer source's SIGPROF goes to any thread that does not block it). */
+int lp_session_thread_signo(void);
 /* The application's sigaction() for signo: when signo is the signal our handler owns, its
  * action is kept aside (and old filled from it) and 1 is returned; else 0, and the caller
  * calls libc. */

@@ -24,6 +24,7 @@
 #include "common/record.h"
 #include "common/snap_calls.h"
 #include "libprof/fd.h"
+#include "libprof/libc.h"
 #include "libprof/maps.h"
 #include "libprof/process.h"
 #include "libprof/unwind.h"
@@ -404,11 +405,11 @@ int lp_snapshot_write(int fd, pid_t skip_tid, lp_snapshot_idle_fn *idle)
     sigset_t ours, old;
     sigemptyset(&ours);
     sigaddset(&ours, snap.signo);
-    pthread_sigmask(SIG_UNBLOCK, &ours, &old);
+    lp_sigmask(SIG_UNBLOCK, &ours, &old);
     pthread_mutex_lock(&snap.mu);
     int rc = write_locked(fd, skip_tid, idle);
     pthread_mutex_unlock(&snap.mu);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    lp_sigmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 

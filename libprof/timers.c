@@ -25,6 +25,7 @@
 #include "common/grow.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/config.h"
+#include "libprof/libc.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
 #include "libprof/log.h"
@@ -95,7 +96,7 @@ static void block(int signo, sigset_t *old)
     sigset_t one;
     sigemptyset(&one);
     sigaddset(&one, signo);
-    pthread_sigmask(SIG_BLOCK, &one, old);
+    lp_sigmask(SIG_BLOCK, &one, old);
 }
 
 static void consume_and_restore(int signo, const sigset_t *old)
@@ -106,7 +107,7 @@ static void consume_and_restore(int signo, const sigset_t *old)
     struct timespec zero = { 0, 0 };
     while (sigtimedwait(&one, NULL, &zero) == signo)
         ;
-    pthread_sigmask(SIG_SETMASK, old, NULL);
+    lp_sigmask(SIG_SETMASK, old, NULL);
 }
 
 /* Opens a perf counter on this thread: does the source work here? The counter is

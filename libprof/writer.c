@@ -363,7 +363,7 @@ static void *writer_main(void *arg)
         sigset_t one;
         sigemptyset(&one);
         sigaddset(&one, w->unblock_signo);
-        pthread_sigmask(SIG_UNBLOCK, &one, NULL);
+        lp_sigmask(SIG_UNBLOCK, &one, NULL);
     }
     pthread_mutex_lock(&w->mu);
     w->tid = (pid_t)syscall(SYS_gettid);
@@ -425,11 +425,11 @@ int lp_writer_start(struct lp_writer *w, struct smp_ring *ring)
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, LP_WRITER_STACK_BYTES);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
+    lp_sigmask(SIG_SETMASK, &all, &old);
     /* libc's own: our wrapper's trampoline would give the thread a ring and a timer. */
     lp_libc_init();
     int rc = lp_libc.pthread_create(&w->thread, &attr, writer_main, w);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    lp_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&attr);
     if (rc != 0)
         return -rc;

@@ -364,6 +364,20 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
     add(PROF_STAT_FRAMES_PENDING, walk.n_pending);
 }
 
+/* The application blocks this signal on this thread in its view (smp_self.app_blocked), the
+ * kernel does not: its own instance waits, as it would, pending until the application
+ * unblocks the signal. It is queued again with its siginfo and blocked for real from this
+ * handler's return (the context's mask); libprof/interpose.c unblocks it with the
+ * application. */
+static void hold_app_signal(int sig, siginfo_t *info, void *ucontext)
+{
+    ucontext_t *uc = ucontext;
+    sigaddset(&uc->uc_sigmask, sig);
+    smp_self.app_held = 1;
+    syscall(SYS_rt_tgsigqueueinfo, (pid_t)syscall(SYS_getpid), (pid_t)syscall(SYS_gettid), sig,
+            info);
+}
+
 void smp_handler(int sig, siginfo_t *info, void *ucontext)
 {
     int saved_errno = errno;
@@ -377,6 +391,11 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
         /* The application's own signal. Nothing of ours is under way: its handler may
          * leave by siglongjmp() or pthread_exit(). */
         count(PROF_STAT_APP_SIGNALS);
+        if (smp_self.app_blocked) {
+            hold_app_signal(sig, info, ucontext);
+            errno = saved_errno;
+            return;
+        }
         errno = saved_errno;
         int rc = smp_app_action_deliver(&smp_sampler.app, sig, info, ucontext);
         if (rc == SMP_APP_DEFAULT)

@@ -37,7 +37,7 @@ done
 unw_allow="_ULx86_64_init_local2 _ULx86_64_step _ULx86_64_get_reg _ULx86_64_get_proc_info
            _ULaarch64_init_local2 _ULaarch64_step _ULaarch64_get_reg _ULaarch64_get_proc_info
            read write close"
-allow="_GLOBAL_OFFSET_TABLE_ __errno_location clock_gettime syscall ioctl memset memcpy getpid
+allow="_GLOBAL_OFFSET_TABLE_ __errno_location clock_gettime syscall ioctl memset memcpy getpid sigaddset
        __stack_chk_fail __aarch64_cas8_acq_rel __aarch64_ldadd8_relax __aarch64_ldadd4_acq
        __aarch64_ldadd4_rel __aarch64_cas8_relax __aarch64_ldadd8_acq_rel
        __aarch64_cas4_acq_rel __aarch64_ldadd4_acq_rel __aarch64_swp4_acq_rel"
@@ -67,7 +67,7 @@ python3 "$(dirname "$0")/lint_layers.py" "$(dirname "$0")/.." || fail=1
 # 3. Exported symbols of the library.
 exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd prof_snapshot
          pthread_create pthread_setname_np dlopen dlclose dl_iterate_phdr
-         sigaction signal setitimer
+         sigaction signal setitimer pthread_sigmask sigprocmask
          setuid setgid seteuid setegid setreuid setregid setresuid setresgid setgroups
          __libc_start_main execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit"
 # Symbols of default or protected visibility are exported; hidden ones the linker leaves in
@@ -80,6 +80,13 @@ for sym in $(readelf --dyn-syms -W "$build/libprof.so" |
     *) err "libprof.so exports $sym (only the API and interposed calls may be exported)" ;;
     esac
 done
+
+# 5. libprof's own code sets masks through lp_sigmask() (libprof/libc.h), never through the
+# application's view of them (libprof/interpose.c wraps pthread_sigmask and sigprocmask).
+root=$(dirname "$0")/..
+direct=$(grep -nE '(^|[^._a-z])(pthread_sigmask|sigprocmask)\(' "$root"/libprof/*.c "$root"/libprof/*.h |
+         grep -vE '^[^:]+:[0-9]+:\s*(/?\*|//)' | grep -v 'LP_EXPORT int ' || true)
+[ -z "$direct" ] || err "libprof sets a signal mask through the application's view: $direct"
 
 # 4. The reporter links none of the library's code.
 if [ -f "$build/prof" ] && nm "$build/prof" | grep -E ' (smp|lp)_' >/dev/null; then

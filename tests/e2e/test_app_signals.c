@@ -203,3 +203,49 @@ Test(e2e_appsig, a_thread_without_the_tsc_is_sampled_without_a_fault)
     cr_expect(got > 40, "busy_no_tsc has %ld samples", got);
     e2e_folded_free(&f);
 }
+
+/* Threads that block every signal (xz's workers, thread pools that leave signals to one
+ * thread) are sampled by the per-thread sources: the signal stays unblocked for the
+ * kernel, while the program sees its masks as it set them, a signal of its own on that
+ * number waits until it unblocks it, and a program it execs starts with the mask it set.
+ * Before, neither worker had a single sample. */
+static void check_blocked_threads(const char *source)
+{
+    const char *argv[] = {E2E_WORKLOAD("sigblock"), "0.5", NULL};
+    struct e2e_proc plain, p;
+    e2e_run(&plain, NULL, argv);
+    cr_assert_eq(plain.status, 0, "sigblock exited %d:\n%s", plain.status, plain.err);
+    char prof[64];
+    snprintf(prof, sizeof(prof), "sigblock-%s.prof", source);
+    e2e_run_profiled(&p, prof, E2E_ARGV(e2e_env("PROF_TIMER", source), "PROF_FREQ=1000"), 0,
+                     argv);
+    cr_expect_eq(p.status, 0, "%s: sigblock exited %d:\n%s", source, p.status, p.err);
+    cr_expect(p.out_len == plain.out_len && memcmp(p.out, plain.out, plain.out_len) == 0,
+              "%s: what the program saw differs:\n--- profiled:\n%s--- plain:\n%s", source,
+              p.out, plain.out);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path(prof));
+    long inherited = e2e_folded_containing(&f, "inherited_worker");
+    long self = e2e_folded_containing(&f, "self_blocked_worker");
+    cr_log_info("%s: inherited_worker %ld, self_blocked_worker %ld of 500 each", source,
+                inherited, self);
+    /* 0.5 CPU-seconds each at 1000 Hz: 500 periods; the thread source's samples weigh
+     * the ticks they stand for. */
+    cr_expect(inherited >= 350, "%s: the thread that inherited a full mask has %ld of 500",
+              source, inherited);
+    cr_expect(self >= 350, "%s: the thread that blocked every signal itself has %ld of 500",
+              source, self);
+    e2e_folded_free(&f);
+    e2e_proc_free(&p);
+    e2e_proc_free(&plain);
+}
+
+Test(e2e_appsig, threads_that_block_every_signal_are_sampled_perf_source)
+{
+    check_blocked_threads("perf");
+}
+
+Test(e2e_appsig, threads_that_block_every_signal_are_sampled_thread_source)
+{
+    check_blocked_threads("thread");
+}
