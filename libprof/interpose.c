@@ -114,7 +114,7 @@ static int app_sigmask(int (*real)(int, const sigset_t *, sigset_t *), int how,
     int signo = lp_session_thread_signo();
     if (signo <= 0)
         return real(how, set, old);
-    int was = smp_self.app_blocked, held = smp_self.app_held, now = was;
+    int was = smp_self.app_blocked == signo, held = smp_self.app_held, now = was;
     sigset_t kernel;
     const sigset_t *apply = set;
     if (set != NULL && (how == SIG_BLOCK || how == SIG_UNBLOCK || how == SIG_SETMASK)) {
@@ -127,12 +127,12 @@ static int app_sigmask(int (*real)(int, const sigset_t *, sigset_t *), int how,
     }
     /* The view changes before the mask does: an instance that comes once the mask is set
      * finds the new view. */
-    smp_self.app_blocked = now;
+    smp_self.app_blocked = now ? signo : 0;
     if (!now)
         smp_self.app_held = 0;
     int rc = real(how, apply, old);
     if (rc != 0) {
-        smp_self.app_blocked = was;
+        smp_self.app_blocked = was ? signo : 0;
         smp_self.app_held = held;
         return rc;
     }
@@ -149,7 +149,7 @@ static void app_mask_begin(const sigset_t *mask)
     int signo = lp_session_thread_signo();
     sigset_t kernel = *mask;
     if (signo > 0) {
-        smp_self.app_blocked = sigismember(mask, signo) == 1;
+        smp_self.app_blocked = sigismember(mask, signo) == 1 ? signo : 0;
         smp_self.app_held = 0;
         sigdelset(&kernel, signo);
     }
@@ -209,7 +209,7 @@ LP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
     lp_signals_block(&st->mask); /* the new thread inherits the blocked mask */
     sigset_t mine = st->mask;
     int signo = lp_session_thread_signo();
-    if (signo > 0 && smp_self.app_blocked)
+    if (signo > 0 && smp_self.app_blocked == signo)
         sigaddset(&st->mask, signo); /* the creator's mask as the application sees it */
     int rc = lp_libc.pthread_create(thread, attr, thread_trampoline, st);
     if (rc != 0)
@@ -386,7 +386,7 @@ static void before_exec(void)
     lp_session_before_exec();
     /* The program the exec starts inherits the mask the application sees. */
     int signo = lp_session_thread_signo();
-    if (signo > 0 && smp_self.app_blocked) {
+    if (signo > 0 && smp_self.app_blocked == signo) {
         sigaddset(&mask, signo);
         smp_self.app_held = 1; /* blocked for real, should the exec fail */
     }

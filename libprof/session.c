@@ -500,6 +500,21 @@ static int record_note(const char *text)
 
 /* Installs our handler for signo (once); the action it replaces becomes the application's
  * action, which the application keeps seeing and which gets its own signals. */
+/* The calling thread's mask as the application's view (libprof/interpose.c): a per-thread
+ * sampling signal it started with blocked (a program exec'd from a thread that blocked it)
+ * stays blocked in its view and is unblocked for the kernel. */
+static void adopt_mask(int signo)
+{
+    sigset_t cur, one;
+    if (lp_sigmask(SIG_SETMASK, NULL, &cur) != 0 || sigismember(&cur, signo) != 1)
+        return;
+    smp_self.app_blocked = signo;
+    smp_self.app_held = 0;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    lp_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
 static int install_handler(int signo, int per_thread)
 {
     if (session.installed_signo == signo) {
@@ -514,6 +529,8 @@ static int install_handler(int signo, int per_thread)
     smp_app_action_store(&smp_sampler.app, &old);
     session.installed_signo = signo;
     atomic_store(&session.thread_signo, per_thread ? signo : 0);
+    if (per_thread)
+        adopt_mask(signo);
     return 0;
 }
 

@@ -364,8 +364,8 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
     add(PROF_STAT_FRAMES_PENDING, walk.n_pending);
 }
 
-/* The application blocks this signal on this thread in its view (smp_self.app_blocked), the
- * kernel does not: its own instance waits, as it would, pending until the application
+/* The application blocks this signal on this thread in its view (smp_self.app_blocked is
+ * sig), the kernel does not: its own instance waits, as it would, pending until the application
  * unblocks the signal. It is queued again with its siginfo and blocked for real from this
  * handler's return (the context's mask); libprof/interpose.c unblocks it with the
  * application. */
@@ -391,7 +391,7 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
         /* The application's own signal. Nothing of ours is under way: its handler may
          * leave by siglongjmp() or pthread_exit(). */
         count(PROF_STAT_APP_SIGNALS);
-        if (smp_self.app_blocked) {
+        if (smp_self.app_blocked == sig) {
             hold_app_signal(sig, info, ucontext);
             errno = saved_errno;
             return;

@@ -97,8 +97,9 @@ struct smp_thread {
                          * seeded yet; the handler */
     struct smp_jitter_plan plan; /* the perf counter's next overflow; the handler */
     uint64_t timer_drawn_ns; /* the CPU timer's interval last drawn, 0 none; the handler */
-    int app_blocked;    /* the application blocks the per-thread sampling signal on this
-                         * thread, in its view; the kernel does not (libprof/interpose.c) */
+    int app_blocked;    /* the per-thread sampling signal when the application blocks it
+                         * on this thread, in its view (the kernel does not), else 0
+                         * (libprof/interpose.c) */
     int app_held;       /* an instance of the application's own is held pending: the
                          * signal is blocked for real until the application unblocks it */
 };
