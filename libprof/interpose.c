@@ -114,6 +114,11 @@ static int app_sigmask(int (*real)(int, const sigset_t *, sigset_t *), int how,
     int signo = lp_session_thread_signo();
     if (signo <= 0)
         return real(how, set, old);
+    /* A vfork child runs on its parent's thread-local state: the mask it sets is its own
+     * (and its program's, after the exec it is about to make), the view stays its
+     * parent's. */
+    if (smp_self.tid != 0 && (uint32_t)syscall(SYS_gettid) != smp_self.tid)
+        return real(how, set, old);
     int was = smp_self.app_blocked == signo, held = smp_self.app_held, now = was;
     sigset_t kernel;
     const sigset_t *apply = set;

@@ -16,6 +16,7 @@
  *   self: SIGRTMAX-2 blocked
  *   pending while blocked: 0 handled, 1 pending; exec'd program: SIGRTMAX-2 blocked, 60 blocked
  *   after unblocking: 1 handled
+ *   after a vfork child set an empty mask: SIGRTMAX-2 blocked
  *
  * (the mask a program it execs starts with, as that program sees it: a fork child execs
  * `sigblock --mask`, which prints it and exits)
@@ -142,5 +143,15 @@ int main(int argc, char **argv)
     sigaddset(&one, SIGRTMAX - 2);
     pthread_sigmask(SIG_UNBLOCK, &one, NULL);
     printf("after unblocking: %d handled\n", (int)handled);
+
+    /* A vfork child shares its parent's memory, not its mask. */
+    pthread_sigmask(SIG_SETMASK, &all, NULL);
+    pid = vfork();
+    if (pid == 0) {
+        sigprocmask(SIG_SETMASK, &none, NULL);
+        _exit(0);
+    }
+    waitpid(pid, &status, 0);
+    printf("after a vfork child set an empty mask: SIGRTMAX-2 %s\n", view());
     return 0;
 }
