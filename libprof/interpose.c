@@ -389,9 +389,11 @@ static void before_exec(void)
     sigset_t mask;
     lp_signals_block(&mask);
     lp_session_before_exec();
-    /* The program the exec starts inherits the mask the application sees. */
+    /* The program the exec starts inherits the mask the application sees; a vfork child's
+     * own mask is the one it set (the view is its parent's). */
     int signo = lp_session_thread_signo();
-    if (signo > 0 && smp_self.app_blocked == signo) {
+    int vforked = smp_self.tid != 0 && (uint32_t)syscall(SYS_gettid) != smp_self.tid;
+    if (signo > 0 && smp_self.app_blocked == signo && !vforked) {
         sigaddset(&mask, signo);
         smp_self.app_held = 1; /* blocked for real, should the exec fail */
     }

@@ -16,6 +16,7 @@
  *   self: SIGRTMAX-2 blocked
  *   pending while blocked: 0 handled, 1 pending; exec'd program: SIGRTMAX-2 blocked, 60 blocked
  *   after unblocking: 1 handled
+ *   vfork child's program: SIGRTMAX-2 unblocked, 0 blocked
  *   after a vfork child set an empty mask: SIGRTMAX-2 blocked
  *
  * (the mask a program it execs starts with, as that program sees it: a fork child execs
@@ -146,10 +147,13 @@ int main(int argc, char **argv)
 
     /* A vfork child shares its parent's memory, not its mask. */
     pthread_sigmask(SIG_SETMASK, &all, NULL);
+    printf("vfork child's program: ");
+    fflush(stdout);
     pid = vfork();
     if (pid == 0) {
         sigprocmask(SIG_SETMASK, &none, NULL);
-        _exit(0);
+        execl("/proc/self/exe", "sigblock", "--mask", (char *)NULL);
+        _exit(127);
     }
     waitpid(pid, &status, 0);
     printf("after a vfork child set an empty mask: SIGRTMAX-2 %s\n", view());
