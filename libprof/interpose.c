@@ -108,16 +108,19 @@ struct thread_start {
  * app_held). glibc's own internal masks do not come through here, nor does libprof's
  * code (lp_sigmask()).
  */
+/* 1 in a vfork child, which runs on its parent's thread-local state: the mask it sets is
+ * its own (and its program's, after the exec it is about to make), the view stays its
+ * parent's. */
+static int in_vfork_child(void)
+{
+    return smp_self.tid != 0 && (uint32_t)syscall(SYS_gettid) != smp_self.tid;
+}
+
 static int app_sigmask(int (*real)(int, const sigset_t *, sigset_t *), int how,
                        const sigset_t *set, sigset_t *old)
 {
     int signo = lp_session_thread_signo();
-    if (signo <= 0)
-        return real(how, set, old);
-    /* A vfork child runs on its parent's thread-local state: the mask it sets is its own
-     * (and its program's, after the exec it is about to make), the view stays its
-     * parent's. */
-    if (smp_self.tid != 0 && (uint32_t)syscall(SYS_gettid) != smp_self.tid)
+    if (signo <= 0 || in_vfork_child())
         return real(how, set, old);
     int was = smp_self.app_blocked == signo, held = smp_self.app_held, now = was;
     sigset_t kernel;
@@ -152,13 +155,10 @@ static int app_sigmask(int (*real)(int, const sigset_t *, sigset_t *), int how,
 static void app_mask_begin(const sigset_t *mask)
 {
     int signo = lp_session_thread_signo();
-    sigset_t kernel = *mask;
-    if (signo > 0) {
-        smp_self.app_blocked = sigismember(mask, signo) == 1 ? signo : 0;
-        smp_self.app_held = 0;
-        sigdelset(&kernel, signo);
-    }
-    lp_sigmask(SIG_SETMASK, &kernel, NULL);
+    if (signo > 0)
+        lp_sigmask_as_view(signo, mask);
+    else
+        lp_sigmask(SIG_SETMASK, mask, NULL);
 }
 
 /* Async-signal-safe, as the functions they stand for (once lp_libc is resolved, which the
@@ -392,8 +392,7 @@ static void before_exec(void)
     /* The program the exec starts inherits the mask the application sees; a vfork child's
      * own mask is the one it set (the view is its parent's). */
     int signo = lp_session_thread_signo();
-    int vforked = smp_self.tid != 0 && (uint32_t)syscall(SYS_gettid) != smp_self.tid;
-    if (signo > 0 && smp_self.app_blocked == signo && !vforked) {
+    if (signo > 0 && smp_self.app_blocked == signo && !in_vfork_child()) {
         sigaddset(&mask, signo);
         smp_self.app_held = 1; /* blocked for real, should the exec fail */
     }

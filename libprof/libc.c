@@ -5,6 +5,8 @@
 #include <dlfcn.h>
 #include <stdatomic.h>
 
+#include "sampler/handler.h"
+
 struct lp_libc lp_libc;
 static _Atomic int resolved;
 
@@ -40,4 +42,13 @@ void lp_libc_init(void)
     /* Last: interpose.c takes a resolved pthread_create as "all resolved". */
     RESOLVE(pthread_create, "pthread_create");
     atomic_store_explicit(&resolved, 1, memory_order_release);
+}
+
+void lp_sigmask_as_view(int signo, const sigset_t *mask)
+{
+    sigset_t kernel = *mask;
+    smp_self.app_blocked = sigismember(mask, signo) == 1 ? signo : 0;
+    smp_self.app_held = 0;
+    sigdelset(&kernel, signo);
+    lp_sigmask(SIG_SETMASK, &kernel, NULL);
 }

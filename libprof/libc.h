@@ -11,10 +11,10 @@
 #ifndef PROF_LIBPROF_LIBC_H
 #define PROF_LIBPROF_LIBC_H
 
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
-#include <errno.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -74,6 +74,11 @@ static inline int lp_sigmask(int how, const sigset_t *set, sigset_t *old)
         return lp_libc.pthread_sigmask(how, set, old);
     return syscall(SYS_rt_sigprocmask, how, set, old, (size_t)(_NSIG / 8)) == 0 ? 0 : errno;
 }
+
+/* Sets the calling thread's mask to `mask` as the application's view of it
+ * (libprof/interpose.c): per-thread sampling signal signo (> 0) reads blocked where mask
+ * blocks it (smp_self.app_blocked) and stays unblocked for the kernel. */
+void lp_sigmask_as_view(int signo, const sigset_t *mask);
 
 static inline void lp_signals_block(sigset_t *old)
 {

@@ -498,23 +498,19 @@ static int record_note(const char *text)
     return 0;
 }
 
-/* Installs our handler for signo (once); the action it replaces becomes the application's
- * action, which the application keeps seeing and which gets its own signals. */
 /* The calling thread's mask as the application's view (libprof/interpose.c): a per-thread
  * sampling signal it started with blocked (a program exec'd from a thread that blocked it)
  * stays blocked in its view and is unblocked for the kernel. */
 static void adopt_mask(int signo)
 {
-    sigset_t cur, one;
-    if (lp_sigmask(SIG_SETMASK, NULL, &cur) != 0 || sigismember(&cur, signo) != 1)
-        return;
-    smp_self.app_blocked = signo;
-    smp_self.app_held = 0;
-    sigemptyset(&one);
-    sigaddset(&one, signo);
-    lp_sigmask(SIG_UNBLOCK, &one, NULL);
+    sigset_t cur;
+    if (lp_sigmask(SIG_SETMASK, NULL, &cur) == 0 && sigismember(&cur, signo) == 1)
+        lp_sigmask_as_view(signo, &cur);
 }
 
+/* Installs our handler for signo (once); the action it replaces becomes the application's
+ * action, which the application keeps seeing and which gets its own signals. per_thread:
+ * the signal is sent to each thread (the application's masks are then a view). */
 static int install_handler(int signo, int per_thread)
 {
     if (session.installed_signo == signo) {

@@ -25,9 +25,9 @@
 #include "common/grow.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/config.h"
-#include "libprof/libc.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
+#include "libprof/libc.h"
 #include "libprof/log.h"
 #include "sampler/handler.h"
 #include "sampler/timer_itimer.h"
@@ -304,9 +304,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     note_choice(cfg, out, tick, event_err, perf_err, ksample);
     pthread_mutex_lock(&reg.mu);
     drop_spare_locked();
-    reg.spare = kept;
-    if (out->source != PROF_TIMER_PERF)
-        drop_spare_locked(); /* none was kept; nothing of a failed trial stays */
+    reg.spare = kept; /* counters only when the perf source was chosen */
     reg.choice = *out;
     reg.hz = cfg->freq_hz;
     reg.chosen = 1;
@@ -349,14 +347,13 @@ static int arm_locked(pid_t tid)
         reg.spare = (struct entry){.fd = -1, .kring = {.fd = -1}};
     }
     if (reg.choice.source == PROF_TIMER_PERF && reg.n_perf < reg.perf_budget) {
-        if (reg.ksample && reg.n_perf + 2 <= reg.perf_budget && spare.kring.fd >= 0 &&
-            smp_timer_perf_resume_kernel(&spare.kring) == 0) {
-            e.kring = spare.kring;
-            spare.kring.fd = -1;
-            spare.kring.map = NULL;
-        } else if (reg.ksample && reg.n_perf + 2 <= reg.perf_budget &&
-                   smp_timer_perf_open_kernel(tid, reg.khz, reg.max_stack, &e.kring) != 0) {
-            e.kring.fd = -1;
+        if (reg.ksample && reg.n_perf + 2 <= reg.perf_budget) {
+            if (spare.kring.fd >= 0 && smp_timer_perf_resume_kernel(&spare.kring) == 0) {
+                e.kring = spare.kring;
+                spare.kring = (struct smp_perf_kring){.fd = -1};
+            } else if (smp_timer_perf_open_kernel(tid, reg.khz, reg.max_stack, &e.kring) != 0) {
+                e.kring.fd = -1;
+            }
         }
         uint32_t flags = e.kring.fd >= 0 ? SMP_PERF_FD_KSAMPLED : 0;
         if (spare.fd >= 0 && smp_timer_perf_rearm(spare.fd, spare.id, tid, flags) == 0) {
