@@ -46,12 +46,14 @@ struct rep_sym_dbgd_fns {
 };
 #endif
 
+#if DBGD_HAVE_HEADER
 static uint64_t now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
+#endif
 
 int rep_sym_dbgd_init(struct rep_sym_dbgd *d)
 {
