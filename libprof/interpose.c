@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "libprof/environ.h"
 #include "libprof/libc.h"
 #include "libprof/session.h"
 #include "libprof/threads.h"
@@ -29,7 +31,6 @@
 
 #define LP_EXPORT __attribute__((visibility("default")))
 #define LP_EXEC_MAX_ARGS 65536
-#define LP_LIBRARY_NAME "libprof.so"
 
 extern char **environ;
 
@@ -400,116 +401,22 @@ static void before_exec(void)
     errno = err;
 }
 
-/* With PROF_FOLLOW=0 the program an exec starts must not load us: the environment it gets
- * has our library taken out of LD_PRELOAD. It is built on the caller's stack (a vfork child
- * may call exec, so no malloc): EXEC_ENV declares the arrays and names the result. */
-static size_t env_count(char *const *envp)
-{
-    size_t n = 0;
-    while (envp && envp[n])
-        n++;
-    return n;
-}
-
-static const char *env_preload(char *const *envp)
-{
-    for (size_t i = 0; envp && envp[i]; i++)
-        if (strncmp(envp[i], "LD_PRELOAD=", 11) == 0)
-            return envp[i];
-    return NULL;
-}
-
-/* Whether an LD_PRELOAD entry of len bytes at tok names this library. */
-static int is_us(const char *tok, size_t len)
-{
-    const char *base = tok;
-    for (size_t i = 0; i < len; i++)
-        if (tok[i] == '/')
-            base = tok + i + 1;
-    size_t base_len = len - (size_t)(base - tok);
-    return base_len == strlen(LP_LIBRARY_NAME) && memcmp(base, LP_LIBRARY_NAME, base_len) == 0;
-}
-
-static char *const *env_without_us(char *const *envp, char **arr, char *buf)
-{
-    size_t n = 0;
-    for (size_t i = 0; envp[i]; i++) {
-        if (strncmp(envp[i], "LD_PRELOAD=", 11) != 0) {
-            arr[n++] = envp[i];
-            continue;
-        }
-        /* Keep the other entries, separated as ld.so allows: by spaces or colons. */
-        char *out = buf + 11;
-        memcpy(buf, "LD_PRELOAD=", 11);
-        for (const char *p = envp[i] + 11; *p;) {
-            size_t len = strcspn(p, ": ");
-            if (len && !is_us(p, len)) {
-                if (out > buf + 11)
-                    *out++ = ':';
-                memcpy(out, p, len);
-                out += len;
-            }
-            p += len;
-            if (*p)
-                p++;
-        }
-        *out = '\0';
-        if (out > buf + 11)
-            arr[n++] = buf;
-    }
-    arr[n] = NULL;
-    return arr;
-}
-
-/* With PROF_FOLLOW=1, a relative PROF_OUTPUT becomes absolute from the directory this
- * process started in, so that every process of the tree writes where the first one does
- * (a program exec'd in another directory would look for the output's folder there). The
- * PROF_OUTPUT=... entry to rewrite, or NULL. */
-static const char *env_relative_output(char *const *envp)
-{
-    for (size_t i = 0; envp && envp[i]; i++)
-        if (strncmp(envp[i], "PROF_OUTPUT=", 12) == 0)
-            return envp[i][12] != '\0' && envp[i][12] != '/' ? envp[i] : NULL;
-    return NULL;
-}
-
-static char *const *env_with_output(char *const *envp, char **arr, char *buf, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; envp[i]; i++) {
-        if (strncmp(envp[i], "PROF_OUTPUT=", 12) != 0) {
-            arr[n++] = envp[i];
-            continue;
-        }
-        /* By hand: a vfork child may be here, so nothing that could allocate. */
-        const char *cwd = lp_session_start_cwd(), *rel = envp[i] + 12;
-        size_t lc = strlen(cwd), lr = strlen(rel);
-        if (12 + lc + 1 + lr + 1 > cap) {
-            arr[n++] = envp[i];
-            continue;
-        }
-        memcpy(buf, "PROF_OUTPUT=", 12);
-        memcpy(buf + 12, cwd, lc);
-        buf[12 + lc] = '/';
-        memcpy(buf + 12 + lc + 1, rel, lr + 1);
-        arr[n++] = buf;
-    }
-    arr[n] = NULL;
-    return arr;
-}
-
+/* The environment an exec or a spawn gives its program (libprof/environ.h), built on the
+ * caller's stack: EXEC_ENV declares the arrays and names the result. */
 #define EXEC_ENV(name, envp)                                                               \
     int follow_ = lp_session_follow();                                                     \
-    const char *preload_ = follow_ ? NULL : env_preload(envp);                             \
-    const char *output_ = follow_ ? env_relative_output(envp) : NULL;                      \
-    char *name##_arr[preload_ || output_ ? env_count(envp) + 1 : 1];                       \
-    size_t name##_cap = preload_ ? strlen(preload_) + 1                                    \
-                        : output_ ? strlen(output_) + strlen(lp_session_start_cwd()) + 2   \
+    const char *preload_ = follow_ ? NULL : lp_env_preload(envp);                          \
+    const char *output_ = follow_ ? lp_env_relative_output(envp) : NULL;                   \
+    const char *cwd_ = lp_session_start_cwd();                                             \
+    char *name##_arr[preload_ || output_ ? lp_env_count(envp) + 1 : 1];                    \
+    size_t name##_cap = preload_  ? strlen(preload_) + 1                                   \
+                        : output_ ? strlen(output_) + strlen(cwd_) + 2                     \
                                   : 1;                                                     \
     char name##_buf[name##_cap];                                                           \
-    char *const *name = preload_   ? env_without_us(envp, name##_arr, name##_buf)          \
-                        : output_ ? env_with_output(envp, name##_arr, name##_buf, name##_cap) \
-                                  : (envp)
+    char *const *name = preload_ ? lp_env_without_us(envp, name##_arr, name##_buf)         \
+                        : output_                                                          \
+                            ? lp_env_with_output(envp, cwd_, name##_arr, name##_buf, name##_cap) \
+                            : (envp)
 
 /* _exit() and _Exit() run no destructor: the profile is finished by the writer thread
  * first (a fork child of a shell, of make or of Python's multiprocessing leaves so). The
@@ -573,6 +480,60 @@ LP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
     }
     EXEC_ENV(env, envp);
     return lp_libc.execveat(dirfd, path, argv, env, flags);
+}
+
+/* posix_spawn() runs its program without our exec wrappers (glibc's child calls execve
+ * inside libc), so its wrapper gives the program what exec would: the same environment
+ * (PROF_FOLLOW=0: without us; a relative PROF_OUTPUT made absolute) and, where the
+ * calling thread's view blocks the sampling signal and the attributes set no mask, that
+ * signal blocked (glibc's child otherwise takes the kernel's mask, in which it never is).
+ * make runs its recipes' shells so, and Rust's Command its programs. system() and popen()
+ * spawn through libc's internal call: the constructor's lp_env_fix_output() and
+ * lp_env_parent_unfollowed() cover their environment. */
+static const posix_spawnattr_t *spawn_attr(const posix_spawnattr_t *attr, posix_spawnattr_t *copy)
+{
+    int signo = lp_session_thread_signo();
+    if (signo <= 0 || smp_self.app_blocked != signo || in_vfork_child())
+        return attr;
+    short flags = 0;
+    if (attr && (posix_spawnattr_getflags(attr, &flags) != 0 || (flags & POSIX_SPAWN_SETSIGMASK)))
+        return attr; /* the application chose its child's mask */
+    sigset_t mask;
+    if (lp_sigmask(SIG_BLOCK, NULL, &mask) != 0)
+        return attr;
+    sigaddset(&mask, signo);
+    if (attr)
+        *copy = *attr; /* glibc's attributes are plain values, copied whole */
+    else if (posix_spawnattr_init(copy) != 0)
+        return attr;
+    if (posix_spawnattr_setflags(copy, (short)(flags | POSIX_SPAWN_SETSIGMASK)) != 0 ||
+        posix_spawnattr_setsigmask(copy, &mask) != 0)
+        return attr;
+    return copy;
+}
+
+LP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *actions,
+                          const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    lp_interpose_init();
+    if (!lp_libc.posix_spawn)
+        return ENOSYS;
+    posix_spawnattr_t copy;
+    const posix_spawnattr_t *use = spawn_attr(attr, &copy);
+    EXEC_ENV(env, envp);
+    return lp_libc.posix_spawn(pid, path, actions, use, argv, env);
+}
+
+LP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *actions,
+                           const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
+{
+    lp_interpose_init();
+    if (!lp_libc.posix_spawnp)
+        return ENOSYS;
+    posix_spawnattr_t copy;
+    const posix_spawnattr_t *use = spawn_attr(attr, &copy);
+    EXEC_ENV(env, envp);
+    return lp_libc.posix_spawnp(pid, file, actions, use, argv, env);
 }
 
 /* The execl family builds argv on the stack, as a vfork child may call it: no malloc. */

@@ -28,6 +28,8 @@ void lp_libc_init(void)
     RESOLVE(execvpe, "execvpe");
     RESOLVE(fexecve, "fexecve");
     RESOLVE(execveat, "execveat");
+    RESOLVE(posix_spawn, "posix_spawn");
+    RESOLVE(posix_spawnp, "posix_spawnp");
     RESOLVE(setuid, "setuid");
     RESOLVE(setgid, "setgid");
     RESOLVE(seteuid, "seteuid");

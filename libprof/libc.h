@@ -15,6 +15,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -38,6 +39,10 @@ struct lp_libc {
     int (*execvpe)(const char *, char *const[], char *const[]);
     int (*fexecve)(int, char *const[], char *const[]);
     int (*execveat)(int, const char *, char *const[], char *const[], int);
+    int (*posix_spawn)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                       const posix_spawnattr_t *, char *const[], char *const[]);
+    int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
+                        const posix_spawnattr_t *, char *const[], char *const[]);
     int (*setuid)(uid_t);
     int (*setgid)(gid_t);
     int (*seteuid)(uid_t);

@@ -49,6 +49,7 @@
 #include "common/record.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/config.h"
+#include "libprof/environ.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
 #include "libprof/libc.h"
@@ -837,6 +838,9 @@ __attribute__((constructor)) static void lp_constructor(void)
         strcpy(session.start_cwd, "/");
     atomic_fetch_add(&session.app_threads, 1); /* the main thread */
     lp_config_load(&session.cfg, environ, &msgs);
+    if (!session.cfg.follow && getenv("PROF_FOLLOW") &&
+        lp_env_parent_unfollowed(getenv("PROF_FOLLOW")))
+        return; /* started by system() or popen() of a program profiled alone: silent */
     lp_log_open(session.cfg.log);
     for (int i = 0; i < msgs.n; i++) {
         if (msgs.is_note[i])
@@ -846,6 +850,8 @@ __attribute__((constructor)) static void lp_constructor(void)
     }
     if (!session.cfg.enabled)
         return;
+    if (session.cfg.follow)
+        lp_env_fix_output(environ, session.start_cwd);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     if (start_session(0, session.cfg.start) != 0) {
         lp_writer_close(&session.writer);

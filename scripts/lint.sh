@@ -69,7 +69,8 @@ exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd prof_s
          pthread_create pthread_setname_np dlopen dlclose dl_iterate_phdr
          sigaction signal setitimer pthread_sigmask sigprocmask
          setuid setgid seteuid setegid setreuid setregid setresuid setresgid setgroups
-         __libc_start_main execve execv execvp execvpe execl execlp execle fexecve execveat _exit _Exit"
+         __libc_start_main execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp
+         _exit _Exit"
 # Symbols of default or protected visibility are exported; hidden ones the linker leaves in
 # the dynamic table (__start_/__stop_ of a section) bind to nothing outside.
 for sym in $(readelf --dyn-syms -W "$build/libprof.so" |

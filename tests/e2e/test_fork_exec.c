@@ -253,6 +253,32 @@ Test(e2e_fork, a_relative_output_path_holds_for_the_whole_tree)
     cr_expect_eq(access(e2e_path("sub/out"), F_OK), -1, "a profile folder in sub/");
 }
 
+/* The same for children that libc's own code execs (posix_spawn(), posix_spawnp(),
+ * system(), popen()) after the program moved to another directory, as `make -C dir` runs
+ * its shells: each of them said on the program's stderr that it could not create
+ * sub/out/p.PID.prof, and went unprofiled. */
+Test(e2e_fork, a_relative_output_path_holds_for_spawned_children)
+{
+    cr_assert_eq(mkdir(e2e_path("out"), 0755), 0);
+    cr_assert_eq(mkdir(e2e_path("sub"), 0755), 0);
+    struct e2e_proc p;
+    struct e2e_opts o = {.preload = 1, .env = E2E_ARGV("PROF_OUTPUT=out/p.%p.prof")};
+    e2e_run(&p, &o, E2E_ARGV(E2E_WORKLOAD("spawner"), "sub"));
+    cr_assert_eq(p.status, 0, "%s%s", p.out, p.err);
+    cr_expect_eq(p.err_len, 0, "the library printed: %s", p.err);
+    e2e_proc_free(&p);
+    DIR *d = opendir(e2e_path("out"));
+    cr_assert_not_null(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, "p.", 2) == 0;
+    closedir(d);
+    /* The spawner's, its four children's, and the shells of system() and popen() (which
+     * may exec the program in their own process, taking its file). */
+    cr_expect_geq(n, 5, "%zu profiles in out/", n);
+    cr_expect_eq(access(e2e_path("sub/out"), F_OK), -1, "a profile folder in sub/");
+}
+
 /* A fork child takes its parent's choice of timer source without trying the sources again,
  * and its profile says what the parent's says about that choice. */
 Test(e2e_fork, a_fork_child_inherits_the_timer_choice_and_its_notes)

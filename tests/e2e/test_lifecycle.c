@@ -340,6 +340,20 @@ Test(e2e_life, follow_0_profiles_neither_children_nor_exec)
     }
 }
 
+/* Children that libc's own code execs (posix_spawn(), posix_spawnp(), system(), popen())
+ * are not profiled either: each of them wrote a profile of its own. */
+Test(e2e_life, follow_0_profiles_no_spawned_child)
+{
+    struct e2e_proc p;
+    run_lib(&p, "ns.%p.prof", E2E_ARGV("PROF_FOLLOW=0"), E2E_ARGV(E2E_WORKLOAD("spawner"), "."));
+    cr_expect_eq(p.status, 0, "spawner exited %d: %s%s", p.status, p.out, p.err);
+    cr_expect_eq(p.err_len, 0, "stderr: %s", p.err);
+    e2e_proc_free(&p);
+    const char *found[8];
+    size_t n = e2e_find_files("ns.", ".prof", found, 8);
+    cr_expect_eq(n, 1, "%zu profiles with PROF_FOLLOW=0", n);
+}
+
 /* A process that dies without its destructors keeps every sample up to at most the last
  * writer period (50 ms) before it ended, plus one period of slack for scheduling. */
 static void check_abrupt_end(const char *mode, int want_status)

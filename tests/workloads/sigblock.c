@@ -18,6 +18,8 @@
  *   after unblocking: 1 handled
  *   vfork child's program: SIGRTMAX-2 unblocked, 0 blocked
  *   after a vfork child set an empty mask: SIGRTMAX-2 blocked
+ *   posix_spawn's program: SIGRTMAX-2 blocked, 60 blocked
+ *   posix_spawn's program with an empty mask: SIGRTMAX-2 unblocked, 0 blocked
  *
  * (the mask a program it execs starts with, as that program sees it: a fork child execs
  * `sigblock --mask`, which prints it and exits)
@@ -26,6 +28,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +36,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 static volatile uint64_t sink;
 static volatile sig_atomic_t handled;
@@ -157,5 +162,21 @@ int main(int argc, char **argv)
     }
     waitpid(pid, &status, 0);
     printf("after a vfork child set an empty mask: SIGRTMAX-2 %s\n", view());
+
+    /* posix_spawn's child takes the caller's mask, or the one its attributes set. */
+    char *mask_argv[] = {"sigblock", "--mask", NULL};
+    printf("posix_spawn's program: ");
+    fflush(stdout);
+    if (posix_spawn(&pid, "/proc/self/exe", NULL, NULL, mask_argv, environ) == 0)
+        waitpid(pid, &status, 0);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSIGMASK);
+    posix_spawnattr_setsigmask(&attr, &none);
+    printf("posix_spawn's program with an empty mask: ");
+    fflush(stdout);
+    if (posix_spawn(&pid, "/proc/self/exe", NULL, &attr, mask_argv, environ) == 0)
+        waitpid(pid, &status, 0);
+    posix_spawnattr_destroy(&attr);
     return 0;
 }
