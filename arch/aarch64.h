@@ -77,8 +77,8 @@ static inline uintptr_t arch_uc_ret(const ucontext_t *uc)
     return (uintptr_t)uc->uc_mcontext.regs[0];
 }
 
-/* The tail of the C library's clone() after the system call (arch/x86_64.h) is not
- * recognised here: a leaf there without a table row stops the walk as any other. */
+/* glibc's clone() keeps its unwind row past the system call here (unlike x86_64's, see
+ * arch/x86_64.h): no tail to recognise for want of a row. */
 #define ARCH_CLONE_TAIL_LEN 8u
 #define ARCH_CLONE_ERROR_LEN 17u
 
@@ -93,6 +93,35 @@ static inline int arch_clone_tail(const uint8_t *code, uintptr_t pc, uintptr_t *
 static inline int arch_clone_error(const uint8_t *code)
 {
     (void)code;
+    return 0;
+}
+
+/*
+ * That row (CFA = sp, return address in x30) is right for the thread that called clone()
+ * and wrong for the new thread, which runs the same instructions first, with the creator's
+ * x30 and a stack of its own:
+ *
+ *   svc #0; cmp x0, #0; b.eq START; b.lt ERR; ret
+ *
+ * The new thread (x0 is 0) at the cmp or the b.eq has no caller. arch_clone_child() takes
+ * the ARCH_CLONE_CHILD_BEFORE bytes before the pc and ARCH_CLONE_CHILD_AFTER from it, and
+ * says whether the pc is there.
+ */
+#define ARCH_CLONE_CHILD 1
+#define ARCH_CLONE_CHILD_BEFORE 8u
+#define ARCH_CLONE_CHILD_AFTER 16u
+
+static inline int arch_clone_child(const uint8_t *code)
+{
+    uint32_t w[6];
+    for (unsigned i = 0; i < 6; i++) /* little-endian instruction words */
+        w[i] = (uint32_t)code[4 * i] | (uint32_t)code[4 * i + 1] << 8 |
+               (uint32_t)code[4 * i + 2] << 16 | (uint32_t)code[4 * i + 3] << 24;
+    for (unsigned k = 0; k < 2; k++) /* the svc at pc - 4 (pc at the cmp), or at pc - 8 */
+        if (w[k] == 0xd4000001u && w[k + 1] == 0xf100001fu &&
+            (w[k + 2] & 0xff00001fu) == 0x54000000u && (w[k + 3] & 0xff00001fu) == 0x5400000bu &&
+            w[k + 4] == 0xd65f03c0u)
+            return 1;
     return 0;
 }
 

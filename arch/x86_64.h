@@ -158,6 +158,18 @@ static inline int arch_clone_error(const uint8_t *code)
     return 1;
 }
 
+/* The new thread's first instructions in clone() have no row here (arch_clone_tail() tells
+ * them by the return register); aarch64's need arch_clone_child(). */
+#define ARCH_CLONE_CHILD 0
+#define ARCH_CLONE_CHILD_BEFORE 8u
+#define ARCH_CLONE_CHILD_AFTER 16u
+
+static inline int arch_clone_child(const uint8_t *code)
+{
+    (void)code;
+    return 0;
+}
+
 /* The length of an `ff /2` (call near, indirect) instruction whose ModRM byte is m and
  * SIB byte (when there is one) s, opcode included. */
 static inline unsigned arch_ff2_len(uint8_t m, uint8_t s)

@@ -24,9 +24,9 @@
  * else stops the walk with its reason (PROF_STOP_*). It stops complete (PROF_STOP_END)
  * at a frame whose return address is undefined (the C library's _start and the first
  * frame of a clone()d thread say so), at a new thread still in the C library's clone()
- * (cmn_uw_clone_tail()), at a null return address or frame pointer, or at
- * root_fp, the frame of the caller's entry trampoline, which is not recorded. Header-only;
- * async-signal-safe when the accessors are.
+ * (cmn_uw_clone_tail(), cmn_uw_clone_child()), at a null return address or frame
+ * pointer, or at root_fp, the frame of the caller's entry trampoline, which is not
+ * recorded. Header-only; async-signal-safe when the accessors are.
  */
 #ifndef PROF_COMMON_UW_STEP_H
 #define PROF_COMMON_UW_STEP_H
@@ -270,6 +270,17 @@ CMN_FP_INLINE int cmn_uw_clone_tail(const struct cmn_uw_mem *m, struct cmn_uw_fr
     return 1;
 }
 
+/* 1 when the leaf f is the new thread at its first instructions in the C library's clone()
+ * (arch_clone_child(): aarch64, where clone()'s row would give it its creator's caller). */
+CMN_FP_INLINE int cmn_uw_clone_child(const struct cmn_uw_mem *m, const struct cmn_uw_frame *f)
+{
+    uint8_t code[ARCH_CLONE_CHILD_BEFORE + ARCH_CLONE_CHILD_AFTER];
+    return ARCH_CLONE_CHILD && f->exact && f->ret_known && f->ret == 0 &&
+           f->pc >= ARCH_CLONE_CHILD_BEFORE &&
+           m->fp.code(&m->fp, f->pc - ARCH_CLONE_CHILD_BEFORE, code, sizeof(code)) == 0 &&
+           arch_clone_child(code);
+}
+
 /* A frame of a known frameless stub (arch_stub_cfa(): a code generator's trampoline in
  * anonymous memory, without unwind information): 1 with f stepped to its caller, 0 when
  * the bytes around the return address are no known stub. */
@@ -399,7 +410,9 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
         unsigned info = 0;
         const struct cmn_uw_table *t = m->table ? m->table(m, at, &bias, &info) : NULL;
         uint32_t rule = t ? cmn_uw_lookup(t, (uint64_t)(at - bias)) : 0;
-        if (info & CMN_UW_PENDING) {
+        if (total == 1 && cmn_uw_clone_child(m, &f)) {
+            why = CMN_UW_ENDED; /* a new thread: its own first frame */
+        } else if (info & CMN_UW_PENDING) {
             /* Without its table a frame-pointer step could skip the caller of a function
              * that keeps no frame pointer: the walk stops for the moment it takes (at the
              * entry trampoline's frame it is complete). */

@@ -473,3 +473,70 @@ Test(uw_step, without_the_return_register_or_the_whole_code_the_clone_tail_prove
     cr_assert_neq(w2.stop_reason, PROF_STOP_END);
 }
 #endif
+
+#if defined(__aarch64__)
+/* glibc's clone() on aarch64 (arch/aarch64.h): its row (return by x30) holds past the
+ * system call, for the creator; the new thread, x0 = 0, at the cmp or the b.eq after the
+ * svc is its own first frame, not a frame of the creator's caller. The code at F_LR. */
+static uint8_t clone_code[CODE_END];
+
+static int clone_bytes(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
+{
+    (void)m;
+    if (addr < BIAS || addr - BIAS > CODE_END - n)
+        return -1;
+    memcpy(out, clone_code + (addr - BIAS), n);
+    return 0;
+}
+
+static const struct cmn_uw_mem clone_mem = {{stack_word, clone_bytes, is_code}, get_table,
+                                            other_stack};
+
+static void put_word(uint32_t link, uint32_t insn)
+{
+    memcpy(clone_code + link, &insn, 4);
+}
+
+static struct cmn_uw_walk walk_clone(uint32_t pc, uintptr_t ret, uint64_t *frames)
+{
+    put_word(F_LR + 0x10, 0xd2801b88u); /* mov x8, #220 */
+    put_word(F_LR + 0x14, 0xd4000001u); /* svc #0 */
+    put_word(F_LR + 0x18, 0xf100001fu); /* cmp x0, #0 */
+    put_word(F_LR + 0x1c, 0x540000a0u); /* b.eq START */
+    put_word(F_LR + 0x20, 0x5400004bu); /* b.lt ERR */
+    put_word(F_LR + 0x24, 0xd65f03c0u); /* ret */
+    make_table();
+    outer_frames();
+    struct cmn_fp_regs regs = {.pc = pc_of(pc), .sp = at(40), .fp = at(OUTER),
+                               .lr = pc_of(F_FRAMED + 0x20), .ret = ret, .ret_known = 1};
+    struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .frames = frames, .max_frames = 8};
+    w.max_frames = cmn_uw_walk(&clone_mem, &regs, &w);
+    return w;
+}
+
+Test(uw_step, a_new_thread_in_aarch64_clone_is_its_own_first_frame)
+{
+    uint64_t f[8];
+    struct cmn_uw_walk w = walk_clone(F_LR + 0x18, 0, f);
+    cr_assert_eq(w.max_frames, 1, "the creator's caller taken for the new thread's");
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+    w = walk_clone(F_LR + 0x1c, 0, f);
+    cr_assert_eq(w.max_frames, 1);
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+}
+
+Test(uw_step, the_caller_of_aarch64_clone_returns_by_its_row)
+{
+    uint64_t f[8];
+    struct cmn_uw_walk w = walk_clone(F_LR + 0x18, 4242, f); /* the new thread's id */
+    cr_assert_eq(w.max_frames, 3);
+    cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
+    /* Another instruction after the svc: not clone()'s code, the row holds. */
+    put_word(F_LR + 0x24, 0xd503201fu); /* nop */
+    struct cmn_fp_regs regs = {.pc = pc_of(F_LR + 0x18), .sp = at(40), .fp = at(OUTER),
+                               .lr = pc_of(F_FRAMED + 0x20), .ret = 0, .ret_known = 1};
+    struct cmn_uw_walk w2 = {.lo = at(0), .hi = at(WORDS), .frames = f, .max_frames = 8};
+    cr_assert_eq(cmn_uw_walk(&clone_mem, &regs, &w2), 3);
+    cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
+}
+#endif
