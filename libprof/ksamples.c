@@ -26,6 +26,7 @@
 #include "libprof/unwind.h"
 #include "libprof/writer.h"
 #include "sampler/codemap.h"
+#include "sampler/defer.h"
 #include "sampler/handler.h"
 #include "sampler/probe.h"
 #include "sampler/timer_perf.h"
@@ -287,6 +288,32 @@ static int is_our_sigreturn(const struct ksample *k, const struct lp_ksamples_en
         if (signo > 0 && signo == e->signals[i])
             return 1;
     return 0;
+}
+
+void lp_ksamples_rewalk(struct prof_rec_sample *rec, uint64_t *frames, unsigned cap,
+                        const struct smp_defer *d, const struct lp_ksamples_ends *ends)
+{
+    struct ksample k = {.tid = rec->tid, .time_ns = rec->time_ns, .regs = d->regs,
+                        .stack = d->stack, .stack_len = d->len};
+    uint64_t out[LP_KSAMPLE_MAX_FRAMES];
+    unsigned max = cap < LP_KSAMPLE_MAX_FRAMES ? cap : LP_KSAMPLE_MAX_FRAMES;
+    uint8_t why;
+    /* No chain of the kernel's to splice: its cap never says "cut short". */
+    unsigned n = walk(&k, ends, UINT32_MAX, max, out, &why);
+    if (n == 0 || (why != PROF_STOP_END && n <= rec->n_frames))
+        return;
+    atomic_fetch_sub_explicit(&smp_sampler.counters[PROF_STAT_STOP_OF(PROF_STOP_PENDING)], 1,
+                              memory_order_relaxed);
+    if (why == PROF_STOP_END)
+        atomic_fetch_sub_explicit(&smp_sampler.counters[PROF_STAT_TRUNCATED], 1,
+                                  memory_order_relaxed);
+    else if (why < PROF_STOP_N)
+        count(PROF_STAT_STOP_OF(why), 1);
+    memcpy(frames, out, n * sizeof(out[0]));
+    rec->n_frames = (uint16_t)n;
+    rec->stop_reason = why;
+    rec->flags = (uint8_t)((rec->flags & ~PROF_SAMPLE_TRUNCATED) |
+                           (why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED));
 }
 
 unsigned lp_ksamples_walk_body(const unsigned char *b, size_t len,

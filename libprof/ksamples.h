@@ -48,6 +48,17 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
                          const struct lp_ksamples_ends *ends, unsigned kernel_cap,
                          unsigned max_frames, uint32_t weight);
 
+struct smp_defer;
+struct prof_rec_sample;
+
+/* Not async-signal-safe; whoever drains a ring (libprof/writer.c's rewalk). The stack a
+ * handler kept for sample rec (d: sampler/defer.h), whose walk stopped at a module whose
+ * table was pending, walked again over the copy, building the tables it meets: where it
+ * gets further (or whole), rec (n_frames, stop_reason, flags), frames (cap at most) and
+ * the counters of truncated samples are updated. */
+void lp_ksamples_rewalk(struct prof_rec_sample *rec, uint64_t *frames, unsigned cap,
+                        const struct smp_defer *d, const struct lp_ksamples_ends *ends);
+
 /* Not async-signal-safe; the writer buffer's owner. Walks the body of one such sample
  * record (the user registers and stack the kernel recorded: the switch-out samples of
  * libprof/wall.c have the same layout) into frames (max_frames at most, and at most

@@ -66,6 +66,7 @@
 #include "libprof/wall.h"
 #include "libprof/writer.h"
 #include "sampler/codemap.h"
+#include "sampler/defer.h"
 #include "sampler/handler.h"
 #include "sampler/install.h"
 #include "sampler/ring.h"
@@ -229,6 +230,31 @@ static void write_file_tail(struct lp_writer *w, uint64_t now)
     void *dst = lp_writer_reserve(w, sizeof(struct prof_rec_hdr));
     if (dst)
         lp_writer_commit(w, cmn_record_end(dst, sizeof(struct prof_rec_hdr)));
+}
+
+/* The stacks handlers keep for a later walk (sampler/defer.h): mapped once, its pages
+ * touched only when a slot is used; a fork child's copy starts with every slot free.
+ * Without it nothing is kept. */
+static void map_defer_pool(void)
+{
+    if (atomic_load(&smp_defer_pool) != NULL) {
+        smp_defer_reset();
+        return;
+    }
+    void *p = mmap(NULL, SMP_DEFER_POOL_BYTES, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED)
+        atomic_store(&smp_defer_pool, (struct smp_defer *)p);
+}
+
+/* The writer's rewalk: a kept stack walked again by the kernel-time samples' walker, which
+ * builds the tables it meets. */
+static void rewalk_deferred(struct prof_rec_sample *rec, uint64_t *frames, unsigned cap,
+                            uint32_t deferred)
+{
+    const struct smp_defer *d = smp_defer_get(deferred);
+    if (d != NULL)
+        lp_ksamples_rewalk(rec, frames, cap, d, &session.kernel_ends);
 }
 
 /* PROF_BUFFER_KB is shared out: a quarter (64 KiB at least) to the shared ring, the rest
@@ -777,6 +803,7 @@ static int start_session_steps(int is_child, int sample_now)
     write_preamble(session.start_ns);
     lp_writer_flush(&session.writer);
 
+    map_defer_pool();
     if ((rc = map_ring()) != 0) {
         lp_log("cannot map a %u KiB sample buffer: %s; profiling disabled",
                session.cfg.buffer_kb, strerror(-rc));
@@ -808,6 +835,7 @@ static int start_session_steps(int is_child, int sample_now)
                 "signal", session.cfg.toggle_signo, strerror(-rc));
     session.writer.on_period = on_writer_period;
     session.writer.on_finish = finish_on_writer;
+    session.writer.rewalk = rewalk_deferred;
     session.writer.unblock_signo = session.cfg.snap_signo;
     if ((rc = lp_writer_start(&session.writer, &session.ring)) != 0) {
         lp_log("cannot start: %s; profiling disabled", strerror(-rc));

@@ -27,6 +27,7 @@
 #include "libprof/libc.h"
 #include "libprof/log.h"
 #include "sampler/codemap.h"
+#include "sampler/defer.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
 
@@ -346,6 +347,11 @@ size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring)
     size_t moved = 0;
     struct smp_slot *s;
     while ((s = smp_ring_peek(ring)) != NULL) {
+        if (s->deferred != 0) {
+            if (w->rewalk)
+                w->rewalk(&s->rec, s->frames, ring->max_frames, s->deferred);
+            smp_defer_release(s->deferred);
+        }
         put_sample(w, &s->rec, s->frames);
         smp_ring_release(ring, s);
         moved++;

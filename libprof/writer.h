@@ -59,6 +59,11 @@ struct lp_writer {
                              * returns LP_WRITER_* chores */
     void (*on_finish)(void); /* called by the thread for LP_WRITER_FINISH: it owns the buffer
                               * and finishes the profile; the thread then ends */
+    /* Walks again the stack kept for a sample (sampler/defer.h: `deferred`, its number)
+     * and updates rec and frames (cap of them) where the walk gets further; or NULL. Set
+     * before start; called by whoever drains a ring, which then frees the stack. */
+    void (*rewalk)(struct prof_rec_sample *rec, uint64_t *frames, unsigned cap,
+                   uint32_t deferred);
     int unblock_signo;     /* the one signal the thread does not block (the snapshot
                             * signal), 0 = none; set before start */
     pthread_t thread;      /* the writer thread, when running */

@@ -17,6 +17,7 @@
 
 #include "arch/arch.h"
 #include "sampler/check.h"
+#include "sampler/defer.h"
 #include "sampler/ring.h"
 #include "sampler/timer_perf.h"
 #include "sampler/timer_thread.h"
@@ -104,7 +105,8 @@ static int walk_start(const ucontext_t *uc, struct cmn_fp_regs *regs, struct smp
 }
 
 SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames,
-                                       const ucontext_t *uc, struct smp_walk_out *out)
+                                       const ucontext_t *uc, int keep,
+                                       struct smp_walk_out *out)
 {
     struct cmn_fp_regs regs;
     struct smp_stack stack;
@@ -132,6 +134,8 @@ SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *fr
     rec->n_frames = (uint16_t)smp_walk(&regs, &stack, frames, smp_sampler.max_frames,
                                        smp_sampler.walk_mode, out);
     rec->flags = out->flags;
+    if (keep && out->stop_reason == PROF_STOP_PENDING)
+        out->deferred = smp_defer_take(&regs, stack.lo, stack.hi);
     return out->stop_reason;
 }
 
@@ -335,13 +339,14 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
         return;
     }
     struct smp_walk_out walk;
-    uint8_t why = smp_take_stack(&slot->rec, slot->frames, uc, &walk);
+    uint8_t why = smp_take_stack(&slot->rec, slot->frames, uc, 1, &walk);
     slot->rec.time_ns = smp_clock_ns(CLOCK_MONOTONIC);
     slot->rec.tid = smp_self_tid();
     slot->rec.weight = weight;
     slot->rec.stop_reason = why;
     slot->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
     slot->rec.state = smp_sampler.running_state;
+    slot->deferred = walk.deferred;
 #ifdef PROF_HAVE_LIBUNWIND
     struct smp_slot *twin = smp_sampler.check_unwind ? check_walk(ring, slot, uc, &walk) : NULL;
     smp_ring_publish(ring, slot);

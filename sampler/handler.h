@@ -118,9 +118,10 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext);
  * stack of the context uc with the configured stepper, bounded by smp_self's stack (or the
  * alternate signal stack it runs on): writes frames (smp_sampler.max_frames at most),
  * rec's n_frames and flags (sp_word 0) and *out, and returns the stop reason
- * (PROF_STOP_*). */
+ * (PROF_STOP_*). keep: a walk stopped at a module whose table is pending keeps its stack
+ * for a later walk (sampler/defer.h; out->deferred), which its consumer frees. */
 uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *frames, const ucontext_t *uc,
-                       struct smp_walk_out *out);
+                       int keep, struct smp_walk_out *out);
 
 /* Where a signal on our signal came from (smp_signal_origin()). */
 #define SMP_SIGNAL_OURS 0 /* one of our timers sent it: a sample */

@@ -41,6 +41,7 @@ struct smp_slot *smp_ring_reserve(struct smp_ring *r)
                                                       memory_order_relaxed,
                                                       memory_order_relaxed)) {
                 s->pos = pos;
+                s->deferred = 0;
                 return s;
             }
             /* Lost the race; pos now holds the current head. */

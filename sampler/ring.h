@@ -32,6 +32,8 @@
 struct smp_slot {
     _Atomic uint64_t seq;       /* sequence minus slot index (file comment); all sides */
     uint64_t pos;               /* ring position this slot was reserved at; its producer */
+    uint32_t deferred;          /* a stack kept for a later walk (sampler/defer.h), 0 none;
+                                 * set by its producer, freed by the consumer */
     struct prof_rec_sample rec; /* sample header; filled by the producer */
     uint64_t frames[];          /* rec.n_frames used, the ring's max_frames available */
 };

@@ -34,7 +34,7 @@ static void answer(const ucontext_t *uc)
                                                      memory_order_acquire, memory_order_relaxed))
             continue;
         struct smp_walk_out walk;
-        uint8_t why = smp_take_stack(&s->rec, s->frames, uc, &walk);
+        uint8_t why = smp_take_stack(&s->rec, s->frames, uc, 0, &walk);
         s->rec.time_ns = smp_clock_ns(CLOCK_MONOTONIC);
         s->rec.tid = tid;
         s->rec.weight = 1;

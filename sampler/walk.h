@@ -57,6 +57,7 @@ struct smp_walk_out {
     uint32_t n_by_fp;    /* frames stepped by frame pointer */
     uint32_t n_pending;  /* 1 when it stopped at a module whose table was not built yet */
     uint32_t n_elided;   /* frames left out between the two ends */
+    uint32_t deferred;   /* its stack kept for a later walk (sampler/defer.h), 0 none */
 };
 
 /* Marks the functions that load words from other functions' frames. AddressSanitizer
