@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "arch/arch.h"
+#include "common/clock.h"
 #include "common/perf_ring.h"
 #include "common/uw_step.h"
 #include "include/libprof/prof_format.h"
@@ -34,6 +35,8 @@
 #define LP_KSAMPLE_MAX_BYTES (SMP_PERF_KSTACK_BYTES + 8192u) /* a record this reader takes */
 #define LP_KSAMPLE_MAX_BPS (SMP_PERF_KSTACK_BYTES / 16u) /* frame pointers in the copy */
 #define LP_KSAMPLE_MAX_PASSES 16u /* walks of one sample that build a pending table each */
+#define LP_KSAMPLE_MIN_SPAN_NS 1000000u /* rates are measured over 1 ms at least */
+#define LP_KSAMPLE_BUSY_HOLD_NS 500000000u /* a filling ring keeps the short period so long */
 
 static void count(unsigned idx, uint64_t n)
 {
@@ -366,30 +369,48 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
 
 size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
                          const struct lp_ksamples_ends *ends, unsigned kernel_cap,
-                         unsigned max_frames, uint32_t weight)
+                         unsigned max_frames, uint32_t weight, int *busy)
 {
     if (!k->map)
         return 0;
+    uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
+    if (busy && now < k->busy_until_ns)
+        *busy = 1;
     struct cmn_pring pr;
     if (!cmn_pring_begin(&pr, k->map, k->map_bytes, (size_t)sysconf(_SC_PAGESIZE)))
         return 0; /* most threads spend no time in the kernel between two drains */
-    size_t moved = 0;
+    size_t moved = 0, bytes = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+    int lost = 0;
     static unsigned char rec[LP_KSAMPLE_MAX_BYTES]; /* one drainer at a time: the owner */
     struct perf_event_header h;
     uint64_t at;
     while (cmn_pring_next(&pr, &h, &at)) {
+        bytes += h.size;
         size_t body = h.size - sizeof(h);
         if (h.type == PERF_RECORD_SAMPLE && body <= sizeof(rec)) {
             cmn_pring_copy(&pr, at, rec, body);
             put_record(w, rec, body, ends, kernel_cap, max_frames, weight);
             moved++;
         } else if (h.type == PERF_RECORD_LOST && body >= 16) {
-            uint64_t lost[2];
-            cmn_pring_copy(&pr, at, lost, sizeof(lost));
-            count(PROF_STAT_DROPPED, lost[1]);
+            uint64_t n_lost[2];
+            cmn_pring_copy(&pr, at, n_lost, sizeof(n_lost));
+            count(PROF_STAT_DROPPED, n_lost[1]);
+            lost = 1;
         }
     }
     cmn_pring_end(&pr);
+    /* What came since the last drain, at that rate for a whole quiet period: half the
+     * ring or more (or records lost), and the writer keeps its short period for a while
+     * (time in the kernel comes in bursts: a large allocation's page faults). */
+    uint64_t since = k->drained_ns != 0 && now > k->drained_ns ? now - k->drained_ns : 0;
+    k->drained_ns = now;
+    if (since < LP_KSAMPLE_MIN_SPAN_NS)
+        since = LP_KSAMPLE_MIN_SPAN_NS;
+    double per_period = (double)bytes * (LP_WRITER_PERIOD_MS * 1e6) / (double)since;
+    if (k->map_bytes > page && (lost || per_period * 2 >= (double)(k->map_bytes - page)))
+        k->busy_until_ns = now + LP_KSAMPLE_BUSY_HOLD_NS;
+    if (busy && now < k->busy_until_ns)
+        *busy = 1;
     if (moved)
         lp_writer_end_samples(w);
     return moved;

@@ -43,10 +43,13 @@ struct lp_ksamples_ends {
  * counter runs slower: libprof/timers.c); returns the samples moved. kernel_cap: the frames
  * the counter asked the kernel for (a chain that long was cut by the kernel: depth);
  * max_frames: PROF_DEPTH. Records the kernel lost (its ring was full) count as dropped
- * samples. */
+ * samples. *busy (may be NULL) is set when records come fast enough to fill half the ring
+ * in a writer period (LP_WRITER_PERIOD_MS), or some were lost: the writer then comes back
+ * sooner (LP_WRITER_BUSY), since a thread that spends its time in the kernel fills its
+ * ring of 32 KiB stack copies in about 30 ms. */
 size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
                          const struct lp_ksamples_ends *ends, unsigned kernel_cap,
-                         unsigned max_frames, uint32_t weight);
+                         unsigned max_frames, uint32_t weight, int *busy);
 
 struct smp_defer;
 struct prof_rec_sample;

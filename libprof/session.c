@@ -354,9 +354,10 @@ static int writer_is_alone(void)
 }
 
 /* Moves the kernel-time samples into the profile; the writer buffer's owner. */
-static size_t drain_kernel_samples(void)
+static size_t drain_kernel_samples(int *busy)
 {
-    return lp_timers_drain_kernel(&session.writer, &session.kernel_ends, session.cfg.max_depth);
+    return lp_timers_drain_kernel(&session.writer, &session.kernel_ends, session.cfg.max_depth,
+                                  busy);
 }
 
 /* Everything waiting for the file, before it is cut or closed: records other threads
@@ -366,7 +367,7 @@ static void drain_all(struct lp_writer *w)
     lp_writer_take_posts(w);
     lp_rings_drain(w, NULL);
     lp_writer_drain(w, &session.ring);
-    drain_kernel_samples();
+    drain_kernel_samples(NULL);
 }
 
 /* Where kernel-recorded chains end, and libprof's own code (libprof/ksamples.h). */
@@ -444,7 +445,7 @@ static int on_writer_period(void)
     lp_unwind_serve();
     lp_snapshot_serve(session.writer.path, session.writer.tid, drain_while_waiting);
     lp_rings_drain(&session.writer, &busy);
-    drain_kernel_samples();
+    drain_kernel_samples(&busy);
     if (wall_serves())
         lp_wall_serve(&session.writer, sampling, 0, &busy);
     if (sampling)

@@ -584,13 +584,13 @@ int lp_timers_check(void)
 }
 
 size_t lp_timers_drain_kernel(struct lp_writer *w, const struct lp_ksamples_ends *ends,
-                              unsigned max_frames)
+                              unsigned max_frames, int *busy)
 {
     size_t n = 0;
     pthread_mutex_lock(&reg.mu);
     for (size_t i = 0; i < reg.n; i++)
         n += lp_ksamples_drain(w, &reg.entries[i].kring, ends, reg.max_stack, max_frames,
-                               (uint32_t)(reg.hz / reg.khz));
+                               (uint32_t)(reg.hz / reg.khz), busy);
     pthread_mutex_unlock(&reg.mu);
     return n;
 }

@@ -64,9 +64,10 @@ void lp_timers_fork_child(void);
  * replaced. The writer thread calls it every period. */
 int lp_timers_check(void);
 /* The writer buffer's owner: moves the kernel-time samples of every thread's kernel-only
- * counter into w (libprof/ksamples.h). Returns the samples moved. */
+ * counter into w (libprof/ksamples.h). Returns the samples moved; *busy (may be NULL) set
+ * when a ring was filling (lp_ksamples_drain()). */
 size_t lp_timers_drain_kernel(struct lp_writer *w, const struct lp_ksamples_ends *ends,
-                              unsigned max_frames);
+                              unsigned max_frames, int *busy);
 /* Stops every kernel-only counter counting, their rings left to drain (before finish). */
 void lp_timers_pause_kernel(void);
 /* Number of per-thread timers armed now (tests and stats). */

@@ -90,6 +90,8 @@ struct smp_perf_kring {
     uint64_t id;     /* its kernel id (smp_timer_perf_is) */
     void *map;       /* the ring: one metadata page, then SMP_PERF_KRING_PAGES data pages */
     size_t map_bytes;
+    uint64_t drained_ns; /* CLOCK_MONOTONIC of its last drain (libprof/ksamples.c), 0 none */
+    uint64_t busy_until_ns; /* the writer keeps its short period until then (the same) */
 };
 
 /* Not async-signal-safe. Opens a kernel-only task clock on thread tid, hz times per second

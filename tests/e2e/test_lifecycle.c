@@ -354,6 +354,28 @@ Test(e2e_life, follow_0_profiles_no_spawned_child)
     cr_expect_eq(n, 1, "%zu profiles with PROF_FOLLOW=0", n);
 }
 
+/* A thread whose time in the kernel comes in bursts (a large buffer's page faults, tens
+ * of milliseconds) fills its kernel-time ring (8 stack copies of 32 KiB, about 30 ms of
+ * samples) within one writer period: before, the writer came back after its normal period
+ * and the kernel dropped 23-41 samples a run; a filling ring now keeps the writer on its
+ * short period for a while. */
+Test(e2e_life, bursts_of_kernel_time_lose_no_samples)
+{
+    struct e2e_proc p;
+    run_lib(&p, "faulter.prof", E2E_ARGV("PROF_TIMER=perf", "PROF_FREQ=1000"),
+            E2E_ARGV(E2E_WORKLOAD("faulter"), "40"));
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("faulter.prof"));
+    cr_assert(s.has_stats, "no stats record");
+    if (s.stat_kernel_samples == 0)
+        cr_skip_test("no kernel-time samples here (kernel-only counters not permitted)");
+    uint64_t dropped = s.stats[PROF_STAT_DROPPED];
+    cr_log_info("%zu samples, %zu of kernel time, %llu dropped", s.n_samples, s.n_kernel,
+                (unsigned long long)dropped);
+    cr_expect_leq(dropped, 8, "%llu samples dropped", (unsigned long long)dropped);
+}
+
 /* A process that dies without its destructors keeps every sample up to at most the last
  * writer period (50 ms) before it ended, plus one period of slack for scheduling. */
 static void check_abrupt_end(const char *mode, int want_status)
