@@ -373,8 +373,9 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
 {
     if (!k->map)
         return 0;
-    uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
-    if (busy && now < k->busy_until_ns)
+    if (k->busy_until_ns != 0 && cmn_clock_ns(CLOCK_MONOTONIC) >= k->busy_until_ns)
+        k->busy_until_ns = 0; /* the clock is read only for rings in use or on hold */
+    if (busy && k->busy_until_ns != 0)
         *busy = 1;
     struct cmn_pring pr;
     if (!cmn_pring_begin(&pr, k->map, k->map_bytes, (size_t)sysconf(_SC_PAGESIZE)))
@@ -402,6 +403,7 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
     /* What came since the last drain, at that rate for a whole quiet period: half the
      * ring or more (or records lost), and the writer keeps its short period for a while
      * (time in the kernel comes in bursts: a large allocation's page faults). */
+    uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
     uint64_t since = k->drained_ns != 0 && now > k->drained_ns ? now - k->drained_ns : 0;
     k->drained_ns = now;
     if (since < LP_KSAMPLE_MIN_SPAN_NS)

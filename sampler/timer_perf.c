@@ -144,6 +144,7 @@ int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
 {
     k->fd = -1;
     k->map = NULL;
+    k->drained_ns = k->busy_until_ns = 0;
     if (hz == 0 || hz > 1000000)
         return -EINVAL;
     struct perf_event_attr a;
