@@ -6,10 +6,10 @@
 
 BINARY is the profiled program (its functions are the ones checked), FOLDED the output of
 `prof report -f folded --no-inline` for it. From `objdump -d BINARY`: each function's direct
-call targets (a call to `name@plt` counts as a call to `name`), whether it makes indirect
-calls, and the functions whose address the code takes (`lea`/`mov` of a function's
-address: the only ones code elsewhere can call back). For every pair `caller;callee` of
-adjacent frames:
+call targets (a call to `name@plt`, or through the GOT entry of `name`, counts as a call to
+`name`), whether it makes indirect calls, and the functions whose address the code takes
+(`lea`/`mov` of a function's address: the only ones code elsewhere can call back). For
+every pair `caller;callee` of adjacent frames:
   - a caller in BINARY must call the callee directly, or make indirect calls to a callee
     whose address is taken; a callee outside BINARY may also be reached through a library
     function the caller calls (`qsort` tail-calls `qsort_r`), so there the caller must
@@ -26,6 +26,9 @@ import sys
 
 CALL = re.compile(r"\s(call|jmp)\s+(?:[0-9a-f]+\s+)?<([^>+]+)(?:\+0x[0-9a-f]+)?>")
 INDIRECT = re.compile(r"\scall\s+\*")
+# A call through the GOT (`call *0x2e5f(%rip)  # 3fc0 <__libc_start_main@GLIBC_2.34>`,
+# as _start makes): a call of that function by name.
+GOT_CALL = re.compile(r"\scall\s+\*0x[0-9a-f]+\(%rip\)\s+#\s*[0-9a-f]+\s+<([^>+]+)>")
 TAKEN = re.compile(r"\s(lea|mov)\s.*#\s*[0-9a-f]+\s+<([^>+]+)>")
 FUNC = re.compile(r"^[0-9a-f]+ <([^>]+)>:$")
 
@@ -52,6 +55,9 @@ def read_code(binary):
             target = m.group(2).split("@")[0]
             # A jump to another function is a tail call: the callee's caller is this one's.
             calls[cur].add(target)
+        m = GOT_CALL.search(line)
+        if m:
+            calls[cur].add(m.group(1).split("@")[0])
         if INDIRECT.search(line):
             indirect.add(cur)
         m = TAKEN.search(line)
