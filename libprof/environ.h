@@ -6,8 +6,8 @@
  * directory the first process started in, so that every process of the tree writes where
  * it does (a program that starts in another directory would look for the output's folder
  * there). The exec and posix_spawn wrappers (libprof/interpose.c) build such an environment
- * on the caller's stack, since a vfork child may call them: nothing here allocates but the
- * two functions the constructor calls.
+ * on the caller's stack, since a vfork child may call them: nothing here allocates but
+ * lp_env_parent_unfollowed(), which the constructor calls.
  */
 #ifndef PROF_LIBPROF_ENVIRON_H
 #define PROF_LIBPROF_ENVIRON_H
