@@ -42,17 +42,25 @@ static int is_us(const char *tok, size_t len)
     return base_len == strlen(LP_LIBRARY_NAME) && memcmp(base, LP_LIBRARY_NAME, base_len) == 0;
 }
 
+/* The next entry of an LD_PRELOAD value at *p: its start, with its length (0 for an empty
+ * one) in *len, and *p moved past it and its separator; NULL at the value's end. */
+static const char *next_entry(const char **p, size_t *len)
+{
+    const char *tok = *p;
+    if (*tok == '\0')
+        return NULL;
+    *len = strcspn(tok, ": ");
+    *p = tok + *len + (tok[*len] != '\0');
+    return tok;
+}
+
 /* Whether an LD_PRELOAD value names this library among its entries. */
 static int preload_names_us(const char *value)
 {
-    for (const char *p = value; *p;) {
-        size_t len = strcspn(p, ": ");
-        if (len && is_us(p, len))
+    size_t len;
+    for (const char *p = value, *tok; (tok = next_entry(&p, &len)) != NULL;)
+        if (len && is_us(tok, len))
             return 1;
-        p += len;
-        if (*p)
-            p++;
-    }
     return 0;
 }
 
@@ -66,17 +74,14 @@ char *const *lp_env_without_us(char *const *envp, char **arr, char *buf)
         }
         char *out = buf + 11;
         memcpy(buf, "LD_PRELOAD=", 11);
-        for (const char *p = envp[i] + 11; *p;) {
-            size_t len = strcspn(p, ": ");
-            if (len && !is_us(p, len)) {
+        size_t len;
+        for (const char *p = envp[i] + 11, *tok; (tok = next_entry(&p, &len)) != NULL;) {
+            if (len && !is_us(tok, len)) {
                 if (out > buf + 11)
                     *out++ = ':';
-                memcpy(out, p, len);
+                memcpy(out, tok, len);
                 out += len;
             }
-            p += len;
-            if (*p)
-                p++;
         }
         *out = '\0';
         if (out > buf + 11)
@@ -134,8 +139,11 @@ void lp_env_fix_output(char **env, const char *cwd)
             env[i] = entry;
 }
 
-int lp_env_parent_unfollowed(const char *follow)
+int lp_env_parent_unfollowed(void)
 {
+    const char *follow = getenv("PROF_FOLLOW");
+    if (follow == NULL)
+        return 0;
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/environ", (int)getppid());
     size_t len = 0;

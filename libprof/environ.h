@@ -39,11 +39,11 @@ char *const *lp_env_with_output(char *const *envp, const char *cwd, char **arr, 
  * so main()'s envp, the same array, agrees. */
 void lp_env_fix_output(char **env, const char *cwd);
 
-/* Not async-signal-safe; the constructor's. 1 when the parent process was started with
- * this library in LD_PRELOAD and the same PROF_FOLLOW entry as this one (follow, "0" say),
- * as /proc/PPID/environ tells: this process was started by a program profiled without
+/* Not async-signal-safe; the constructor's, when PROF_FOLLOW is 0. 1 when the parent
+ * process was started with this library in LD_PRELOAD and the same PROF_FOLLOW entry as
+ * this process's, as /proc/PPID/environ tells: this process was started by a program profiled without
  * PROF_FOLLOW, through a path our wrappers do not see (system(), popen()). A first
  * process's parent (a shell, `prof record`) has neither entry. */
-int lp_env_parent_unfollowed(const char *follow);
+int lp_env_parent_unfollowed(void);
 
 #endif

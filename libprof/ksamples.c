@@ -367,42 +367,12 @@ static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
     }
 }
 
-size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
-                         const struct lp_ksamples_ends *ends, unsigned kernel_cap,
-                         unsigned max_frames, uint32_t weight, int *busy)
+/* Records of bytes (some lost, or not) came into ring k since its last drain: at that
+ * rate for a whole quiet period, half the ring or more (or any lost), and the writer keeps
+ * its short period for a while (time in the kernel comes in bursts: a large allocation's
+ * page faults). */
+static void note_rate(struct smp_perf_kring *k, size_t bytes, int lost, size_t page)
 {
-    if (!k->map)
-        return 0;
-    if (k->busy_until_ns != 0 && cmn_clock_ns(CLOCK_MONOTONIC) >= k->busy_until_ns)
-        k->busy_until_ns = 0; /* the clock is read only for rings in use or on hold */
-    if (busy && k->busy_until_ns != 0)
-        *busy = 1;
-    struct cmn_pring pr;
-    if (!cmn_pring_begin(&pr, k->map, k->map_bytes, (size_t)sysconf(_SC_PAGESIZE)))
-        return 0; /* most threads spend no time in the kernel between two drains */
-    size_t moved = 0, bytes = 0, page = (size_t)sysconf(_SC_PAGESIZE);
-    int lost = 0;
-    static unsigned char rec[LP_KSAMPLE_MAX_BYTES]; /* one drainer at a time: the owner */
-    struct perf_event_header h;
-    uint64_t at;
-    while (cmn_pring_next(&pr, &h, &at)) {
-        bytes += h.size;
-        size_t body = h.size - sizeof(h);
-        if (h.type == PERF_RECORD_SAMPLE && body <= sizeof(rec)) {
-            cmn_pring_copy(&pr, at, rec, body);
-            put_record(w, rec, body, ends, kernel_cap, max_frames, weight);
-            moved++;
-        } else if (h.type == PERF_RECORD_LOST && body >= 16) {
-            uint64_t n_lost[2];
-            cmn_pring_copy(&pr, at, n_lost, sizeof(n_lost));
-            count(PROF_STAT_DROPPED, n_lost[1]);
-            lost = 1;
-        }
-    }
-    cmn_pring_end(&pr);
-    /* What came since the last drain, at that rate for a whole quiet period: half the
-     * ring or more (or records lost), and the writer keeps its short period for a while
-     * (time in the kernel comes in bursts: a large allocation's page faults). */
     uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
     uint64_t since = k->drained_ns != 0 && now > k->drained_ns ? now - k->drained_ns : 0;
     k->drained_ns = now;
@@ -411,9 +381,45 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
     double per_period = (double)bytes * (LP_WRITER_PERIOD_MS * 1e6) / (double)since;
     if (k->map_bytes > page && (lost || per_period * 2 >= (double)(k->map_bytes - page)))
         k->busy_until_ns = now + LP_KSAMPLE_BUSY_HOLD_NS;
-    if (busy && now < k->busy_until_ns)
+}
+
+size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
+                         const struct lp_ksamples_ends *ends, unsigned kernel_cap,
+                         unsigned max_frames, uint32_t weight, int *busy)
+{
+    if (!k->map)
+        return 0;
+    if (k->busy_until_ns != 0 && cmn_clock_ns(CLOCK_MONOTONIC) >= k->busy_until_ns)
+        k->busy_until_ns = 0; /* the clock is read only for rings in use or on hold */
+    size_t moved = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+    struct cmn_pring pr;
+    /* Most threads spend no time in the kernel between two drains: nothing to begin. */
+    if (cmn_pring_begin(&pr, k->map, k->map_bytes, page)) {
+        size_t bytes = 0;
+        int lost = 0;
+        static unsigned char rec[LP_KSAMPLE_MAX_BYTES]; /* one drainer at a time: the owner */
+        struct perf_event_header h;
+        uint64_t at;
+        while (cmn_pring_next(&pr, &h, &at)) {
+            bytes += h.size;
+            size_t body = h.size - sizeof(h);
+            if (h.type == PERF_RECORD_SAMPLE && body <= sizeof(rec)) {
+                cmn_pring_copy(&pr, at, rec, body);
+                put_record(w, rec, body, ends, kernel_cap, max_frames, weight);
+                moved++;
+            } else if (h.type == PERF_RECORD_LOST && body >= 16) {
+                uint64_t n_lost[2];
+                cmn_pring_copy(&pr, at, n_lost, sizeof(n_lost));
+                count(PROF_STAT_DROPPED, n_lost[1]);
+                lost = 1;
+            }
+        }
+        cmn_pring_end(&pr);
+        note_rate(k, bytes, lost, page);
+        if (moved)
+            lp_writer_end_samples(w);
+    }
+    if (busy && k->busy_until_ns != 0)
         *busy = 1;
-    if (moved)
-        lp_writer_end_samples(w);
     return moved;
 }

@@ -867,8 +867,7 @@ __attribute__((constructor)) static void lp_constructor(void)
         strcpy(session.start_cwd, "/");
     atomic_fetch_add(&session.app_threads, 1); /* the main thread */
     lp_config_load(&session.cfg, environ, &msgs);
-    if (!session.cfg.follow && getenv("PROF_FOLLOW") &&
-        lp_env_parent_unfollowed(getenv("PROF_FOLLOW")))
+    if (!session.cfg.follow && lp_env_parent_unfollowed())
         return; /* started by system() or popen() of a program profiled alone: silent */
     lp_log_open(session.cfg.log);
     for (int i = 0; i < msgs.n; i++) {

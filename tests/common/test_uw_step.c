@@ -403,11 +403,8 @@ Test(uw_step, past_the_walk_cap_the_stack_is_cut_with_the_depth_reason)
     cr_assert_eq(w.n_elided, 50 - 14 - 5);
 }
 
-#if defined(__x86_64__)
-/* The C library's clone() tail (arch/x86_64.h): at the instruction after the system call,
- * where glibc's unwind information has ended, the return register tells the thread that
- * called from the new one. The code: the tail at F_NOINFO + 0x10, its error path 0x18
- * bytes on. */
+/* The C library's clone() code, for the tests of each architecture below: instruction
+ * bytes written into clone_code, read at BIAS. */
 static uint8_t clone_code[CODE_END];
 
 static int clone_bytes(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
@@ -422,6 +419,11 @@ static int clone_bytes(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out,
 static const struct cmn_uw_mem clone_mem = {{stack_word, clone_bytes, is_code}, get_table,
                                             other_stack};
 
+#if defined(__x86_64__)
+/* The C library's clone() tail (arch/x86_64.h): at the instruction after the system call,
+ * where glibc's unwind information has ended, the return register tells the thread that
+ * called from the new one. The code: the tail at F_NOINFO + 0x10, its error path 0x18
+ * bytes on. */
 static struct cmn_uw_walk walk_clone(uintptr_t ret, int ret_known, uint64_t *frames)
 {
     static const uint8_t tail[] = {0x48, 0x85, 0xc0, 0x7c, 0x13, 0x74, 0x01, 0xc3};
@@ -478,20 +480,6 @@ Test(uw_step, without_the_return_register_or_the_whole_code_the_clone_tail_prove
 /* glibc's clone() on aarch64 (arch/aarch64.h): its row (return by x30) holds past the
  * system call, for the creator; the new thread, x0 = 0, at the cmp or the b.eq after the
  * svc is its own first frame, not a frame of the creator's caller. The code at F_LR. */
-static uint8_t clone_code[CODE_END];
-
-static int clone_bytes(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
-{
-    (void)m;
-    if (addr < BIAS || addr - BIAS > CODE_END - n)
-        return -1;
-    memcpy(out, clone_code + (addr - BIAS), n);
-    return 0;
-}
-
-static const struct cmn_uw_mem clone_mem = {{stack_word, clone_bytes, is_code}, get_table,
-                                            other_stack};
-
 static void put_word(uint32_t link, uint32_t insn)
 {
     memcpy(clone_code + link, &insn, 4);

@@ -222,6 +222,18 @@ Test(e2e_fork, under_a_small_descriptor_limit_libprofs_descriptors_stay_low)
     e2e_proc_free(&p);
 }
 
+/* The profiles (p.*) in the test's out/ folder. */
+static size_t profiles_in_out(void)
+{
+    DIR *d = opendir(e2e_path("out"));
+    cr_assert_not_null(d);
+    size_t n = 0;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        n += strncmp(e->d_name, "p.", 2) == 0;
+    closedir(d);
+    return n;
+}
+
 /* A relative PROF_OUTPUT is taken from the directory the profiled program started in, for
  * its fork children and for programs exec'd after a chdir: every profile of the tree lands
  * in one folder, and none fails to be created (which would say so on the program's
@@ -241,12 +253,7 @@ Test(e2e_fork, a_relative_output_path_holds_for_the_whole_tree)
     cr_assert_eq(p.status, 0, "%s", p.err);
     cr_expect_eq(p.err_len, 0, "the library printed: %s", p.err);
     e2e_proc_free(&p);
-    DIR *d = opendir(e2e_path("out"));
-    cr_assert_not_null(d);
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strncmp(e->d_name, "p.", 2) == 0;
-    closedir(d);
+    size_t n = profiles_in_out();
     /* The shell's, its subshell's, and the exec'd program's (which takes the shell's file
      * when the shell had no samples yet). */
     cr_expect_geq(n, 2, "%zu profiles in out/", n);
@@ -267,12 +274,7 @@ Test(e2e_fork, a_relative_output_path_holds_for_spawned_children)
     cr_assert_eq(p.status, 0, "%s%s", p.out, p.err);
     cr_expect_eq(p.err_len, 0, "the library printed: %s", p.err);
     e2e_proc_free(&p);
-    DIR *d = opendir(e2e_path("out"));
-    cr_assert_not_null(d);
-    size_t n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL;)
-        n += strncmp(e->d_name, "p.", 2) == 0;
-    closedir(d);
+    size_t n = profiles_in_out();
     /* The spawner's, its four children's, and the shells of system() and popen() (which
      * may exec the program in their own process, taking its file). */
     cr_expect_geq(n, 5, "%zu profiles in out/", n);
