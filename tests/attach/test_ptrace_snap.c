@@ -137,11 +137,28 @@ static int signals_within(int fd, int ms)
     return n;
 }
 
+/* 1 when every thread of pid is in state want (a group stop reaches the threads one by
+ * one, after the process's own state says 'T'). */
+static int all_in_state(pid_t pid, char want)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    if (d == NULL)
+        return 0;
+    int all = 1;
+    for (struct dirent *e; (e = readdir(d)) != NULL;)
+        if (e->d_name[0] != '.' && att_proc_task_state(pid, (pid_t)atoi(e->d_name)) != want)
+            all = 0;
+    closedir(d);
+    return all;
+}
+
 static void wait_state(pid_t pid, char want)
 {
-    for (int i = 0; i < 2000 && att_proc_task_state(pid, pid) != want; i++)
+    for (int i = 0; i < 2000 && !all_in_state(pid, want); i++)
         usleep(1000);
-    cr_assert_eq(att_proc_task_state(pid, pid), want);
+    cr_assert(all_in_state(pid, want), "not every thread of %d in state %c", (int)pid, want);
 }
 
 Test(ptrace_snap, refuses_a_process_that_does_not_exist)
