@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "common/check.h"
-#include "common/clock.h"
 #include "common/grow.h"
 #include "common/record.h"
 #include "libprof/fd.h"
@@ -375,11 +374,7 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&w->mu);
     w->tid = (pid_t)syscall(SYS_gettid);
     pthread_cond_broadcast(&w->cv);
-    /* A process's first moments (a program's imports and first allocations: page faults)
-     * can fill a thread's kernel-time ring before a normal period ends: they are looked
-     * at on the short period. */
-    unsigned period_ms = LP_WRITER_BUSY_PERIOD_MS;
-    uint64_t short_until = cmn_clock_ns(CLOCK_MONOTONIC) + LP_WRITER_START_SHORT_NS;
+    unsigned period_ms = LP_WRITER_PERIOD_MS;
     /* The thread sleeps on smp_writer_wake, which handlers can bump (a module's unwind
      * table asked for) as well as the other threads here: a bump after `seen` was read
      * ends the next sleep at once, so a request made during a period's work is served
@@ -412,10 +407,8 @@ static void *writer_main(void *arg)
         lp_writer_flush(w);
         /* A ring a quarter full after one period would overflow at a little more: drain
          * more often while the rate is that high. */
-        period_ms = busy || moved * 4 > smp_ring_capacity(w->ring) ||
-                            cmn_clock_ns(CLOCK_MONOTONIC) < short_until
-                        ? LP_WRITER_BUSY_PERIOD_MS
-                        : LP_WRITER_PERIOD_MS;
+        period_ms = busy || moved * 4 > smp_ring_capacity(w->ring) ? LP_WRITER_BUSY_PERIOD_MS
+                                                                   : LP_WRITER_PERIOD_MS;
         pthread_mutex_lock(&w->mu);
         if (req != w->flush_done) {
             w->flush_done = req;

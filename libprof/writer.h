@@ -31,7 +31,6 @@
 #define LP_WRITER_BUF_BYTES (256u * 1024u)
 #define LP_WRITER_PERIOD_MS 50u
 #define LP_WRITER_BUSY_PERIOD_MS 5u
-#define LP_WRITER_START_SHORT_NS 100000000u /* the writer's first 100 ms: on the short period */
 #define LP_WRITER_POST_MAX (4u * 1024u * 1024u)
 #define LP_WRITER_BATCH_BYTES (64u * 1024u)    /* entries of one PROF_REC_SAMPLES at most */
 #define LP_WRITER_INTERN_FRAMES (1u << 20)     /* 8 MiB of interned frames at most */
