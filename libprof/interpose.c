@@ -322,12 +322,12 @@ LP_EXPORT int dl_iterate_phdr(lp_phdr_cb_fn *cb, void *data)
  * when one of them fails, and capabilities are per thread, so a program that raised its
  * own (capset, after PR_SET_KEEPCAPS and a uid change: setpriv, capng) would see our
  * writer thread fail the next call. The writer steps out for the call (session.h). */
-#define LP_SETXID(call)                                                                    \
+#define LP_SETXID(euid, egid, call)                                                        \
     do {                                                                                   \
         lp_interpose_init();                                                               \
         sigset_t mask_;                                                                    \
         lp_signals_block(&mask_);                                                          \
-        lp_session_before_setxid();                                                        \
+        lp_session_before_setxid(euid, egid);                                              \
         int rc_ = (call);                                                                  \
         int err_ = errno;                                                                  \
         lp_session_after_setxid();                                                         \
@@ -338,47 +338,47 @@ LP_EXPORT int dl_iterate_phdr(lp_phdr_cb_fn *cb, void *data)
 
 LP_EXPORT int setuid(uid_t uid)
 {
-    LP_SETXID(lp_libc.setuid(uid));
+    LP_SETXID(uid, (gid_t)-1, lp_libc.setuid(uid));
 }
 
 LP_EXPORT int setgid(gid_t gid)
 {
-    LP_SETXID(lp_libc.setgid(gid));
+    LP_SETXID((uid_t)-1, gid, lp_libc.setgid(gid));
 }
 
 LP_EXPORT int seteuid(uid_t uid)
 {
-    LP_SETXID(lp_libc.seteuid(uid));
+    LP_SETXID(uid, (gid_t)-1, lp_libc.seteuid(uid));
 }
 
 LP_EXPORT int setegid(gid_t gid)
 {
-    LP_SETXID(lp_libc.setegid(gid));
+    LP_SETXID((uid_t)-1, gid, lp_libc.setegid(gid));
 }
 
 LP_EXPORT int setreuid(uid_t r, uid_t e)
 {
-    LP_SETXID(lp_libc.setreuid(r, e));
+    LP_SETXID(e, (gid_t)-1, lp_libc.setreuid(r, e));
 }
 
 LP_EXPORT int setregid(gid_t r, gid_t e)
 {
-    LP_SETXID(lp_libc.setregid(r, e));
+    LP_SETXID((uid_t)-1, e, lp_libc.setregid(r, e));
 }
 
 LP_EXPORT int setresuid(uid_t r, uid_t e, uid_t s)
 {
-    LP_SETXID(lp_libc.setresuid(r, e, s));
+    LP_SETXID(e, (gid_t)-1, lp_libc.setresuid(r, e, s));
 }
 
 LP_EXPORT int setresgid(gid_t r, gid_t e, gid_t s)
 {
-    LP_SETXID(lp_libc.setresgid(r, e, s));
+    LP_SETXID((uid_t)-1, e, lp_libc.setresgid(r, e, s));
 }
 
 LP_EXPORT int setgroups(size_t n, const gid_t *list)
 {
-    LP_SETXID(lp_libc.setgroups(n, list));
+    LP_SETXID((uid_t)-1, (gid_t)-1, lp_libc.setgroups(n, list));
 }
 
 /* The profile is finished before any exec attempt: if the exec fails the process goes on

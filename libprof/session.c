@@ -1194,11 +1194,16 @@ void lp_session_before_exec(void)
         drain_our_signals(&ours);
 }
 
-void lp_session_before_setxid(void)
+void lp_session_before_setxid(uid_t euid, gid_t egid)
 {
     pthread_mutex_lock(&session.cred_mu);
     session.writer_stepped_out = lp_session_live() && session.writer.running &&
                                  lp_writer_stop(&session.writer, LP_QUIESCE_MS) == 0;
+    /* The writer stopped, its descriptor is the profile's (it reopens it only itself). */
+    if (session.writer_stepped_out && session.writer.fd >= 0 &&
+        (euid != (uid_t)-1 || egid != (gid_t)-1) && fchown(session.writer.fd, euid, egid) != 0) {
+        /* Not privileged to: the file stays as it is. */
+    }
 }
 
 void lp_session_after_setxid(void)

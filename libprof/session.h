@@ -66,8 +66,12 @@ int lp_session_flush(void);
 /* Around the application's set*id calls (libprof/interpose.c): before stops the writer
  * thread (it steps out of the call glibc relays to every thread), after starts it again
  * from the calling thread, with its credentials and capabilities. Serialized; a no-op
- * without a live session. */
-void lp_session_before_setxid(void);
+ * without a live session. Before also gives the profile to the effective user and group
+ * the call asks for (euid, egid; -1: unchanged), while the process may still do so: a
+ * child that drops its privileges and execs (subprocess's user=) takes its file over in
+ * the program it starts, which as that user could neither open it nor create another in
+ * a folder the user cannot write. */
+void lp_session_before_setxid(uid_t euid, gid_t egid);
 void lp_session_after_setxid(void);
 
 /* Writes an all-thread snapshot to fd (libprof/snapshot.h). 0, -ESRCH without a live

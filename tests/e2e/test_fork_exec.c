@@ -138,6 +138,42 @@ Test(e2e_fork, a_privilege_drop_that_keeps_capabilities_in_one_thread_works)
     e2e_proc_free(&p);
 }
 
+/* A child that drops root for another user and execs (Python's subprocess with user=):
+ * the program it starts, as that user, can neither open the file the fork child made nor
+ * create one in a folder only root may write; it takes the file over (libprof gives it to
+ * the new user before the change), and says nothing on stderr. */
+Test(e2e_fork, a_child_that_drops_root_and_execs_is_profiled_silently)
+{
+    cr_assert_eq(chmod(e2e_path(""), 0755), 0, "the test's folder, open to all, root's only");
+    struct e2e_proc p;
+    run_lib(&p, "drop.%p.prof", NULL, 30,
+            E2E_ARGV(E2E_WORKLOAD("privdrop"), "child", E2E_WORKLOAD("shares"), "0.3"));
+    if (p.status == 77) {
+        e2e_proc_free(&p);
+        cr_skip_test("not root: no privileges to drop");
+    }
+    cr_expect_eq(p.status, 0, "privdrop child exited %d: %s%s", p.status, p.out, p.err);
+    cr_expect_eq(p.err_len, 0, "the program's stderr: %s", p.err);
+    e2e_proc_free(&p);
+    const char *paths[8];
+    size_t n = e2e_find_files("drop.", ".prof", paths, 8);
+    cr_expect_eq(n, 2, "the parent's profile and the child's, %zu files", n);
+    int by_nobody = 0;
+    for (size_t i = 0; i < n && i < 8; i++) {
+        struct stat st;
+        cr_assert_eq(stat(paths[i], &st), 0);
+        struct e2e_scan s;
+        e2e_scan_file(&s, paths[i]);
+        cr_expect(s.has_end, "%s is not whole", paths[i]);
+        if (st.st_uid == 65534) {
+            by_nobody++;
+            cr_expect_gt(s.stat_samples, 20, "the exec'd program's samples: %llu",
+                         (unsigned long long)s.stat_samples);
+        }
+    }
+    cr_expect_eq(by_nobody, 1, "one file given to the new user");
+}
+
 /* A program the library runs in sees none of libprof's descriptors among the low numbers
  * it may check (Python's test_pass_fds checks that descriptor 6 was not passed). */
 Test(e2e_fork, libprofs_descriptors_stay_out_of_the_low_numbers)

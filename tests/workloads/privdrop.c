@@ -9,6 +9,10 @@
  *                    glibc runs on every thread and aborts the process if one fails
  *   privdrop notsc   turns the TSC off for this thread (prctl PR_SET_TSC, PR_TSC_SIGSEGV:
  *                    rdtsc then faults) and works 0.3 s of CPU time in busy_no_tsc()
+ *   privdrop child PROGRAM [ARG...]
+ *                    as Python's subprocess.run(..., user="nobody") (root only): forks a
+ *                    child that becomes uid and gid 65534 (setregid, setreuid) and execs
+ *                    PROGRAM; exits with its status
  *
  * Prints "privdrop ok" and exits 0; exits 77 when `caps` is not run as root.
  */
@@ -19,6 +23,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -50,10 +55,30 @@ __attribute__((noipa)) void busy_no_tsc(void)
         sink += i;
 }
 
+static int run_child(char **argv)
+{
+    if (geteuid() != 0)
+        return 77;
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (setregid(65534, 65534) == 0 && setreuid(65534, 65534) == 0)
+            execv(argv[0], argv);
+        _exit(127);
+    }
+    int status;
+    if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+        return 1;
+    if (WEXITSTATUS(status) == 0)
+        puts("privdrop ok");
+    return WEXITSTATUS(status);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "caps") == 0)
         return run_caps();
+    if (argc > 2 && strcmp(argv[1], "child") == 0)
+        return run_child(argv + 2);
     if (argc > 1 && strcmp(argv[1], "notsc") == 0) {
         if (prctl(PR_SET_TSC, PR_TSC_SIGSEGV, 0, 0, 0) != 0)
             return 77;
@@ -62,6 +87,6 @@ int main(int argc, char **argv)
         puts("privdrop ok");
         return 0;
     }
-    fprintf(stderr, "usage: privdrop caps|notsc\n");
+    fprintf(stderr, "usage: privdrop caps|notsc|child PROGRAM [ARG...]\n");
     return 2;
 }
