@@ -91,13 +91,9 @@ void lp_maps_fork_child(void)
     pthread_mutex_unlock(&known_mu);
 }
 
-int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len)
+/* lp_maps_collect() from maps text, which it cuts up. */
+static int collect_text(char *text, uint64_t time_ns, unsigned char **out, size_t *out_len)
 {
-    *out = NULL;
-    *out_len = 0;
-    char *text = lp_fd_slurp("/proc/self/maps", NULL);
-    if (!text)
-        return errno ? -errno : -EIO;
     struct lp_objects objects;
     scan_objects(text, &objects);
     size_t cap = 0;
@@ -112,16 +108,28 @@ int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len)
         if (append_map(out, out_len, &cap, &m, path) == 0)
             n++;
     }
-    free(text);
     lp_objects_free(&objects);
     return n;
 }
 
-int lp_maps_write(struct lp_writer *w, uint64_t time_ns)
+int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len)
 {
-    unsigned char *recs;
-    size_t len;
-    int n = lp_maps_collect(time_ns, &recs, &len);
+    *out = NULL;
+    *out_len = 0;
+    char *text = lp_fd_slurp("/proc/self/maps", NULL);
+    if (!text)
+        return errno ? -errno : -EIO;
+    int n = collect_text(text, time_ns, out, out_len);
+    free(text);
+    return n;
+}
+
+int lp_maps_write(struct lp_writer *w, uint64_t time_ns, char *maps_text)
+{
+    unsigned char *recs = NULL;
+    size_t len = 0;
+    int n = maps_text ? collect_text(maps_text, time_ns, &recs, &len)
+                      : lp_maps_collect(time_ns, &recs, &len);
     if (n > 0)
         lp_writer_put_records(w, recs, len);
     free(recs);

@@ -18,8 +18,9 @@ struct lp_writer;
  * caller frees. Returns the number of records, or -errno when /proc/self/maps cannot be
  * read (then *out is NULL). */
 int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len);
-/* Not async-signal-safe; the writer's owner only. lp_maps_collect() into w's buffer. */
-int lp_maps_write(struct lp_writer *w, uint64_t time_ns);
+/* Not async-signal-safe; the writer's owner only. lp_maps_collect() into w's buffer; from
+ * maps_text (/proc/self/maps as read just before, which it cuts up) when not NULL. */
+int lp_maps_write(struct lp_writer *w, uint64_t time_ns, char *maps_text);
 /* Not async-signal-safe. In a fork child, from libprof/session.c's handler. */
 void lp_maps_fork_child(void);
 

@@ -177,13 +177,14 @@ static void write_process_record(void)
 
 static void write_labels_record(void);
 
-/* The first records of a file: who is profiled and how, its labels, the mappings and the
- * threads' names at time_ns. */
-static void write_preamble(uint64_t time_ns)
+/* The first records of a file: who is profiled and how, its labels, the mappings (from
+ * maps_text when not NULL: /proc/self/maps as just read) and the threads' names at
+ * time_ns. */
+static void write_preamble(uint64_t time_ns, char *maps_text)
 {
     write_process_record();
     write_labels_record();
-    lp_maps_write(&session.writer, time_ns);
+    lp_maps_write(&session.writer, time_ns, maps_text);
     lp_threads_write_names(&session.writer, time_ns);
 }
 
@@ -220,12 +221,15 @@ static void write_stats_record(void)
         lp_writer_commit(&session.writer, cmn_record_stats(dst, need, c, PROF_STAT_N));
 }
 
-/* The records that end a file: thread names, the mappings, the counters since the last
- * file, and the END record. */
+/* The records that end a file: thread names and the mappings (for the samples' threads and
+ * pcs: not in a file without samples, such as most short processes'), the counters since
+ * the last file, and the END record. */
 static void write_file_tail(struct lp_writer *w, uint64_t now)
 {
-    lp_threads_write_names(w, now);
-    lp_maps_write(w, now);
+    if (w->n_samples > 0) {
+        lp_threads_write_names(w, now);
+        lp_maps_write(w, now, NULL);
+    }
     write_stats_record();
     void *dst = lp_writer_reserve(w, sizeof(struct prof_rec_hdr));
     if (dst)
@@ -430,7 +434,7 @@ static void cut_profile(uint64_t now)
         return;
     }
     keep_file(path);
-    write_preamble(now);
+    write_preamble(now, NULL);
     lp_writer_flush(w);
 }
 
@@ -786,7 +790,9 @@ static int start_session_steps(int is_child, int sample_now)
     }
     /* The stepper is ready before the handler exists (libprof/unwind.h). */
     unsigned unwinder = session.cfg.unwinder;
-    if (lp_unwind_init(unwinder == PROF_UNWIND_CHECK ? PROF_UNWIND_LIBUNWIND : unwinder) != 0) {
+    char *maps_text = NULL; /* the code map's, for the first mapping records */
+    if (lp_unwind_init(unwinder == PROF_UNWIND_CHECK ? PROF_UNWIND_LIBUNWIND : unwinder,
+                       &maps_text) != 0) {
         lp_note("PROF_UNWIND=%s: libunwind is not available (libprof built without it, or "
                 "libunwind.so.8 not installed); using unwind tables",
                 unwinder == PROF_UNWIND_CHECK ? "check" : "libunwind");
@@ -795,13 +801,16 @@ static int start_session_steps(int is_child, int sample_now)
         lp_unwind_use_as_oracle();
         smp_sampler.check_unwind = 1;
     }
-    if ((rc = open_profile(is_child)) != 0)
+    if ((rc = open_profile(is_child)) != 0) {
+        free(maps_text);
         return rc;
+    }
     session.owner_tid = (pid_t)syscall(SYS_gettid);
     lp_log_set_note_sink(record_note); /* the notes that waited, after the preamble */
     find_kernel_ends(&session.kernel_ends);
     start_wall();
-    write_preamble(session.start_ns);
+    write_preamble(session.start_ns, maps_text);
+    free(maps_text);
     lp_writer_flush(&session.writer);
 
     map_defer_pool();

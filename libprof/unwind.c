@@ -141,11 +141,13 @@ void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 /* Reads the executable ranges of /proc/self/maps (sorted by the kernel) and publishes them
  * to the handlers; map_lock held. Without the file, no map is published and every address
  * passes. */
-static void load_code_map(void)
+static void load_code_map(char **keep)
 {
     char *text = lp_fd_slurp("/proc/self/maps", NULL);
     if (!text)
         return;
+    if (keep)
+        *keep = strdup(text);
     int j = smp_dbuf_spare(&modules_dbuf);
     struct module_table *t = &modules[j];
     t->n = 0;
@@ -176,7 +178,7 @@ void lp_unwind_serve(void)
      * next has its table. */
     unsigned changed = lp_uwtables_build_wanted();
     if (rescan)
-        load_code_map();
+        load_code_map(NULL);
     else if (changed > 0)
         publish_code_map(&modules[atomic_load(&modules_dbuf.current) & 1]);
     pthread_mutex_unlock(&map_lock);
@@ -461,8 +463,10 @@ void lp_unwind_use_as_oracle(void)
     smp_unw_enabled = 0; /* the handler walks with the tables, then asks libunwind too */
 }
 
-int lp_unwind_init(unsigned unwinder)
+int lp_unwind_init(unsigned unwinder, char **maps_text)
 {
+    if (maps_text)
+        *maps_text = NULL;
     smp_probe_init();
     lp_uwcache_init();
     pthread_mutex_lock(&map_lock);
@@ -470,7 +474,7 @@ int lp_unwind_init(unsigned unwinder)
     if (unwinder == PROF_UNWIND_LIBUNWIND && !ready)
         rc = init_libunwind();
     if (!map_inherited || !atomic_load(&modules_loaded))
-        load_code_map();
+        load_code_map(maps_text);
     map_inherited = 0;
     pthread_mutex_unlock(&map_lock);
     return rc;
@@ -479,7 +483,7 @@ int lp_unwind_init(unsigned unwinder)
 void lp_unwind_refresh(void)
 {
     pthread_mutex_lock(&map_lock);
-    load_code_map();
+    load_code_map(NULL);
     if (ready)
         take_snapshot();
     pthread_mutex_unlock(&map_lock);
@@ -525,13 +529,15 @@ void lp_unwind_fork_child(void)
 
 #else
 
-int lp_unwind_init(unsigned unwinder)
+int lp_unwind_init(unsigned unwinder, char **maps_text)
 {
+    if (maps_text)
+        *maps_text = NULL;
     smp_probe_init();
     lp_uwcache_init();
     pthread_mutex_lock(&map_lock);
     if (!map_inherited || !atomic_load(&modules_loaded))
-        load_code_map();
+        load_code_map(maps_text);
     map_inherited = 0;
     pthread_mutex_unlock(&map_lock);
     return unwinder == PROF_UNWIND_LIBUNWIND ? -ENOTSUP : 0;
@@ -540,7 +546,7 @@ int lp_unwind_init(unsigned unwinder)
 void lp_unwind_refresh(void)
 {
     pthread_mutex_lock(&map_lock);
-    load_code_map();
+    load_code_map(NULL);
     pthread_mutex_unlock(&map_lock);
 }
 

@@ -31,8 +31,11 @@
 /* Not async-signal-safe. Prepares the stepper `unwinder` (PROF_UNWIND_*). Returns 0, or
  * -ENOTSUP when it is PROF_UNWIND_LIBUNWIND and libprof was built without libunwind (the
  * caller then falls back to PROF_UNWIND_FP). Application thread, before the handler is
- * installed; idempotent. */
-int lp_unwind_init(unsigned unwinder);
+ * installed; idempotent. With maps_text, *maps_text gets a malloc'd copy of the
+ * /proc/self/maps text the code map was read from (for the profile's first mapping
+ * records: one read at start), or NULL when none was read (a fork child keeps its
+ * parent's map). */
+int lp_unwind_init(unsigned unwinder, char **maps_text);
 
 /* Not async-signal-safe; after lp_unwind_init(PROF_UNWIND_LIBUNWIND) succeeded: libunwind
  * walks only as the oracle of PROF_UNWIND=check (sampler/handler.c), not as the stepper. */

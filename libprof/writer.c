@@ -157,6 +157,7 @@ int lp_writer_reopen(struct lp_writer *w, const char *path, uint64_t process_sta
     w->ino = st.st_ino;
     w->failed = 0;
     w->bytes_written = 0;
+    w->n_samples = 0;
     cmn_intern_fini(&w->intern);
     cmn_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
     w->len = cmn_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
@@ -260,6 +261,7 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
     uint64_t sp = lp_intern_filter_sp(rec->sp_word);
     uint32_t id;
     int is_new;
+    w->n_samples++;
     if (!w->batch || cmn_intern_stack_state(&w->intern, frames, rec->n_frames, rec->stop_reason,
                                              rec->flags, sp, rec->state, &id, &is_new) != 0) {
         size_t need = sizeof(*rec) + (size_t)rec->n_frames * sizeof(uint64_t);

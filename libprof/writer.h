@@ -54,6 +54,7 @@ struct lp_writer {
     unsigned char *buf;    /* pending bytes; owned by the current owner (see above) */
     size_t len;            /* bytes pending in buf */
     uint64_t bytes_written; /* to the file so far */
+    uint64_t n_samples;    /* samples put in the current file */
     struct smp_ring *ring; /* drained by the thread; set by start */
     int (*on_period)(void); /* called by the thread every period, or NULL; set before start;
                              * returns LP_WRITER_* chores */

@@ -471,6 +471,7 @@ static int get_uleb(const unsigned char **at, const unsigned char *end, uint64_t
  * (for the batches that name them). */
 static uint16_t *stack_stops;
 static size_t n_stack_stops, cap_stack_stops;
+static struct prof_rec_map maps_seen[1024]; /* the MAP records of the file being scanned */
 
 static void scan_batch(struct e2e_scan *s, const unsigned char *rec, uint32_t size)
 {
@@ -503,8 +504,17 @@ static void scan_record(struct e2e_scan *s, const unsigned char *rec, uint32_t t
         s->timer_source = pr.timer_source;
         s->unwinder = pr.unwinder;
         s->start_mono_ns = pr.start_mono_ns;
-    } else if (type == PROF_REC_MAP) {
+    } else if (type == PROF_REC_MAP && size >= sizeof(struct prof_rec_map)) {
+        struct prof_rec_map m;
+        memcpy(&m, rec, sizeof(m));
+        size_t seen = s->n_maps < 1024 ? s->n_maps : 1024, again = 0;
+        for (size_t i = 0; i < seen && !again; i++)
+            again = maps_seen[i].start == m.start && maps_seen[i].end == m.end &&
+                    maps_seen[i].file_offset == m.file_offset;
+        if (s->n_maps < 1024)
+            maps_seen[s->n_maps] = m;
         s->n_maps++;
+        s->n_maps_again += again;
     } else if (type == PROF_REC_SAMPLE && size >= sizeof(struct prof_rec_sample)) {
         struct prof_rec_sample sm;
         memcpy(&sm, rec, sizeof(sm));

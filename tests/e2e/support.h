@@ -69,6 +69,8 @@ struct e2e_scan {
     size_t n_samples;                  /* PROF_REC_SAMPLE records */
     uint64_t weight_sum;               /* sum of their weights */
     size_t n_maps;                     /* PROF_REC_MAP records */
+    size_t n_maps_again;               /* of those, mappings named before (same start, end and
+                                        * offset): a file's closing mappings */
     int has_process;                   /* a PROF_REC_PROCESS record was seen */
     uint32_t pid;                      /* from it */
     uint32_t requested_hz;             /* from it */

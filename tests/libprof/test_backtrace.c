@@ -238,7 +238,7 @@ static void module_line(uintptr_t a, char *out, size_t cap)
 
 Test(backtrace, a_leaf_without_a_frame_gets_its_caller_as_a_candidate_line)
 {
-    cr_assert_eq(lp_unwind_init(PROF_UNWIND_FP), 0);
+    cr_assert_eq(lp_unwind_init(PROF_UNWIND_FP, NULL), 0);
     cr_assert_eq(pipe(pipe_fds), 0);
     install(0);
     volatile int *volatile null = NULL;
@@ -294,7 +294,7 @@ static chain_fn *nofp_owner(uintptr_t pc)
  * candidate line: the tables prove each caller. */
 Test(backtrace, through_code_without_frame_pointers_with_the_tables_built)
 {
-    cr_assert_eq(lp_unwind_init(PROF_UNWIND_AUTO), 0);
+    cr_assert_eq(lp_unwind_init(PROF_UNWIND_AUTO, NULL), 0);
     lp_unwind_build_all();
     cr_assert_eq(pipe(pipe_fds), 0);
     install(1);

@@ -45,7 +45,11 @@ Test(unwind, the_module_table_names_this_program_and_its_offset)
     uint64_t off;
     uintptr_t pc = (uintptr_t)&lp_unwind_refresh;
     cr_assert_eq(lp_unwind_module_at(pc, path, sizeof(path), &off), -ENOENT, "nothing before init");
-    cr_assert_eq(lp_unwind_init(PROF_UNWIND_FP), 0);
+    char *text = (char *)1;
+    cr_assert_eq(lp_unwind_init(PROF_UNWIND_FP, &text), 0);
+    cr_assert_not_null(text, "the maps text the code map was read from");
+    cr_assert(strstr(text, "/tests/unit") != NULL && strstr(text, " r-xp ") != NULL);
+    free(text);
     cr_assert_eq(lp_unwind_module_at(pc, path, sizeof(path), &off), 0);
     cr_assert(strstr(path, "/tests/unit") != NULL, "path %s", path);
     cr_assert_lt(off, (uint64_t)64 << 20);
@@ -69,7 +73,7 @@ static int count_objects(struct dl_phdr_info *info, size_t size, void *data)
 
 Test(unwind, libunwind_setup_and_ordinary_dl_iterate_phdr_calls)
 {
-    int rc = lp_unwind_init(PROF_UNWIND_LIBUNWIND);
+    int rc = lp_unwind_init(PROF_UNWIND_LIBUNWIND, NULL);
 #ifdef PROF_HAVE_LIBUNWIND
     cr_assert_eq(rc, 0);
 #else

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "common/record.h"
+#include "libprof/fd.h"
 #include "libprof/log.h"
 #include "libprof/maps.h"
 #include "libprof/threads.h"
@@ -203,12 +204,31 @@ Test(writer, thread_sync_and_stop, .init = make_dir)
     lp_writer_close(&w);
 }
 
+Test(maps, records_from_text_read_before_are_those_read_then, .init = make_dir)
+{
+    char *text = lp_fd_slurp("/proc/self/maps", NULL);
+    cr_assert_not_null(text);
+    unsigned char *now;
+    size_t now_len;
+    int n = lp_maps_collect(1, &now, &now_len);
+    cr_assert_gt(n, 2);
+    struct lp_writer w;
+    cr_assert_eq(lp_writer_open(&w, path_in_dir("t.prof"), 0), 0);
+    size_t before = w.len;
+    cr_assert_eq(lp_maps_write(&w, 1, text), n, "one record per executable mapping");
+    cr_assert_eq(w.len - before, now_len);
+    cr_assert_eq(memcmp(w.buf + before, now, now_len), 0, "the same records, build-ids too");
+    free(now);
+    free(text);
+    lp_writer_close(&w);
+}
+
 Test(maps, records_this_executable_with_its_build_id, .init = make_dir)
 {
     struct lp_writer w;
     char *p = path_in_dir("g.prof");
     cr_assert_eq(lp_writer_open(&w, p, 0), 0);
-    cr_assert_gt(lp_maps_write(&w, 1), 0);
+    cr_assert_gt(lp_maps_write(&w, 1, NULL), 0);
     cr_assert_gt(lp_threads_write_names(&w, 1), 0);
     char exe[256] = { 0 };
     cr_assert_gt(readlink("/proc/self/exe", exe, sizeof(exe) - 1), 0);
