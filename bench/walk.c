@@ -143,7 +143,7 @@ int main(int argc, char **argv)
     smp_unw_enabled = 1;
 #endif
     /* This process's unwind tables, as the library builds them. */
-    lp_unwind_init(PROF_UNWIND_AUTO);
+    lp_unwind_init(PROF_UNWIND_AUTO, NULL);
     lp_unwind_build_all();
     bench_probe();
     printf("%-6s %-10s %8s %12s %12s\n", "depth", "stepper", "frames", "ns/walk", "ns/frame");
