@@ -13,6 +13,7 @@
 #include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
@@ -489,7 +490,7 @@ LP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
  * signal blocked (glibc's child otherwise takes the kernel's mask, in which it never is).
  * make runs its recipes' shells so, and Rust's Command its programs. system() and popen()
  * spawn through libc's internal call: the constructor's lp_env_fix_output() and
- * lp_env_parent_unfollowed() cover their environment. */
+ * lp_env_parent_unfollowed() cover their environment, hold_for_spawn() their mask. */
 static const posix_spawnattr_t *spawn_attr(const posix_spawnattr_t *attr, posix_spawnattr_t *copy)
 {
     int signo = lp_session_thread_signo();
@@ -534,6 +535,72 @@ LP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_
     const posix_spawnattr_t *use = spawn_attr(attr, &copy);
     EXEC_ENV(env, envp);
     return lp_libc.posix_spawnp(pid, file, actions, use, argv, env);
+}
+
+/* system() and popen() spawn through libc's internal call, their child taking the calling
+ * thread's mask as the kernel has it, where the sampling signal never is blocked: for the
+ * call the signal is blocked for real when the application's view blocks it (the way a
+ * held instance is: smp_self.app_held), so that the program started inherits it blocked,
+ * as an exec'd one does. The thread waits in the call; a sample due meanwhile comes once
+ * the signal is unblocked. 1 when it was blocked here. */
+static int hold_for_spawn(void)
+{
+    int signo = lp_session_thread_signo();
+    if (signo <= 0 || smp_self.app_blocked != signo || smp_self.app_held || in_vfork_child())
+        return 0;
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    smp_self.app_held = 1; /* before the mask: a handler in between finds it held */
+    if (lp_sigmask(SIG_BLOCK, &one, NULL) != 0) {
+        smp_self.app_held = 0;
+        return 0;
+    }
+    return 1;
+}
+
+/* Ends hold_for_spawn()'s hold, unless the application changed its mask meanwhile (from a
+ * signal handler of its own: the view and the hold are then its call's). */
+static void release_spawn_hold(int held)
+{
+    int signo = lp_session_thread_signo();
+    if (!held || signo <= 0 || smp_self.app_blocked != signo || !smp_self.app_held)
+        return;
+    sigset_t one;
+    sigemptyset(&one);
+    sigaddset(&one, signo);
+    smp_self.app_held = 0;
+    lp_sigmask(SIG_UNBLOCK, &one, NULL);
+}
+
+LP_EXPORT int system(const char *command)
+{
+    lp_interpose_init();
+    if (!lp_libc.system) {
+        errno = ENOSYS;
+        return -1;
+    }
+    int held = hold_for_spawn();
+    int rc = lp_libc.system(command);
+    int err = errno;
+    release_spawn_hold(held);
+    errno = err;
+    return rc;
+}
+
+LP_EXPORT FILE *popen(const char *command, const char *mode)
+{
+    lp_interpose_init();
+    if (!lp_libc.popen) {
+        errno = ENOSYS;
+        return NULL;
+    }
+    int held = hold_for_spawn();
+    FILE *f = lp_libc.popen(command, mode);
+    int err = errno;
+    release_spawn_hold(held);
+    errno = err;
+    return f;
 }
 
 /* The execl family builds argv on the stack, as a vfork child may call it: no malloc. */

@@ -30,6 +30,8 @@ void lp_libc_init(void)
     RESOLVE(execveat, "execveat");
     RESOLVE(posix_spawn, "posix_spawn");
     RESOLVE(posix_spawnp, "posix_spawnp");
+    RESOLVE(system, "system");
+    RESOLVE(popen, "popen");
     RESOLVE(setuid, "setuid");
     RESOLVE(setgid, "setgid");
     RESOLVE(seteuid, "seteuid");

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
+#include <stdio.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -43,6 +44,8 @@ struct lp_libc {
                        const posix_spawnattr_t *, char *const[], char *const[]);
     int (*posix_spawnp)(pid_t *, const char *, const posix_spawn_file_actions_t *,
                         const posix_spawnattr_t *, char *const[], char *const[]);
+    int (*system)(const char *);
+    FILE *(*popen)(const char *, const char *);
     int (*setuid)(uid_t);
     int (*setgid)(gid_t);
     int (*seteuid)(uid_t);

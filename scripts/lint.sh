@@ -70,7 +70,7 @@ exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd prof_s
          sigaction signal setitimer pthread_sigmask sigprocmask
          setuid setgid seteuid setegid setreuid setregid setresuid setresgid setgroups
          __libc_start_main execve execv execvp execvpe execl execlp execle fexecve execveat posix_spawn posix_spawnp
-         _exit _Exit"
+         system popen _exit _Exit"
 # Symbols of default or protected visibility are exported; hidden ones the linker leaves in
 # the dynamic table (__start_/__stop_ of a section) bind to nothing outside.
 for sym in $(readelf --dyn-syms -W "$build/libprof.so" |

@@ -20,6 +20,8 @@
  *   after a vfork child set an empty mask: SIGRTMAX-2 blocked
  *   posix_spawn's program: SIGRTMAX-2 blocked, 60 blocked
  *   posix_spawn's program with an empty mask: SIGRTMAX-2 unblocked, 0 blocked
+ *   system()'s program: SIGRTMAX-2 blocked, 60 blocked
+ *   popen()'s program: SIGRTMAX-2 blocked, 60 blocked
  *
  * (the mask a program it execs starts with, as that program sees it: a fork child execs
  * `sigblock --mask`, which prints it and exits)
@@ -178,5 +180,22 @@ int main(int argc, char **argv)
     if (posix_spawn(&pid, "/proc/self/exe", NULL, &attr, mask_argv, environ) == 0)
         waitpid(pid, &status, 0);
     posix_spawnattr_destroy(&attr);
+
+    /* system() and popen() spawn their shell through libc's internal call. */
+    char self[4096], command[4200];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (len <= 0)
+        return 1;
+    self[len] = '\0';
+    snprintf(command, sizeof(command), "exec '%s' --mask", self);
+    printf("system()'s program: ");
+    fflush(stdout);
+    if (system(command) != 0)
+        return 1;
+    FILE *child = popen(command, "r");
+    char line[128] = "";
+    if (child == NULL || fgets(line, sizeof(line), child) == NULL || pclose(child) != 0)
+        return 1;
+    printf("popen()'s program: %s", line);
     return 0;
 }
