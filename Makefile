@@ -160,6 +160,11 @@ $(BUILD)/bench/walk: bench/walk.c $(WALK_BENCH_OBJS) $(FLAGS_FILE)
 	$(CC) $(BASE_CFLAGS) -MF $@.d -fno-omit-frame-pointer -o $@ $< $(WALK_BENCH_OBJS) \
 	    $(if $(filter 1,$(UNWIND)),-lunwind) -lpthread -ldl
 
+# The signal floor: a loop sampled as the perf source samples, doing nothing per sample.
+$(BUILD)/bench/floor: bench/floor.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $<
+
 $(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(EXTRA_LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion $(REP_LDLIBS) $(UNW_LDLIBS) -lpthread -ldl
@@ -223,7 +228,7 @@ fuzz:
 
 bench:
 	@scripts/setup.sh bench
-	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk
+	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk $(BUILD)/bench/floor
 	@bench/walk.sh $(BUILD)
 	@bench/run.sh $(BUILD)
 	@python3 bench/fairness.py $(BUILD)
