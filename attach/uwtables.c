@@ -132,6 +132,19 @@ static void add_section(struct cmn_cfi_build *b, int fd, const char *name, bool 
     free(data);
 }
 
+/* The C runtime's _init, from the file's .init section (cmn_cfi_add_crt_init). */
+static void add_crt_init(struct cmn_cfi_build *b, int fd)
+{
+    Elf64_Shdr sh;
+    uint8_t *data;
+    size_t n;
+    if (cmn_elf_section(fd, ".init", &sh) != 0 || sh.sh_size > CMN_CFI_CRT_INIT_MAX ||
+        cmn_elf_read_section(fd, &sh, &data, &n) != 0)
+        return;
+    cmn_cfi_add_crt_init(b, sh.sh_addr, data, n);
+    free(data);
+}
+
 /* The allocation callback's context: the session, and the size asked for last. */
 struct alloc_ctx {
     const struct att_uwtables *u;
@@ -156,6 +169,7 @@ static struct cmn_uw_table *compile(struct att_uwtables *u, int fd, const char *
     /* .eh_frame first: where both describe an address, the section read first wins. */
     add_section(&b, fd, ".eh_frame", false);
     add_section(&b, fd, ".debug_frame", true);
+    add_crt_init(&b, fd);
     struct cmn_uw_table *t = cmn_cfi_table(&b, alloc_table, &ctx);
     if (t != NULL) {
         u->bytes += ctx.bytes;

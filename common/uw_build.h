@@ -741,6 +741,47 @@ static inline void cmn_cfi_add_section(struct cmn_cfi_build *b, const struct cmn
     }
 }
 
+/* The C runtime's _init (glibc's crti.o and crtn.o, x86_64): the first code of the
+ * executable segment of most modules, the first a library runs once mapped (its first
+ * page fault: samples land there), and with no FDE. Only these bytes, exactly (an
+ * optional endbr64; `sub $8,%rsp`; `mov __gmon_start__@GOTPCREL(%rip),%rax` with any
+ * displacement; `test %rax,%rax; je +2; call *%rax`; `add $8,%rsp; ret`). */
+#define CMN_CFI_CRT_INIT_MAX 27u /* bytes the recogniser looks at */
+
+/* When code (n bytes at link-time address vaddr) is the C runtime's _init, adds an FDE
+ * for it, read after every other (an FDE of the module that covers it wins): its frame is
+ * 8 bytes from `sub` to `add`, its return address at the CFA minus 8. 1 when added. */
+static inline int cmn_cfi_add_crt_init(struct cmn_cfi_build *b, uint64_t vaddr,
+                                       const uint8_t *code, size_t n)
+{
+    static const uint8_t endbr64[] = {0xf3, 0x0f, 0x1e, 0xfa};
+    static const uint8_t head[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x8b, 0x05};
+    static const uint8_t tail[] = {0x48, 0x85, 0xc0, 0x74, 0x02, 0xff, 0xd0,
+                                   0x48, 0x83, 0xc4, 0x08, 0xc3};
+    if (!b->regs.is_x86_64 || vaddr == 0 || n < 23)
+        return 0;
+    size_t e = n >= 27 && memcmp(code, endbr64, 4) == 0 ? 4 : 0;
+    if (memcmp(code + e, head, sizeof(head)) != 0 || memcmp(code + e + 11, tail, sizeof(tail)) != 0)
+        return 0;
+    if (!CMN_GROW(b->fdes, b->cap_fdes, b->n_fdes + 1, 256) ||
+        !CMN_GROW(b->rows, b->cap_rows, b->n_rows + 3, 1024)) {
+        b->out_of_memory = true;
+        return 0;
+    }
+    uint32_t at_sub = (uint32_t)e, at_ret = (uint32_t)e + 22;
+    const struct cmn_cfi_row rows[] = {
+        {0, cmn_uw_rule(CMN_UW_CFA_SP, CMN_UW_REG_SAME, 1, 1)},          /* CFA = sp + 8 */
+        {at_sub + 4, cmn_uw_rule(CMN_UW_CFA_SP, CMN_UW_REG_SAME, 1, 2)}, /* after sub: 16 */
+        {at_ret, cmn_uw_rule(CMN_UW_CFA_SP, CMN_UW_REG_SAME, 1, 1)},     /* at ret: 8 */
+    };
+    b->fdes[b->n_fdes] = (struct cmn_cfi_fde){vaddr, at_ret + 1, (uint32_t)b->n_rows, 3,
+                                              (uint32_t)b->n_fdes};
+    memcpy(b->rows + b->n_rows, rows, sizeof(rows));
+    b->n_rows += 3;
+    b->n_fdes++;
+    return 1;
+}
+
 static inline int cmn_cfi_fde_cmp(const void *va, const void *vb)
 {
     const struct cmn_cfi_fde *a = va, *b = vb;

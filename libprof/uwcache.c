@@ -23,7 +23,7 @@
 #include "common/uw_table.h"
 #include "libprof/fd.h"
 
-#define UWC_MAGIC 0x31435755u /* "UWC1" */
+#define UWC_MAGIC 0x32435755u /* "UWC2": tables with the C runtime's _init (UWC1: without) */
 #define UWC_MAX_BYTES (256u << 20)
 
 #if defined(__x86_64__)

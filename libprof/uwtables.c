@@ -258,6 +258,22 @@ static void add_file_section(struct cmn_cfi_build *b, const struct module *mod,
     lp_fd_close(fd);
 }
 
+/* The C runtime's _init where the loader mapped it, at the start of the first executable
+ * segment (common/uw_build.h, cmn_cfi_add_crt_init). */
+static void add_crt_init(struct cmn_cfi_build *b, const struct lp_object *o)
+{
+    for (unsigned i = 0; i < o->phnum; i++) {
+        const ElfW(Phdr) *ph = &o->phdrs[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+            continue;
+        uint8_t code[CMN_CFI_CRT_INIT_MAX];
+        size_t n = ph->p_filesz < sizeof(code) ? (size_t)ph->p_filesz : sizeof(code);
+        if (lp_objects_read_memory(code, o->bias + ph->p_vaddr, n) == 0)
+            cmn_cfi_add_crt_init(b, ph->p_vaddr, code, n);
+        return;
+    }
+}
+
 /* Memory for a table: mapped, so that it never shares pages with the program's heap; the
  * bound on all tables' memory holds. */
 static void *map_table(void *ctx, uint64_t bytes)
@@ -310,6 +326,7 @@ static void build(uint32_t id)
                 add_file_section(&b, mod, ".eh_frame", 0);
             if (!mapped || covered(&b) < text_bytes(&o) / 2)
                 add_file_section(&b, mod, ".debug_frame", 1);
+            add_crt_init(&b, &o);
             mod->table = make_table(&b, &why);
             if (mod->table != NULL && bid_len > 0)
                 lp_uwcache_store(bid, bid_len, mod->table);

@@ -361,6 +361,84 @@ Test(uw_build, offsets_that_overflow_give_rules_no_walk_follows)
     free(t);
 }
 
+/* glibc's _init (crti.o and crtn.o) as linked into a library, with and without endbr64:
+ * the first code a library runs once mapped, described by no FDE. */
+static const uint8_t crt_init[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x8b, 0x05, 0xcd, 0x9f, 0x02,
+                                   0x00, 0x48, 0x85, 0xc0, 0x74, 0x02, 0xff, 0xd0, 0x48, 0x83,
+                                   0xc4, 0x08, 0xc3};
+
+Test(uw_build, the_c_runtimes_init_is_recognised_by_its_bytes_alone)
+{
+    struct emit e = {0};
+    size_t c = cie(&e, "zR");
+    fde(&e, c, 0x5000, 0x100); /* the module's own code, after _init */
+    end(&e);
+    struct cmn_cfi_build b = {.regs = {7, 6, 16, 1}};
+    struct cmn_cfi_section s = {e.b, e.n, SECTION_VADDR, 0, false};
+    cmn_cfi_add_section(&b, &s);
+    cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, crt_init, sizeof(crt_init)), 1);
+    struct cmn_uw_table *t = cmn_cfi_table(&b, alloc, NULL);
+    cr_assert_not_null(t);
+    cr_assert_eq(cmn_uw_lookup(t, 0x4000), rule_sp(8, 0), "at the entry");
+    cr_assert_eq(cmn_uw_lookup(t, 0x4003), rule_sp(8, 0), "inside sub");
+    cr_assert_eq(cmn_uw_lookup(t, 0x4004), rule_sp(16, 0), "after sub");
+    cr_assert_eq(cmn_uw_lookup(t, 0x4012), rule_sp(16, 0), "at add, not yet run");
+    cr_assert_eq(cmn_uw_lookup(t, 0x4016), rule_sp(8, 0), "at ret");
+    cr_assert_eq(cmn_uw_lookup(t, 0x4017), 0, "past it");
+    cr_assert_eq(cmn_uw_lookup(t, 0x5010), rule_sp(8, 0), "the module's own rows stay");
+    cmn_cfi_build_free(&b);
+    free(t);
+
+    uint8_t cet[sizeof(crt_init) + 4] = {0xf3, 0x0f, 0x1e, 0xfa};
+    memcpy(cet + 4, crt_init, sizeof(crt_init));
+    b = (struct cmn_cfi_build){.regs = {7, 6, 16, 1}};
+    cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, cet, sizeof(cet)), 1);
+    t = cmn_cfi_table(&b, alloc, NULL);
+    cr_assert_eq(cmn_uw_lookup(t, 0x4007), rule_sp(8, 0), "endbr64, then sub");
+    cr_assert_eq(cmn_uw_lookup(t, 0x4008), rule_sp(16, 0));
+    cr_assert_eq(cmn_uw_lookup(t, 0x401a), rule_sp(8, 0), "at ret");
+    cmn_cfi_build_free(&b);
+    free(t);
+}
+
+Test(uw_build, code_that_is_not_exactly_the_c_runtimes_init_gets_no_rows)
+{
+    struct cmn_cfi_build b = {.regs = {7, 6, 16, 1}};
+    uint8_t code[sizeof(crt_init)];
+    for (size_t i = 0; i < sizeof(code); i++) {
+        if (i >= 7 && i < 11)
+            continue; /* the displacement may be anything */
+        memcpy(code, crt_init, sizeof(code));
+        code[i] ^= 0x01;
+        cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, code, sizeof(code)), 0, "byte %zu", i);
+    }
+    cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, crt_init, sizeof(crt_init) - 1), 0,
+                 "cut short");
+    b.regs.is_x86_64 = 0;
+    cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, crt_init, sizeof(crt_init)), 0,
+                 "x86_64's code only");
+    cr_assert_eq(b.n_fdes, 0);
+    cmn_cfi_build_free(&b);
+}
+
+/* Where the module's own FDE covers _init, it wins: the FDE added for it comes last. */
+Test(uw_build, an_fde_of_the_module_over_init_wins)
+{
+    struct emit e = {0};
+    size_t c = cie(&e, "zR");
+    fde(&e, c, 0x4000, 0x40);
+    u8(&e, 0x0e), uleb(&e, 32);
+    end(&e);
+    struct cmn_cfi_build b = {.regs = {7, 6, 16, 1}};
+    struct cmn_cfi_section s = {e.b, e.n, SECTION_VADDR, 0, false};
+    cmn_cfi_add_section(&b, &s);
+    cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, crt_init, sizeof(crt_init)), 1);
+    struct cmn_uw_table *t = cmn_cfi_table(&b, alloc, NULL);
+    cr_assert_eq(cmn_uw_lookup(t, 0x4008), rule_sp(32, 0));
+    cmn_cfi_build_free(&b);
+    free(t);
+}
+
 Test(uw_table, lookup_agrees_with_a_scan_across_pages)
 {
     enum { N = 500 };
