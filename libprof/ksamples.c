@@ -100,6 +100,7 @@ struct copy_mem {
     const unsigned char *bytes;
     int out_of_copy;
     int use_tables;         /* 0 with PROF_UNWIND=fp */
+    unsigned n_unknown;     /* frames whose pc is in no range of the code map */
 };
 
 static int copy_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
@@ -127,8 +128,10 @@ static int copy_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 static const struct cmn_uw_table *copy_table(const struct cmn_uw_mem *m, uintptr_t pc,
                                              uintptr_t *bias, unsigned *info)
 {
-    const struct copy_mem *c = (const struct copy_mem *)m;
+    struct copy_mem *c = (struct copy_mem *)m;
     const struct smp_code_range *r = c->use_tables ? smp_codemap_view_find(&c->map, pc) : NULL;
+    if (c->use_tables && r == NULL && c->map.table != NULL)
+        c->n_unknown++;
     if (r == NULL || r->table == NULL) {
         if (r != NULL && r->module != 0) {
             *info = CMN_UW_PENDING;
@@ -208,7 +211,7 @@ static unsigned splice(const struct ksample *k, struct copy_mem *c, uintptr_t fp
  * then by the kernel's chain where that is proven (splice()). */
 static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends *ends,
                           unsigned kernel_cap, unsigned max_frames, uint64_t *frames,
-                          uint8_t *why)
+                          uint8_t *why, unsigned *n_unknown)
 {
     struct copy_mem c = {.base = {.fp = {copy_word, copy_code, copy_is_code},
                                   .table = copy_table},
@@ -223,21 +226,27 @@ static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends
     if (c.out_of_copy && w.fp_known && *why != PROF_STOP_DEPTH)
         n = splice(k, &c, w.fp, frames, n, max_frames, kernel_cap, ends, why);
     smp_codemap_leave(&c.map);
+    *n_unknown = c.n_unknown;
     return n;
 }
 
 /* The same; a module whose table the walk met unbuilt is built at once (this is the
  * writer thread, which builds them) and the walk made again, as long as each pass gets
  * further (a stack through three modules met before any of their tables existed takes
- * three passes). */
+ * three passes). A walk cut short at code in no range of the code map, when the map was
+ * read before the sample was taken, has the map read again first (a library mapped by a
+ * dlopen() still running: its _init takes the first page fault of its code). */
 static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *ends,
                      unsigned kernel_cap, unsigned max_frames, uint64_t *frames, uint8_t *why)
 {
-    unsigned n = walk_once(k, ends, kernel_cap, max_frames, frames, why);
+    unsigned unknown = 0;
+    unsigned n = walk_once(k, ends, kernel_cap, max_frames, frames, why, &unknown);
+    if (unknown > 0 && *why != PROF_STOP_END && lp_unwind_rescan_since(k->time_ns))
+        n = walk_once(k, ends, kernel_cap, max_frames, frames, why, &unknown);
     for (unsigned pass = 0; pass < LP_KSAMPLE_MAX_PASSES && *why == PROF_STOP_PENDING; pass++) {
         unsigned before = n;
         lp_unwind_serve();
-        n = walk_once(k, ends, kernel_cap, max_frames, frames, why);
+        n = walk_once(k, ends, kernel_cap, max_frames, frames, why, &unknown);
         if (n <= before)
             break;
     }
@@ -305,8 +314,9 @@ void lp_ksamples_rewalk(struct prof_rec_sample *rec, uint64_t *frames, unsigned 
     unsigned n = walk(&k, ends, UINT32_MAX, max, out, &why);
     if (n == 0 || (why != PROF_STOP_END && n <= rec->n_frames))
         return;
-    atomic_fetch_sub_explicit(&smp_sampler.counters[PROF_STAT_STOP_OF(PROF_STOP_PENDING)], 1,
-                              memory_order_relaxed);
+    if (rec->stop_reason < PROF_STOP_N)
+        atomic_fetch_sub_explicit(&smp_sampler.counters[PROF_STAT_STOP_OF(rec->stop_reason)], 1,
+                                  memory_order_relaxed);
     if (why == PROF_STOP_END)
         atomic_fetch_sub_explicit(&smp_sampler.counters[PROF_STAT_TRUNCATED], 1,
                                   memory_order_relaxed);

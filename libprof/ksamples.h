@@ -56,7 +56,8 @@ struct prof_rec_sample;
 
 /* Not async-signal-safe; whoever drains a ring (libprof/writer.c's rewalk). The stack a
  * handler kept for sample rec (d: sampler/defer.h), whose walk stopped at a module whose
- * table was pending, walked again over the copy, building the tables it meets: where it
+ * table was pending or at code the code map did not know yet, walked again over the copy,
+ * reading the maps again and building the tables it meets: where it
  * gets further (or whole), rec (n_frames, stop_reason, flags), frames (cap at most) and
  * the counters of truncated samples are updated. */
 void lp_ksamples_rewalk(struct prof_rec_sample *rec, uint64_t *frames, unsigned cap,

@@ -49,6 +49,7 @@ static _Atomic int modules_loaded; /* 0 before the first load */
  * its session starts from it (a pc outside it asks for a rescan, as in the parent). */
 static int map_inherited;
 static uint64_t last_rescan_ns;    /* when the writer last reread the maps on request */
+static uint64_t map_read_ns;       /* when the maps were last read, for any reason */
 
 /* Adds one /proc/self/maps line to t when it is executable. */
 static void parse_maps_line(const char *line, struct module_table *t)
@@ -143,6 +144,7 @@ void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
  * passes. */
 static void load_code_map(char **keep)
 {
+    map_read_ns = cmn_clock_ns(CLOCK_MONOTONIC);
     char *text = lp_fd_slurp("/proc/self/maps", NULL);
     if (!text)
         return;
@@ -182,6 +184,22 @@ void lp_unwind_serve(void)
     else if (changed > 0)
         publish_code_map(&modules[atomic_load(&modules_dbuf.current) & 1]);
     pthread_mutex_unlock(&map_lock);
+}
+
+int lp_unwind_rescan_since(uint64_t time_ns)
+{
+    pthread_mutex_lock(&map_lock);
+    uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
+    /* At most every LP_UNWIND_RESCAN_MIN_NS: a pc that no read of the maps places (a
+     * corrupt frame's) must not make every sample read them. */
+    int read = map_read_ns <= time_ns && now - map_read_ns >= LP_UNWIND_RESCAN_MIN_NS;
+    if (read) {
+        atomic_store(&smp_codemap_rescan, 0);
+        last_rescan_ns = now;
+        load_code_map(NULL);
+    }
+    pthread_mutex_unlock(&map_lock);
+    return read;
 }
 
 void lp_unwind_build_all(void)

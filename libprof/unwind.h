@@ -47,12 +47,17 @@ void lp_unwind_use_as_oracle(void);
 void lp_unwind_refresh(void);
 
 #define LP_UNWIND_RESCAN_NS 20000000ull /* the maps are reread on request at most this often */
+#define LP_UNWIND_RESCAN_MIN_NS 1000000ull /* and for a walk of a sample (rescan_since) */
 
 /* Not async-signal-safe; the writer thread, every period and when a handler wakes it.
  * Serves what walks asked for (sampler/codemap.h): builds the unwind tables of the modules
  * they met without one (libprof/uwtables.h), and rereads the maps after a pc outside
  * them; publishes the code map again when anything changed. */
 void lp_unwind_serve(void);
+/* Not async-signal-safe; the writer thread. Reads the maps again when they were last read
+ * before time_ns (CLOCK_MONOTONIC): for a walk of a sample taken then that met code in no
+ * range of the code map. 1 when it read them. */
+int lp_unwind_rescan_since(uint64_t time_ns);
 /* Not async-signal-safe; any thread but a handler. Builds the unwind table of every
  * module that has none yet, and publishes them: before a snapshot, whose walks must not
  * stop at a table that is still to come. */

@@ -134,7 +134,11 @@ SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *fr
     rec->n_frames = (uint16_t)smp_walk(&regs, &stack, frames, smp_sampler.max_frames,
                                        smp_sampler.walk_mode, out);
     rec->flags = out->flags;
-    if (keep && out->stop_reason == PROF_STOP_PENDING)
+    /* A walk cut short at a module whose table is still to be built, or at code mapped
+     * since the map was read (a library in the middle of its dlopen, running its _init),
+     * is made again by the writer once it has them (sampler/defer.h). */
+    if (keep && (out->stop_reason == PROF_STOP_PENDING ||
+                 (out->n_unknown > 0 && out->stop_reason != PROF_STOP_END)))
         out->deferred = smp_defer_take(&regs, stack.lo, stack.hi);
     return out->stop_reason;
 }

@@ -22,6 +22,7 @@ struct self_mem {
     const struct smp_code_range *last; /* the range found last: the next frame is often in it */
     int use_tables;
     unsigned n_pending;
+    unsigned n_unknown;
     uintptr_t thread_lo, thread_hi;
 };
 
@@ -75,6 +76,7 @@ static const struct cmn_uw_table *self_table(const struct cmn_uw_mem *m, uintptr
         return NULL;
     const struct smp_code_range *r = find(s, pc);
     if (r == NULL) {
+        s->n_unknown++;
         smp_codemap_want_rescan();
         return NULL;
     }
@@ -130,6 +132,7 @@ SMP_READS_STACK unsigned smp_walk(const struct cmn_fp_regs *regs, const struct s
     out->n_by_table = w.n_by_table;
     out->n_by_fp = w.n_by_fp;
     out->n_pending = m.n_pending;
+    out->n_unknown = m.n_unknown;
     out->n_elided = w.n_elided;
     return n;
 }

@@ -56,6 +56,9 @@ struct smp_walk_out {
     uint32_t n_by_table; /* frames stepped by an unwind table */
     uint32_t n_by_fp;    /* frames stepped by frame pointer */
     uint32_t n_pending;  /* 1 when it stopped at a module whose table was not built yet */
+    uint32_t n_unknown;  /* frames whose pc is in no range of the code map: code mapped
+                          * since the map was read (a library being loaded), asked to be
+                          * read again */
     uint32_t n_elided;   /* frames left out between the two ends */
     uint32_t deferred;   /* its stack kept for a later walk (sampler/defer.h), 0 none */
 };

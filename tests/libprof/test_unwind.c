@@ -8,7 +8,9 @@
 #include <link.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "common/clock.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/config.h"
 #include "libprof/unwind.h"
@@ -86,4 +88,19 @@ Test(unwind, libunwind_setup_and_ordinary_dl_iterate_phdr_calls)
     int again = 0;
     dl_iterate_phdr(count_objects, &again);
     cr_assert_eq(again, n);
+}
+
+/* The writer reads the maps again for a sample's walk only when it read them last before
+ * the sample was taken, and at most once a millisecond. */
+Test(unwind, the_maps_are_read_again_for_a_sample_newer_than_the_last_read)
+{
+    cr_assert_eq(lp_unwind_init(PROF_UNWIND_FP, NULL), 0);
+    cr_assert_eq(lp_unwind_rescan_since(0), 0, "read at init, after that sample");
+    struct timespec ms = {0, 2000000};
+    nanosleep(&ms, NULL);
+    uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
+    cr_assert_eq(lp_unwind_rescan_since(now), 1, "a sample newer than the last read");
+    cr_assert_eq(lp_unwind_rescan_since(now), 0, "read since");
+    cr_assert_eq(lp_unwind_rescan_since(cmn_clock_ns(CLOCK_MONOTONIC)), 0,
+                 "within a millisecond of the last read");
 }
