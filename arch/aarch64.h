@@ -42,9 +42,10 @@
 /* The registers a sample record holds, in the order of their bits: ret is the system
  * call's return register (arch_uc_ret()). */
 static inline void arch_perf_regs(const uint64_t *r, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
-                                  uintptr_t *lr, uintptr_t *ret)
+                                  uintptr_t *lr, uintptr_t *ret, uintptr_t *arg)
 {
     *ret = (uintptr_t)r[0];
+    *arg = (uintptr_t)r[0]; /* x0: the first argument's register is the return register */
     *fp = (uintptr_t)r[1];
     *lr = (uintptr_t)r[2];
     *sp = (uintptr_t)r[3];
@@ -75,6 +76,24 @@ static inline uintptr_t arch_lr(const ucontext_t *uc)
 static inline uintptr_t arch_uc_ret(const ucontext_t *uc)
 {
     return (uintptr_t)uc->uc_mcontext.regs[0];
+}
+
+/* The first argument's register (x0, the return register's too). */
+static inline uintptr_t arch_uc_arg(const ucontext_t *uc)
+{
+    return (uintptr_t)uc->uc_mcontext.regs[0];
+}
+
+/* glibc's vfork() keeps its return address in x30 (arch/x86_64.h's needs a recogniser). */
+#define ARCH_VFORK 0
+#define ARCH_VFORK_LEN 1u
+#define ARCH_VFORK_PUSHED 1u
+#define ARCH_VFORK_PEEK 1u
+
+static inline unsigned arch_vfork_at(const uint8_t *code)
+{
+    (void)code;
+    return 0;
 }
 
 /* glibc's clone() keeps its unwind row past the system call here (unlike x86_64's, see

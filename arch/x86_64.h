@@ -38,18 +38,19 @@
 /* The user registers a perf_event sample is asked for (PERF_SAMPLE_REGS_USER), which it
  * carries in ascending register number, and how they are read back. */
 #define ARCH_PERF_REGS_MASK                                                                \
-    ((1ull << PERF_REG_X86_AX) | (1ull << PERF_REG_X86_BP) | (1ull << PERF_REG_X86_SP) |     \
-     (1ull << PERF_REG_X86_IP))
-#define ARCH_PERF_N_REGS 4u
+    ((1ull << PERF_REG_X86_AX) | (1ull << PERF_REG_X86_DI) | (1ull << PERF_REG_X86_BP) |     \
+     (1ull << PERF_REG_X86_SP) | (1ull << PERF_REG_X86_IP))
+#define ARCH_PERF_N_REGS 5u
 /* The registers a sample record holds, in the order of their bits: ret is the system
- * call's return register (arch_uc_ret()). */
+ * call's return register (arch_uc_ret()), arg the first argument's (arch_uc_arg()). */
 static inline void arch_perf_regs(const uint64_t *r, uintptr_t *pc, uintptr_t *sp, uintptr_t *fp,
-                                  uintptr_t *lr, uintptr_t *ret)
+                                  uintptr_t *lr, uintptr_t *ret, uintptr_t *arg)
 {
     *ret = (uintptr_t)r[0];
-    *fp = (uintptr_t)r[1];
-    *sp = (uintptr_t)r[2];
-    *pc = (uintptr_t)r[3];
+    *arg = (uintptr_t)r[1];
+    *fp = (uintptr_t)r[2];
+    *sp = (uintptr_t)r[3];
+    *pc = (uintptr_t)r[4];
     *lr = 0;
 }
 
@@ -79,6 +80,12 @@ static inline uintptr_t arch_lr(const ucontext_t *uc)
 static inline uintptr_t arch_uc_ret(const ucontext_t *uc)
 {
     return (uintptr_t)uc->uc_mcontext.gregs[REG_RAX];
+}
+
+/* The first argument's register, where glibc's vfork() keeps its return address. */
+static inline uintptr_t arch_uc_arg(const ucontext_t *uc)
+{
+    return (uintptr_t)uc->uc_mcontext.gregs[REG_RDI];
 }
 
 /* No pointer authentication on x86_64. */
@@ -167,6 +174,38 @@ static inline int arch_clone_error(const uint8_t *code)
 static inline int arch_clone_child(const uint8_t *code)
 {
     (void)code;
+    return 0;
+}
+
+/*
+ * glibc's vfork(): `pop %rdi; mov $58,%eax; syscall; push %rdi; cmp $-4095,%eax; jae ERR;
+ * ret` keeps its return address in %rdi across the system call, where the child and the
+ * parent both come back, and says so in its unwind information to its end (a rule the
+ * tables do not follow). ARCH_VFORK_LEN bytes from its entry; a pc 1 to
+ * ARCH_VFORK_LEN - 1 bytes past it has its caller in %rdi, and its CFA at the stack
+ * pointer before the push (ARCH_VFORK_PUSHED bytes in) and 8 bytes above it from there.
+ * arch_vfork_at() reads the ARCH_VFORK_PEEK bytes that start ARCH_VFORK_LEN - 1 before
+ * the pc and says how far past the entry the pc is, 0 when it is not there. (The error
+ * path past the ret, taken when the system call fails, is not recognised.)
+ */
+#define ARCH_VFORK 1
+#define ARCH_VFORK_LEN 17u
+#define ARCH_VFORK_PUSHED 9u
+#define ARCH_VFORK_PEEK (2u * ARCH_VFORK_LEN - 1u)
+
+static inline unsigned arch_vfork_at(const uint8_t *code)
+{
+    static const uint8_t vfork[ARCH_VFORK_LEN] = {0x5f, 0xb8, 0x3a, 0x00, 0x00, 0x00,
+                                                  0x0f, 0x05, 0x57, 0x3d, 0x01, 0xf0,
+                                                  0xff, 0xff, 0x73, 0x01, 0xc3};
+    for (unsigned past = 1; past < ARCH_VFORK_LEN; past++) {
+        const uint8_t *entry = code + (ARCH_VFORK_LEN - 1 - past);
+        unsigned i = 0;
+        while (i < ARCH_VFORK_LEN && entry[i] == vfork[i])
+            i++;
+        if (i == ARCH_VFORK_LEN)
+            return past;
+    }
     return 0;
 }
 

@@ -58,8 +58,8 @@
 #define N_REGS ARCH_PERF_N_REGS
 static struct cmn_fp_regs regs_from(const uint64_t *r)
 {
-    struct cmn_fp_regs regs = {.ret_known = 1};
-    arch_perf_regs(r, &regs.pc, &regs.sp, &regs.fp, &regs.lr, &regs.ret);
+    struct cmn_fp_regs regs = {.ret_known = 1, .arg_known = 1};
+    arch_perf_regs(r, &regs.pc, &regs.sp, &regs.fp, &regs.lr, &regs.ret, &regs.arg);
     return regs;
 }
 

@@ -229,14 +229,15 @@ static bool read_regs(pid_t tid, struct cmn_fp_regs *r)
     if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) != 0 || iov.iov_len != sizeof(u))
         return false;
     *r = (struct cmn_fp_regs){.pc = u.rip, .sp = u.rsp, .fp = u.rbp, .lr = 0, .ret = u.rax,
-                              .ret_known = 1};
+                              .ret_known = 1, .arg = u.rdi, .arg_known = 1};
 #elif defined(__aarch64__)
     struct user_regs_struct u;
     struct iovec iov = {.iov_base = &u, .iov_len = sizeof(u)};
     if (ptrace(PTRACE_GETREGSET, tid, (void *)NT_PRSTATUS, &iov) != 0 || iov.iov_len != sizeof(u))
         return false;
     *r = (struct cmn_fp_regs){.pc = u.pc, .sp = u.sp, .fp = u.regs[29], .lr = u.regs[30],
-                              .ret = u.regs[0], .ret_known = 1};
+                              .ret = u.regs[0], .ret_known = 1, .arg = u.regs[0],
+                              .arg_known = 1};
 #else
 #error "ptrace_snap.c: no register layout for this architecture"
 #endif

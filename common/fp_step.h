@@ -49,6 +49,8 @@ struct cmn_fp_regs {
     uintptr_t lr; /* link register (aarch64), 0 where calls push the return address */
     uintptr_t ret; /* the system call return register (arch_uc_ret()), when ret_known */
     int ret_known;
+    uintptr_t arg; /* the first argument register (arch_uc_arg()), when arg_known */
+    int arg_known;
 };
 
 /* How the walk reaches memory. Each accessor gets the struct back, so an outside walker

@@ -90,6 +90,8 @@ struct cmn_uw_frame {
     uintptr_t lo, hi; /* the stack the frame is on */
     uintptr_t ret;  /* the leaf's system call return register, when ret_known */
     int ret_known;
+    uintptr_t arg;  /* the leaf's first argument register, when arg_known */
+    int arg_known;
 };
 
 CMN_FP_INLINE int cmn_uw_word(const struct cmn_uw_mem *m, const struct cmn_uw_frame *f,
@@ -281,6 +283,28 @@ CMN_FP_INLINE int cmn_uw_clone_child(const struct cmn_uw_mem *m, const struct cm
            arch_clone_child(code);
 }
 
+/* The leaf inside the C library's vfork() past the pop of its return address
+ * (arch_vfork_at(): the whole code recognised), where the unwind information puts the
+ * return address in the first argument's register: 1 with f stepped to its caller (its
+ * stack pointer the leaf's, or 8 bytes above once the return address is pushed back), 0
+ * when the register is unknown or the code is other. */
+CMN_FP_INLINE int cmn_uw_vfork(const struct cmn_uw_mem *m, struct cmn_uw_frame *f)
+{
+    uint8_t code[ARCH_VFORK_PEEK];
+    unsigned past;
+    if (!ARCH_VFORK || !f->exact || !f->arg_known || !f->sp_exact ||
+        f->pc < ARCH_VFORK_LEN - 1 ||
+        m->fp.code(&m->fp, f->pc - (ARCH_VFORK_LEN - 1), code, sizeof(code)) != 0 ||
+        (past = arch_vfork_at(code)) == 0)
+        return 0;
+    uintptr_t ra = arch_strip_pac(f->arg), sp = f->sp + (past >= ARCH_VFORK_PUSHED ? 8u : 0u);
+    if (ra == 0 || !m->fp.is_code(&m->fp, ra) || sp > f->hi)
+        return 0;
+    *f = (struct cmn_uw_frame){.pc = ra, .sp = sp, .fp = f->fp, .fp_known = f->fp_known,
+                               .sp_exact = 1, .lo = f->lo, .hi = f->hi};
+    return 1;
+}
+
 /* A frame of a known frameless stub (arch_stub_cfa(): a code generator's trampoline in
  * anonymous memory, without unwind information): 1 with f stepped to its caller, 0 when
  * the bytes around the return address are no known stub. */
@@ -395,7 +419,8 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
     struct cmn_uw_frame f = {.pc = arch_strip_pac(regs->pc), .sp = regs->sp, .fp = regs->fp,
                              .lr = regs->lr, .exact = 1, .fp_known = 1,
                              .lr_known = ARCH_HAS_LR, .sp_exact = 1, .lo = w->lo, .hi = w->hi,
-                             .ret = regs->ret, .ret_known = regs->ret_known};
+                             .ret = regs->ret, .ret_known = regs->ret_known,
+                             .arg = regs->arg, .arg_known = regs->arg_known};
     unsigned long total = 0, cap = w->keep_outer ? w->walk_cap : w->max_frames;
     int leaf_caller = 0;
     uint8_t why;
@@ -412,6 +437,13 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
         uint32_t rule = t ? cmn_uw_lookup(t, (uint64_t)(at - bias)) : 0;
         if (total == 1 && cmn_uw_clone_child(m, &f)) {
             why = CMN_UW_ENDED; /* a new thread: its own first frame */
+        } else if (total == 1 && !(info & CMN_UW_PENDING) &&
+                   (cmn_uw_kind(rule) == CMN_UW_STOP || cmn_uw_kind(rule) == CMN_UW_NONE ||
+                    cmn_uw_ra(rule) == CMN_UW_REG_UNKNOWN) &&
+                   cmn_uw_vfork(m, &f)) {
+            /* The row cannot give the return address (it is in a register): vfork() */
+            why = PROF_STOP_END;
+            leaf_caller = 1;
         } else if (info & CMN_UW_PENDING) {
             /* Without its table a frame-pointer step could skip the caller of a function
              * that keeps no frame pointer: the walk stops for the moment it takes (at the

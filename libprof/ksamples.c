@@ -77,8 +77,9 @@ static int parse(const unsigned char *b, size_t len, struct ksample *k)
         return -1;
     memcpy(regs, b + at, sizeof(regs));
     at += sizeof(regs);
-    k->regs = (struct cmn_fp_regs){.ret_known = 1};
-    arch_perf_regs(regs, &k->regs.pc, &k->regs.sp, &k->regs.fp, &k->regs.lr, &k->regs.ret);
+    k->regs = (struct cmn_fp_regs){.ret_known = 1, .arg_known = 1};
+    arch_perf_regs(regs, &k->regs.pc, &k->regs.sp, &k->regs.fp, &k->regs.lr, &k->regs.ret,
+                   &k->regs.arg);
     memcpy(&size, b + at, 8);
     at += 8;
     if (size > len - at || (size > 0 && len - at - size < 8))

@@ -92,7 +92,7 @@ static int walk_start(const ucontext_t *uc, struct cmn_fp_regs *regs, struct smp
 {
     *regs = (struct cmn_fp_regs){
         .pc = arch_pc(uc), .sp = arch_sp(uc), .fp = arch_fp(uc), .lr = arch_lr(uc),
-        .ret = arch_uc_ret(uc), .ret_known = 1
+        .ret = arch_uc_ret(uc), .ret_known = 1, .arg = arch_uc_arg(uc), .arg_known = 1
     };
     *stack = (struct smp_stack){
         .lo = smp_self.stack_lo, .hi = smp_self.stack_hi, .root_fp = smp_self.root_fp,

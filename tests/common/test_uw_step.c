@@ -474,6 +474,52 @@ Test(uw_step, without_the_return_register_or_the_whole_code_the_clone_tail_prove
     cr_assert_eq(cmn_uw_walk(&clone_mem, &regs, &w2), 1);
     cr_assert_neq(w2.stop_reason, PROF_STOP_END);
 }
+
+/* The C library's vfork() (arch/x86_64.h) at F_STOP + 0x10, whose rows between the pop of
+ * its return address and its push say "in %rdi": the leaf there returns to %rdi. */
+static struct cmn_uw_walk walk_vfork(unsigned past, int arg_known, uint64_t *frames)
+{
+    static const uint8_t vfork[] = {0x5f, 0xb8, 0x3a, 0x00, 0x00, 0x00, 0x0f, 0x05, 0x57,
+                                    0x3d, 0x01, 0xf0, 0xff, 0xff, 0x73, 0x01, 0xc3};
+    memcpy(clone_code + F_STOP + 0x10, vfork, sizeof(vfork));
+    make_table();
+    stk[40] = 0x5a5a; /* whatever the stack holds there: the return address is not on it */
+    struct cmn_fp_regs regs = {.pc = pc_of(F_STOP + 0x10 + past), .sp = at(40), .fp = 1,
+                               .arg = pc_of(F_START + 8), .arg_known = arg_known};
+    struct cmn_uw_walk w = {.lo = at(0), .hi = at(WORDS), .frames = frames, .max_frames = 8};
+    w.max_frames = cmn_uw_walk(&clone_mem, &regs, &w);
+    return w;
+}
+
+Test(uw_step, a_leaf_in_vfork_returns_through_the_register_that_holds_its_return_address)
+{
+    uint64_t f[8];
+    static const unsigned insns[] = {1, 6, 8, 9, 14, 16}; /* mov, syscall, push, cmp, jae, ret */
+    for (unsigned i = 0; i < sizeof(insns) / sizeof(insns[0]); i++) {
+        struct cmn_uw_walk w = walk_vfork(insns[i], 1, f);
+        cr_assert_eq(w.max_frames, 2, "past %u", insns[i]);
+        cr_assert_eq(f[1], pc_of(F_START + 8));
+        cr_assert_eq(w.stop_reason, PROF_STOP_END);
+        cr_assert_eq(w.flags, PROF_SAMPLE_LEAF_CALLER);
+    }
+}
+
+Test(uw_step, without_the_register_or_the_whole_code_vfork_proves_nothing)
+{
+    uint64_t f[8];
+    struct cmn_uw_walk w = walk_vfork(8, 0, f);
+    cr_assert_eq(w.max_frames, 1);
+    cr_assert_eq(w.stop_reason, PROF_STOP_RULE, "the register is not known");
+    w = walk_vfork(0, 1, f);
+    cr_assert_eq(w.stop_reason, PROF_STOP_RULE, "at the pop, its row's own case");
+    walk_vfork(8, 1, f);
+    clone_code[F_STOP + 0x10 + 2] = 0x39; /* another system call: fork */
+    struct cmn_fp_regs regs = {.pc = pc_of(F_STOP + 0x18), .sp = at(40), .fp = 1,
+                               .arg = pc_of(F_START + 8), .arg_known = 1};
+    struct cmn_uw_walk w2 = {.lo = at(0), .hi = at(WORDS), .frames = f, .max_frames = 8};
+    cr_assert_eq(cmn_uw_walk(&clone_mem, &regs, &w2), 1);
+    cr_assert_eq(w2.stop_reason, PROF_STOP_RULE);
+}
 #endif
 
 #if defined(__aarch64__)

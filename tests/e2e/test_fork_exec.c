@@ -379,3 +379,33 @@ Test(e2e_fork, a_fork_child_of_a_wall_profile_measures_its_own_waits)
     cr_expect(strstr(p.out, "[sleep: read]") != NULL, "no wait in read:\n%s", p.out);
     e2e_proc_free(&p);
 }
+
+/* glibc's vfork() keeps its return address in %rdi from its first instruction to its ret
+ * (its unwind information says so): the samples there, its kernel time as the parent and
+ * the moments after, reach main (before, about one in ten stopped there: `rule`). */
+Test(e2e_fork, samples_in_vfork_reach_main)
+{
+    struct e2e_proc p;
+    run_lib(&p, "vfork.prof", E2E_ARGV("PROF_FREQ=4000"), 60,
+            E2E_ARGV(E2E_WORKLOAD("spawner"), "--vfork", "3000"));
+    cr_assert_eq(p.status, 0, "spawner exited %d: %s%s", p.status, p.out, p.err);
+    e2e_proc_free(&p);
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("vfork.prof"));
+    long in_vfork = 0, whole = 0;
+    for (size_t i = 0; i < f.n_stacks; i++) {
+        const char *leaf = strrchr(f.stacks[i].frames, ';');
+        leaf = leaf ? leaf + 1 : f.stacks[i].frames;
+        if (strcmp(leaf, "vfork") != 0)
+            continue;
+        in_vfork += f.stacks[i].count;
+        if (strncmp(f.stacks[i].frames, "main;vfork_loop;one_vfork;", 26) == 0)
+            whole += f.stacks[i].count;
+        else
+            cr_log_warn("not whole: %s %ld", f.stacks[i].frames, f.stacks[i].count);
+    }
+    cr_log_info("%ld samples in vfork, %ld reaching main", in_vfork, whole);
+    cr_expect_gt(in_vfork, 50, "%ld samples in vfork", in_vfork);
+    cr_expect_geq(whole, in_vfork - 1, "%ld of %ld stacks in vfork reach main", whole, in_vfork);
+    e2e_folded_free(&f);
+}
