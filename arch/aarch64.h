@@ -86,9 +86,9 @@ static inline uintptr_t arch_uc_arg(const ucontext_t *uc)
 
 /* glibc's vfork() keeps its return address in x30 (arch/x86_64.h's needs a recogniser). */
 #define ARCH_VFORK 0
-#define ARCH_VFORK_LEN 1u
+#define ARCH_VFORK_LEN 2u /* unused: sizes that keep the common code well-formed */
 #define ARCH_VFORK_PUSHED 1u
-#define ARCH_VFORK_PEEK 1u
+#define ARCH_VFORK_PEEK 3u
 
 static inline unsigned arch_vfork_at(const uint8_t *code)
 {
