@@ -750,7 +750,9 @@ static inline void cmn_cfi_add_section(struct cmn_cfi_build *b, const struct cmn
 
 /* When code (n bytes at link-time address vaddr) is the C runtime's _init, adds an FDE
  * for it, read after every other (an FDE of the module that covers it wins): its frame is
- * 8 bytes from `sub` to `add`, its return address at the CFA minus 8. 1 when added. */
+ * 8 bytes from `sub` to `add`, its return address at the CFA minus 8. It complements the
+ * module's own FDEs: to a build without any it adds nothing (the module has no table). 1
+ * when added. */
 static inline int cmn_cfi_add_crt_init(struct cmn_cfi_build *b, uint64_t vaddr,
                                        const uint8_t *code, size_t n)
 {
@@ -758,7 +760,7 @@ static inline int cmn_cfi_add_crt_init(struct cmn_cfi_build *b, uint64_t vaddr,
     static const uint8_t head[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x8b, 0x05};
     static const uint8_t tail[] = {0x48, 0x85, 0xc0, 0x74, 0x02, 0xff, 0xd0,
                                    0x48, 0x83, 0xc4, 0x08, 0xc3};
-    if (!b->regs.is_x86_64 || vaddr == 0 || n < 23)
+    if (!b->regs.is_x86_64 || b->n_fdes == 0 || vaddr == 0 || n < 23)
         return 0;
     size_t e = n >= 27 && memcmp(code, endbr64, 4) == 0 ? 4 : 0;
     if (memcmp(code + e, head, sizeof(head)) != 0 || memcmp(code + e + 11, tail, sizeof(tail)) != 0)

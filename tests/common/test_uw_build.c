@@ -392,6 +392,9 @@ Test(uw_build, the_c_runtimes_init_is_recognised_by_its_bytes_alone)
     uint8_t cet[sizeof(crt_init) + 4] = {0xf3, 0x0f, 0x1e, 0xfa};
     memcpy(cet + 4, crt_init, sizeof(crt_init));
     b = (struct cmn_cfi_build){.regs = {7, 6, 16, 1}};
+    cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, cet, sizeof(cet)), 0,
+                 "a module without call-frame information of its own gets no table");
+    cmn_cfi_add_section(&b, &s);
     cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, cet, sizeof(cet)), 1);
     t = cmn_cfi_table(&b, alloc, NULL);
     cr_assert_eq(cmn_uw_lookup(t, 0x4007), rule_sp(8, 0), "endbr64, then sub");
@@ -403,7 +406,13 @@ Test(uw_build, the_c_runtimes_init_is_recognised_by_its_bytes_alone)
 
 Test(uw_build, code_that_is_not_exactly_the_c_runtimes_init_gets_no_rows)
 {
+    struct emit e = {0};
+    size_t c = cie(&e, "zR");
+    fde(&e, c, 0x5000, 0x100);
+    end(&e);
     struct cmn_cfi_build b = {.regs = {7, 6, 16, 1}};
+    struct cmn_cfi_section s = {e.b, e.n, SECTION_VADDR, 0, false};
+    cmn_cfi_add_section(&b, &s);
     uint8_t code[sizeof(crt_init)];
     for (size_t i = 0; i < sizeof(code); i++) {
         if (i >= 7 && i < 11)
@@ -417,7 +426,7 @@ Test(uw_build, code_that_is_not_exactly_the_c_runtimes_init_gets_no_rows)
     b.regs.is_x86_64 = 0;
     cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, crt_init, sizeof(crt_init)), 0,
                  "x86_64's code only");
-    cr_assert_eq(b.n_fdes, 0);
+    cr_assert_eq(b.n_fdes, 1, "the module's own FDE alone");
     cmn_cfi_build_free(&b);
 }
 
