@@ -78,11 +78,12 @@ static void put_trailer(struct rec *r)
 }
 
 /* The user registers, in the kernel's order for this architecture: the system call's
- * return register, fp, sp, pc (and lr). */
+ * return register, the first argument's (x86_64), fp, sp, pc (and lr). */
 static void put_regs(struct rec *r, uint64_t fp, uint64_t sp, uint64_t pc)
 {
 #if defined(__x86_64__)
     put_u64(r, 42); /* ax */
+    put_u64(r, 0x401234); /* di */
     put_u64(r, fp); /* bp */
     put_u64(r, sp);
     put_u64(r, pc); /* ip */
@@ -120,6 +121,9 @@ Test(perf_ring, decodes_a_sample_with_registers_and_a_stack_copy)
     cr_expect_eq(d.regs.pc, 0x401000);
     cr_expect(d.regs.ret_known && d.regs.ret == 42, "the return register: %d %lu",
               d.regs.ret_known, (unsigned long)d.regs.ret);
+#if defined(__x86_64__)
+    cr_expect(d.regs.arg_known && d.regs.arg == 0x401234, "the first argument's register");
+#endif
     cr_expect_eq(d.stack_len, 24);
     uint64_t word;
     memcpy(&word, d.stack, sizeof(word));

@@ -91,7 +91,8 @@ Test(unwind, libunwind_setup_and_ordinary_dl_iterate_phdr_calls)
 }
 
 /* The writer reads the maps again for a sample's walk only when it read them last before
- * the sample was taken, and at most once a millisecond. */
+ * the sample was taken (and at most once a millisecond: not asserted, a loaded machine may
+ * take longer between two calls). */
 Test(unwind, the_maps_are_read_again_for_a_sample_newer_than_the_last_read)
 {
     cr_assert_eq(lp_unwind_init(PROF_UNWIND_FP, NULL), 0);
@@ -101,6 +102,4 @@ Test(unwind, the_maps_are_read_again_for_a_sample_newer_than_the_last_read)
     uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
     cr_assert_eq(lp_unwind_rescan_since(now), 1, "a sample newer than the last read");
     cr_assert_eq(lp_unwind_rescan_since(now), 0, "read since");
-    cr_assert_eq(lp_unwind_rescan_since(cmn_clock_ns(CLOCK_MONOTONIC)), 0,
-                 "within a millisecond of the last read");
 }
