@@ -54,9 +54,10 @@ Test(e2e_appsig, a_handler_that_leaves_by_siglongjmp_leaves_sampling_whole)
     cr_log_info("siglongjmp at 2 kHz: %.0f samples per CPU-second at 1000 Hz; %s", rate, p.out);
     /* Before the fix no sample was kept after the first jump. The weights stay near the
      * thread's CPU time, which here includes the kernel's delivery of 3000 signals and our
-     * handler's time (both more on a loaded machine: 740-990 per CPU-second measured on a
-     * shared 2-core virtual machine), and samples come until the end of the run. */
-    cr_expect(rate > 600 && rate < 1150, "%.0f samples per CPU-second, 1000 asked", rate);
+     * handler's time (both more on a loaded machine: 740-1104 per CPU-second measured on a
+     * shared 2-core virtual machine, 1233 once with the whole suite running beside it),
+     * and samples come until the end of the run. */
+    cr_expect(rate > 600 && rate < 1300, "%.0f samples per CPU-second, 1000 asked", rate);
     struct e2e_scan s;
     e2e_scan_file(&s, e2e_path("jump.prof"));
     double first = (double)(s.first_time_ns - s.start_mono_ns) / 1e9;
