@@ -437,11 +437,13 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
         uint32_t rule = t ? cmn_uw_lookup(t, (uint64_t)(at - bias)) : 0;
         if (total == 1 && cmn_uw_clone_child(m, &f)) {
             why = CMN_UW_ENDED; /* a new thread: its own first frame */
-        } else if (total == 1 && !(info & CMN_UW_PENDING) &&
-                   (cmn_uw_kind(rule) == CMN_UW_STOP || cmn_uw_kind(rule) == CMN_UW_NONE ||
-                    cmn_uw_ra(rule) == CMN_UW_REG_UNKNOWN) &&
+        } else if (total == 1 &&
+                   (cmn_uw_kind(rule) == CMN_UW_STOP ||
+                    (cmn_uw_kind(rule) >= CMN_UW_CFA_SP && cmn_uw_kind(rule) <= CMN_UW_CFA_FP_DEREF &&
+                     cmn_uw_ra(rule) == CMN_UW_REG_UNKNOWN)) &&
                    cmn_uw_vfork(m, &f)) {
-            /* The row cannot give the return address (it is in a register): vfork() */
+            /* The leaf's row cannot give its return address (in a register): vfork(). The
+             * code is read only for such rows, never for the many leaves without one. */
             why = PROF_STOP_END;
             leaf_caller = 1;
         } else if (info & CMN_UW_PENDING) {
