@@ -2,7 +2,9 @@
 /*
  * Stacks kept for a later walk. A handler's walk that stops at a module whose unwind table
  * is not built yet (PROF_STOP_PENDING: the first sample in each module of a process, the
- * writer thread builds the table when asked) would leave that sample truncated for good,
+ * writer thread builds the table when asked), or short of the root after a frame in code
+ * the code map does not know yet (a library mapped by a dlopen() still running: the
+ * writer reads the maps again), would leave that sample truncated for good,
  * since the stack is gone once the handler returns. Instead the handler copies the
  * registers and the stack at the stack pointer (up to SMP_DEFER_BYTES, within the stack's
  * proven bounds) into a free slot of this pool, and the ring slot says which
