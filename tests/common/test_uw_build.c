@@ -367,15 +367,25 @@ static const uint8_t crt_init[] = {0x48, 0x83, 0xec, 0x08, 0x48, 0x8b, 0x05, 0xc
                                    0x00, 0x48, 0x85, 0xc0, 0x74, 0x02, 0xff, 0xd0, 0x48, 0x83,
                                    0xc4, 0x08, 0xc3};
 
-Test(uw_build, the_c_runtimes_init_is_recognised_by_its_bytes_alone)
+/* A build of x86_64 (rsp 7, rbp 6, rip 16) holding one FDE of the module's own, at start
+ * for len bytes, with a CFA offset from its start (0: the CIE's, sp + 8). */
+static void with_module_fde(struct cmn_cfi_build *b, uint32_t start, uint32_t len, unsigned cfa)
 {
     struct emit e = {0};
     size_t c = cie(&e, "zR");
-    fde(&e, c, 0x5000, 0x100); /* the module's own code, after _init */
+    fde(&e, c, start, len);
+    if (cfa != 0)
+        u8(&e, 0x0e), uleb(&e, cfa);
     end(&e);
-    struct cmn_cfi_build b = {.regs = {7, 6, 16, 1}};
+    *b = (struct cmn_cfi_build){.regs = {7, 6, 16, 1}};
     struct cmn_cfi_section s = {e.b, e.n, SECTION_VADDR, 0, false};
-    cmn_cfi_add_section(&b, &s);
+    cmn_cfi_add_section(b, &s);
+}
+
+Test(uw_build, the_c_runtimes_init_is_recognised_by_its_bytes_alone)
+{
+    struct cmn_cfi_build b;
+    with_module_fde(&b, 0x5000, 0x100, 0); /* the module's own code, after _init */
     cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, crt_init, sizeof(crt_init)), 1);
     struct cmn_uw_table *t = cmn_cfi_table(&b, alloc, NULL);
     cr_assert_not_null(t);
@@ -394,7 +404,7 @@ Test(uw_build, the_c_runtimes_init_is_recognised_by_its_bytes_alone)
     b = (struct cmn_cfi_build){.regs = {7, 6, 16, 1}};
     cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, cet, sizeof(cet)), 0,
                  "a module without call-frame information of its own gets no table");
-    cmn_cfi_add_section(&b, &s);
+    with_module_fde(&b, 0x5000, 0x100, 0);
     cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, cet, sizeof(cet)), 1);
     t = cmn_cfi_table(&b, alloc, NULL);
     cr_assert_eq(cmn_uw_lookup(t, 0x4007), rule_sp(8, 0), "endbr64, then sub");
@@ -406,13 +416,8 @@ Test(uw_build, the_c_runtimes_init_is_recognised_by_its_bytes_alone)
 
 Test(uw_build, code_that_is_not_exactly_the_c_runtimes_init_gets_no_rows)
 {
-    struct emit e = {0};
-    size_t c = cie(&e, "zR");
-    fde(&e, c, 0x5000, 0x100);
-    end(&e);
-    struct cmn_cfi_build b = {.regs = {7, 6, 16, 1}};
-    struct cmn_cfi_section s = {e.b, e.n, SECTION_VADDR, 0, false};
-    cmn_cfi_add_section(&b, &s);
+    struct cmn_cfi_build b;
+    with_module_fde(&b, 0x5000, 0x100, 0);
     uint8_t code[sizeof(crt_init)];
     for (size_t i = 0; i < sizeof(code); i++) {
         if (i >= 7 && i < 11)
@@ -433,14 +438,8 @@ Test(uw_build, code_that_is_not_exactly_the_c_runtimes_init_gets_no_rows)
 /* Where the module's own FDE covers _init, it wins: the FDE added for it comes last. */
 Test(uw_build, an_fde_of_the_module_over_init_wins)
 {
-    struct emit e = {0};
-    size_t c = cie(&e, "zR");
-    fde(&e, c, 0x4000, 0x40);
-    u8(&e, 0x0e), uleb(&e, 32);
-    end(&e);
-    struct cmn_cfi_build b = {.regs = {7, 6, 16, 1}};
-    struct cmn_cfi_section s = {e.b, e.n, SECTION_VADDR, 0, false};
-    cmn_cfi_add_section(&b, &s);
+    struct cmn_cfi_build b;
+    with_module_fde(&b, 0x4000, 0x40, 32);
     cr_assert_eq(cmn_cfi_add_crt_init(&b, 0x4000, crt_init, sizeof(crt_init)), 1);
     struct cmn_uw_table *t = cmn_cfi_table(&b, alloc, NULL);
     cr_assert_eq(cmn_uw_lookup(t, 0x4008), rule_sp(32, 0));

@@ -358,6 +358,22 @@ long e2e_folded_containing(const struct e2e_folded *f, const char *name)
     return sum;
 }
 
+long e2e_folded_containing_from(const struct e2e_folded *f, const char *name, const char *root)
+{
+    long sum = 0;
+    size_t lr = strlen(root);
+    for (size_t i = 0; i < f->n_stacks; i++) {
+        const char *s = f->stacks[i].frames;
+        if (!has_frame(s, name))
+            continue;
+        if (strncmp(s, root, lr) == 0 && (s[lr] == ';' || s[lr] == '\0'))
+            sum += f->stacks[i].count;
+        else
+            cr_log_warn("not from %s: %s %ld", root, s, f->stacks[i].count);
+    }
+    return sum;
+}
+
 long e2e_folded_ending(const struct e2e_folded *f, const char *path)
 {
     long sum = 0;

@@ -137,6 +137,9 @@ void e2e_folded_parse(struct e2e_folded *f, const char *text);
 void e2e_folded_free(struct e2e_folded *f);
 /* Sum of the counts of the stacks that have frame `name` anywhere. */
 long e2e_folded_containing(const struct e2e_folded *f, const char *name);
+/* The same, of the stacks whose outermost frame is root; the others are logged (a warning
+ * each), as stacks that did not reach it. */
+long e2e_folded_containing_from(const struct e2e_folded *f, const char *name, const char *root);
 /* Sum of the counts of the stacks that end with `path` ("a;b;c", leaf last), either the
  * whole stack or preceded by more frames. */
 long e2e_folded_ending(const struct e2e_folded *f, const char *path);

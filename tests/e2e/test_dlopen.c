@@ -117,16 +117,8 @@ Test(e2e_dlopen, samples_in_a_constructor_run_by_dlopen_are_whole)
     e2e_proc_free(&p);
     struct e2e_folded f;
     e2e_report_folded(&f, e2e_path("ctor.prof"));
-    long in_ctor = 0, whole = 0;
-    for (size_t i = 0; i < f.n_stacks; i++) {
-        if (strstr(f.stacks[i].frames, "ctor_spin") == NULL)
-            continue;
-        in_ctor += f.stacks[i].count;
-        if (strncmp(f.stacks[i].frames, "main;", 5) == 0)
-            whole += f.stacks[i].count;
-        else
-            cr_log_warn("not whole: %s %ld", f.stacks[i].frames, f.stacks[i].count);
-    }
+    long in_ctor = e2e_folded_containing(&f, "ctor_spin");
+    long whole = e2e_folded_containing_from(&f, "ctor_spin", "main");
     cr_log_info("%ld samples in the constructors, %ld reaching main", in_ctor, whole);
     cr_expect_gt(in_ctor, 300, "6 x 60 ms at 2000 Hz: %ld samples", in_ctor);
     cr_expect_geq(whole, in_ctor - 2, "%ld of %ld stacks in a constructor reach main", whole,

@@ -392,18 +392,8 @@ Test(e2e_fork, samples_in_vfork_reach_main)
     e2e_proc_free(&p);
     struct e2e_folded f;
     e2e_report_folded(&f, e2e_path("vfork.prof"));
-    long in_vfork = 0, whole = 0;
-    for (size_t i = 0; i < f.n_stacks; i++) {
-        const char *leaf = strrchr(f.stacks[i].frames, ';');
-        leaf = leaf ? leaf + 1 : f.stacks[i].frames;
-        if (strcmp(leaf, "vfork") != 0)
-            continue;
-        in_vfork += f.stacks[i].count;
-        if (strncmp(f.stacks[i].frames, "main;vfork_loop;one_vfork;", 26) == 0)
-            whole += f.stacks[i].count;
-        else
-            cr_log_warn("not whole: %s %ld", f.stacks[i].frames, f.stacks[i].count);
-    }
+    long in_vfork = e2e_folded_ending(&f, "vfork");
+    long whole = e2e_folded_exactly(&f, "main;vfork_loop;one_vfork;vfork");
     cr_log_info("%ld samples in vfork, %ld reaching main", in_vfork, whole);
     cr_expect_gt(in_vfork, 50, "%ld samples in vfork", in_vfork);
     cr_expect_geq(whole, in_vfork - 1, "%ld of %ld stacks in vfork reach main", whole, in_vfork);
