@@ -7,16 +7,20 @@
 #include "libprof/config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "common/clock.h"
 #include "common/parse.h"
 #include "include/libprof/prof_format.h"
+#include "libprof/fd.h"
 #include "sampler/timer_perf.h"
 
 /* Variables that belong to the `prof` command or to the test suite, not to us. */
@@ -27,7 +31,8 @@ static const char *const known_vars[] = { "PROF_OUTPUT", "PROF_FREQ",   "PROF_DE
                                           "PROF_EVENT", "PROF_UNWIND",
                                           "PROF_SNAPSHOT_SIGNAL", "PROF_DURATION", "PROF_MODE",
                                           "PROF_INTERVAL", "PROF_KEEP", "PROF_TOGGLE_SIGNAL",
-                                          "PROF_LABELS", NULL };
+                                          "PROF_LABELS", "PROF_FILE_MODE", "PROF_OWNER",
+                                          NULL };
 
 struct keyword {
     const char *name;
@@ -47,6 +52,10 @@ static const struct keyword unwind_names[] = {
 
 static const struct keyword mode_names[] = {
     { "cpu", PROF_MODE_CPU }, { "wall", PROF_MODE_WALL }, { NULL, 0 },
+};
+
+static const struct keyword owner_names[] = {
+    { "effective", 0 }, { "real", 1 }, { NULL, 0 },
 };
 
 static const struct keyword event_names[] = {
@@ -119,6 +128,23 @@ static void load_interval(char *const *env, uint64_t *out_ns, struct lp_config_m
         add_msg(msgs, "PROF_INTERVAL='%.40s' is not a duration of 100ms or more (500ms, 60s, "
                 "5m, 1h; a bare number is seconds); one profile file", v);
     }
+}
+
+/* PROF_FILE_MODE: octal permission bits, read and write only (an executable or set-id
+ * profile makes no sense); 0600 when unset or bad. */
+static void load_file_mode(char *const *env, unsigned *out, struct lp_config_msgs *msgs)
+{
+    const char *v = env_get(env, "PROF_FILE_MODE");
+    *out = LP_DEFAULT_FILE_MODE;
+    if (!v)
+        return;
+    char *end = NULL;
+    unsigned long m = v[0] >= '0' && v[0] <= '7' ? strtoul(v, &end, 8) : 0;
+    if (end && *end == '\0' && (m & ~0666ul) == 0 && (m & 0600ul) == 0600ul)
+        *out = (unsigned)m;
+    else
+        add_msg(msgs, "PROF_FILE_MODE='%.40s' is not octal read and write bits for the owner "
+                "and others (0600, 0640, 0644); using 0600", v);
 }
 
 /* A label's key: letters, digits, '_', '.', '-', '/'; what Pyroscope and Parca accept. */
@@ -291,6 +317,10 @@ int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs 
                 c->signo);
         c->snap_signo = 0;
     }
+    load_file_mode(env, &c->file_mode, msgs);
+    unsigned owner;
+    load_keyword(env, "PROF_OWNER", owner_names, 0, &owner, msgs);
+    c->owner_real = (int)owner;
     load_signal(env, "PROF_TOGGLE_SIGNAL", "none", &c->toggle_signo, msgs);
     if (c->toggle_signo < 0)
         c->toggle_signo = 0;
@@ -303,6 +333,104 @@ int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs 
         c->toggle_signo = 0;
     }
     check_unknown(env, msgs);
+    return msgs->n - before;
+}
+
+/* 1 when path, a directory, belongs to root and nobody else may write in it. */
+static int is_root_only_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == 0 &&
+           (st.st_mode & 022) == 0;
+}
+
+/* The system configuration file's text (malloc'd, NUL-terminated), or NULL when there is
+ * none or it is not to be trusted (see lp_config_load_process()). */
+static char *read_sysconf(const char *path, struct lp_config_msgs *msgs)
+{
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (!slash || (size_t)(slash - path) >= sizeof(dir))
+        return NULL;
+    memcpy(dir, path, (size_t)(slash - path));
+    dir[slash - path] = '\0';
+    struct stat st;
+    int fd = lp_fd_open_regular(path, O_RDONLY, 0, &st, NULL);
+    if (fd == -ENOENT)
+        return NULL;
+    if (fd < 0 || st.st_uid != 0 || (st.st_mode & 022) != 0 || st.st_size >= LP_SYSCONF_MAX_BYTES ||
+        !is_root_only_dir(dir[0] ? dir : "/")) {
+        add_msg(msgs, "%s is not a regular file of root's that only root may change; not read",
+                path);
+        lp_fd_close(fd);
+        return NULL;
+    }
+    char *text = malloc((size_t)st.st_size + 1);
+    ssize_t n = text ? read(fd, text, (size_t)st.st_size) : -1;
+    lp_fd_close(fd);
+    if (n < 0) {
+        free(text);
+        return NULL;
+    }
+    text[n] = '\0';
+    return text;
+}
+
+/* The file's NAME=value lines into arr (at most cap - 1, then NULL), pointing into text,
+ * which they cut into lines: blank lines and '#' comments left out, spaces around a line
+ * trimmed. Returns how many. */
+static size_t sysconf_entries(char *text, char **arr, size_t cap)
+{
+    size_t n = 0;
+    for (char *line = text, *next; line && *line; line = next) {
+        next = strchr(line, '\n');
+        if (next)
+            *next++ = '\0';
+        while (*line == ' ' || *line == '\t')
+            line++;
+        size_t len = strlen(line);
+        while (len > 0 && strchr(" \t\r", line[len - 1]))
+            line[--len] = '\0';
+        if (len > 0 && line[0] != '#' && strchr(line, '=') && n + 1 < cap)
+            arr[n++] = line;
+    }
+    arr[n] = NULL;
+    return n;
+}
+
+int lp_config_load_process(struct lp_config *c, char *const *env, int is_secure,
+                           const char *sysconf_path, struct lp_config_msgs *msgs)
+{
+    int before = msgs->n;
+    char *text = read_sysconf(sysconf_path, msgs);
+    size_t n_env = 0;
+    while (!is_secure && env && env[n_env])
+        n_env++;
+    size_t cap = n_env + (text ? strlen(text) / 2 + 2 : 1);
+    char **all = calloc(cap, sizeof(char *));
+    if (!all) {
+        free(text);
+        memset(c, 0, sizeof(*c));
+        return msgs->n - before;
+    }
+    /* The environment first: the first of a name is the one read (env_get()). */
+    for (size_t i = 0; i < n_env; i++)
+        all[i] = env[i];
+    if (text)
+        sysconf_entries(text, all + n_env, cap - n_env);
+    lp_config_load(c, all, msgs);
+    c->is_secure = is_secure;
+    if (is_secure && !text) {
+        c->enabled = 0;
+        msgs->n = before; /* nothing of the user's reaches a privileged program's stderr */
+    } else if (is_secure && c->enabled && (c->output[0] != '/' || (c->log[0] && c->log[0] != '/'))) {
+        /* A relative path would be taken from a directory the invoking user chose. */
+        add_msg(msgs, "%s: PROF_OUTPUT and PROF_LOG must be absolute paths for set-user-ID "
+                "and set-group-ID programs; profiling disabled", sysconf_path);
+        c->enabled = 0;
+    }
+    free(all);
+    free(text);
     return msgs->n - before;
 }
 

@@ -28,6 +28,13 @@
 #define LP_LABELS_MAX 64u     /* pairs at most */
 #define LP_KEEP_MAX 1000000u  /* PROF_KEEP at most */
 #define LP_INTERVAL_MIN_NS 100000000ull /* PROF_INTERVAL: 100 ms at least */
+#define LP_DEFAULT_FILE_MODE 0600u /* the files libprof creates: the user's alone */
+#define LP_SYSCONF_MAX_BYTES 65536u /* the system configuration file, at most */
+/* The system configuration file: settings for every process the library is loaded into,
+ * and the only ones in secure execution (see lp_config_load_process()). */
+#ifndef LP_SYSCONF_PATH
+#define LP_SYSCONF_PATH "/etc/libprof.conf"
+#endif
 
 struct lp_config {
     char output[PATH_MAX]; /* PROF_OUTPUT: the path template, %p = pid, %% = % */
@@ -53,6 +60,12 @@ struct lp_config {
     char labels[LP_LABELS_BYTES]; /* PROF_LABELS: n_labels pairs "key\0value\0" */
     size_t labels_bytes;   /* bytes of labels in use */
     unsigned n_labels;
+    unsigned file_mode;    /* PROF_FILE_MODE: permission bits of the files libprof creates
+                            * (profiles, logs, snapshots), less the umask */
+    int owner_real;        /* PROF_OWNER=real: the files are given to the process's real
+                            * user and group (a set-user-ID program's invoker) */
+    int is_secure;         /* secure execution (AT_SECURE): nothing was read from the
+                            * environment */
     int enabled;           /* 0 when a value makes profiling impossible */
 };
 
@@ -69,6 +82,16 @@ struct lp_config_msgs {
  * environ), appending one message per bad value or unknown PROF_ variable to *msgs.
  * Returns the number of messages added. */
 int lp_config_load(struct lp_config *c, char *const *env, struct lp_config_msgs *msgs);
+
+/* Not async-signal-safe. The process's configuration: the system configuration file at
+ * sysconf_path (one NAME=value a line, '#' comments; read only when it is a regular file
+ * owned by root that nobody else may write, in a directory the same holds for) gives the
+ * defaults, the environment env overrides them. In secure execution (is_secure: a
+ * set-user-ID, set-group-ID or file-capability program, getauxval(AT_SECURE)) the
+ * environment is not read at all, and without the file profiling is off, silently.
+ * Returns the number of messages added to *msgs. */
+int lp_config_load_process(struct lp_config *c, char *const *env, int is_secure,
+                           const char *sysconf_path, struct lp_config_msgs *msgs);
 
 /* What a path template's %-sequences stand for. */
 struct lp_path_vars {

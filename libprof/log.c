@@ -9,8 +9,10 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "libprof/fd.h"
+#include "sampler/fd_high.h"
 
 #define LP_NOTES_WAITING 8 /* notes kept until a profile is open; later ones are dropped */
 
@@ -25,12 +27,28 @@ void lp_log_open(const char *path)
 {
     if (!path || !path[0])
         return;
-    int fd = lp_fd_open_kept(path, O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (strcmp(path, "/dev/null") == 0) {
+        log_fd = -1; /* silence, asked for: nothing is opened */
+        return;
+    }
+    /* A regular file of this user's, never through a link (lp_fd_create()). */
+    struct stat st;
+    int fd = lp_fd_create(path, O_WRONLY | O_APPEND, &st, NULL);
+    if (fd >= 0 && !lp_fd_is_ours(&st)) {
+        lp_fd_close(fd);
+        fd = -EPERM;
+    }
+    if (fd >= 0)
+        fd = smp_fd_move_high(fd);
     if (fd >= 0) {
         log_fd = fd;
         has_log_file = 1;
     } else
-        lp_log("cannot open PROF_LOG %s: %s; logging to stderr", path, strerror(-fd));
+        lp_log("cannot open PROF_LOG %s: %s; logging to stderr", path,
+               fd == -ELOOP    ? "a symbolic link, not followed"
+               : fd == -EINVAL ? "not a regular file"
+               : fd == -EPERM  ? "another user's file"
+                               : strerror(-fd));
 }
 
 /* "libprof: TEXT\n" into line; returns its length; *text points at TEXT. */
@@ -49,7 +67,8 @@ static size_t format_line(char *line, size_t cap, const char **text, const char 
 static void write_line(char *line, size_t len)
 {
     line[len++] = '\n';
-    (void)lp_fd_write_all(log_fd, line, len);
+    if (log_fd >= 0)
+        (void)lp_fd_write_all(log_fd, line, len);
 }
 
 /* A formatted line of ours: "libprof: " then the text (at text). */
@@ -122,7 +141,7 @@ void lp_log_fork_child(void)
 
 void lp_log_close(void)
 {
-    if (log_fd != 2)
+    if (log_fd > 2)
         lp_fd_close(log_fd);
     log_fd = 2;
     has_log_file = 0;

@@ -73,7 +73,8 @@ static int read_object(struct source *s, uintptr_t mem_addr, uint64_t off, void 
         memcpy(dst, (const void *)mem_addr, n);
         return 0;
     }
-    if (s->fd < 0 && (s->fd = lp_fd_open(s->path, O_RDONLY, 0)) < 0)
+    struct stat st;
+    if (s->fd < 0 && (s->fd = lp_fd_open_regular(s->path, O_RDONLY, 0, &st, NULL)) < 0)
         return -ENOENT;
     return pread(s->fd, dst, n, (off_t)off) == (ssize_t)n ? 0 : -EIO;
 }

@@ -37,11 +37,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -732,7 +734,11 @@ static int open_profile(int is_child)
     }
     if (rc != 0)
         lp_log("cannot create %s: %s; profiling disabled", path,
-               rc == -EINVAL ? "not a regular file" : strerror(-rc));
+               rc == -EINVAL   ? "not a regular file"
+               : rc == -ELOOP  ? "a symbolic link, not followed"
+               : rc == -EEXIST ? "a file that is not a libprof profile is there; not "
+                                 "overwritten"
+                               : strerror(-rc));
     else
         keep_file(path);
     return rc;
@@ -875,8 +881,13 @@ __attribute__((constructor)) static void lp_constructor(void)
     if (!getcwd(session.start_cwd, sizeof(session.start_cwd)))
         strcpy(session.start_cwd, "/");
     atomic_fetch_add(&session.app_threads, 1); /* the main thread */
-    lp_config_load(&session.cfg, environ, &msgs);
-    if (!session.cfg.follow && lp_env_parent_unfollowed())
+    /* In secure execution (a set-user-ID, set-group-ID or file-capability program) nothing
+     * comes from the environment of the user who started it: only the system
+     * configuration file (libprof/config.h). */
+    int is_secure = getauxval(AT_SECURE) != 0;
+    lp_config_load_process(&session.cfg, environ, is_secure, LP_SYSCONF_PATH, &msgs);
+    lp_fd_set_policy((mode_t)session.cfg.file_mode, session.cfg.owner_real);
+    if (!is_secure && !session.cfg.follow && lp_env_parent_unfollowed())
         return; /* started by system() or popen() of a program profiled alone: silent */
     lp_log_open(session.cfg.log);
     for (int i = 0; i < msgs.n; i++) {
@@ -887,7 +898,7 @@ __attribute__((constructor)) static void lp_constructor(void)
     }
     if (!session.cfg.enabled)
         return;
-    if (session.cfg.follow)
+    if (session.cfg.follow && !is_secure)
         lp_env_fix_output(environ, session.start_cwd);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
     if (start_session(0, session.cfg.start) != 0) {

@@ -439,7 +439,8 @@ static int create_snapshot_file(const char *profile_path)
         unsigned n = ++snap.served;
         if (snprintf(path, sizeof(path), "%s.snapshot.%u", profile_path, n) >= (int)sizeof(path))
             return -ENAMETOOLONG;
-        int fd = lp_fd_open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0644);
+        struct stat st;
+        int fd = lp_fd_create(path, O_WRONLY | O_EXCL, &st, NULL);
         if (fd != -EEXIST)
             return fd;
     }

@@ -28,6 +28,7 @@
 #include "libprof/log.h"
 #include "sampler/codemap.h"
 #include "sampler/defer.h"
+#include "sampler/fd_high.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
 
@@ -68,26 +69,44 @@ static int is_earlier_image(int fd, uint64_t process_start_real_ns)
            has_samples(fd);
 }
 
+/* 1 when fd holds a libprof profile: its file header's magic. */
+static int is_profile(int fd)
+{
+    char magic[8];
+    return pread(fd, magic, sizeof(magic), 0) == (ssize_t)sizeof(magic) &&
+           memcmp(magic, PROF_FILE_MAGIC, sizeof(magic)) == 0;
+}
+
 /* Opens path for the profile, unless another process owns it: the file is locked
  * (flock, exclusive) for as long as we write it; a lock we cannot get means a live
- * process writes there. The descriptor (the file's identity in *st), or -EBUSY, or
- * -errno. A file found empty is not truncated: on ext4 a truncated file's close waits
- * for its data to be written out (the filesystem's guard for files replaced by
- * truncation), a cost every short process would pay. */
+ * process writes there. Only a regular file is ever opened (never through a link, never a
+ * FIFO or a device: lp_fd_open_regular()), and a file already there is truncated only when
+ * it is a libprof profile of this process's user that no live process writes and no
+ * earlier image of this process wrote samples into; another user's file is taken (-EBUSY:
+ * the next name), and a file that is not a profile is never written (-EEXIST). The
+ * descriptor (the file's identity in *st), or -EBUSY, -EEXIST, -ELOOP (a link), -EINVAL
+ * (not a regular file), -errno. A file found empty is not truncated: on ext4 a truncated
+ * file's close waits for its data to be written out (the filesystem's guard for files
+ * replaced by truncation), a cost every short process would pay. */
 static int claim_stat(const char *path, uint64_t process_start_real_ns, struct stat *st)
 {
-    int fd = lp_fd_open_kept(path, O_RDWR | O_CREAT, 0644);
-    if (fd < 0 && (fd == -EACCES || fd == -EPERM) && access(path, F_OK) == 0)
-        return -EBUSY; /* another user's profile (this process changed its uid): taken */
+    int created = 0;
+    int fd = lp_fd_create(path, O_RDWR, st, &created);
+    struct stat there;
+    if ((fd == -EACCES || fd == -EPERM) && lstat(path, &there) == 0)
+        return -EBUSY; /* another user's file (this process changed its uid): taken */
+    if (fd < 0)
+        return fd;
+    fd = smp_fd_move_high(fd);
     if (fd < 0)
         return fd;
     int rc = 0;
     if (flock(fd, LOCK_EX | LOCK_NB) != 0)
         rc = errno == EWOULDBLOCK ? -EBUSY : 0; /* no locks here (a filesystem without): go on */
-    if (rc == 0 && fstat(fd, st) != 0)
-        rc = -errno;
-    if (rc == 0 && !S_ISREG(st->st_mode))
-        rc = -EINVAL; /* a profile is a regular file (/dev/full, a pipe: no) */
+    if (rc == 0 && !created && !lp_fd_is_ours(st))
+        rc = -EBUSY;
+    if (rc == 0 && st->st_size > 0 && !is_profile(fd))
+        rc = -EEXIST;
     if (rc == 0 && st->st_size > 0 && is_earlier_image(fd, process_start_real_ns))
         rc = -EBUSY;
     if (rc == 0 && st->st_size > 0 && ftruncate(fd, 0) != 0)
@@ -186,10 +205,12 @@ static int check_fd(struct lp_writer *w)
     struct stat st;
     if (w->fd >= 0 && fstat(w->fd, &st) == 0 && st.st_dev == w->dev && st.st_ino == w->ino)
         return 0;
-    int fd = lp_fd_open_kept(w->path, O_WRONLY | O_APPEND, 0);
+    int fd = lp_fd_open_regular(w->path, O_WRONLY | O_APPEND, 0, &st, NULL);
+    if (fd >= 0)
+        fd = smp_fd_move_high(fd);
     if (fd < 0)
         return fd;
-    if (fstat(fd, &st) != 0 || st.st_dev != w->dev || st.st_ino != w->ino) {
+    if (st.st_dev != w->dev || st.st_ino != w->ino) {
         lp_fd_close(fd); /* the profile was replaced or removed: do not write elsewhere */
         return -ESTALE;
     }

@@ -4,6 +4,7 @@
  * descriptors kept away from 0-2, and never writing into a file that took our descriptor's
  * number after the application closed it. */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,15 +85,16 @@ Test(writer, writes_header_and_records_on_flush, .init = make_dir)
     lp_writer_close(&w);
 }
 
-/* A file already at the path (a finished process's profile, or one left empty) is the new
+/* A profile already at the path (a finished process's, or one left empty) is the new
  * profile's wholly: nothing of the old bytes remains past what is written. */
-Test(writer, replaces_a_file_already_at_the_path, .init = make_dir)
+Test(writer, replaces_an_old_profile_at_the_path, .init = make_dir)
 {
     char *p = path_in_dir("old.prof");
-    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    static char junk[100000];
-    memset(junk, 'x', sizeof(junk));
-    cr_assert_eq(write(fd, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    static char old[100000];
+    memset(old, 'x', sizeof(old));
+    memcpy(old, PROF_FILE_MAGIC, 8);
+    cr_assert_eq(write(fd, old, sizeof(old)), (ssize_t)sizeof(old));
     close(fd);
     struct lp_writer w;
     cr_assert_eq(lp_writer_open(&w, p, 0), 0);
@@ -109,6 +111,51 @@ Test(writer, replaces_a_file_already_at_the_path, .init = make_dir)
     lp_writer_close(&w);
     cr_assert_eq(file_size(q), sizeof(struct prof_file_header) + 32);
     cr_assert_eq(count_records(q, PROF_REC_THREAD), 1);
+}
+
+/* What is not a libprof profile of this user's is never written: a file of other bytes
+ * (a mistyped PROF_OUTPUT), a link (to anything), a FIFO (never waited on), a device;
+ * another user's profile is taken (the next name). A new profile is its user's alone. */
+Test(writer, writes_only_a_regular_file_of_its_own, .init = make_dir, .timeout = 10)
+{
+    struct lp_writer w;
+    char *p = path_in_dir("notes.txt");
+    int fd = open(p, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    cr_assert_eq(write(fd, "my notes\n", 9), 9);
+    close(fd);
+    cr_assert_eq(lp_writer_open(&w, p, 0), -EEXIST);
+    cr_assert_eq(file_size(p), 9, "the file is untouched");
+
+    char link[128];
+    snprintf(link, sizeof(link), "%s", path_in_dir("app.prof"));
+    cr_assert_eq(symlink(path_in_dir("notes.txt"), link), 0);
+    cr_assert_eq(lp_writer_open(&w, link, 0), -ELOOP);
+    cr_assert_eq(file_size(path_in_dir("notes.txt")), 9, "the link's target is untouched");
+    char nowhere[128];
+    snprintf(nowhere, sizeof(nowhere), "%s", path_in_dir("nowhere"));
+    cr_assert_eq(symlink(nowhere, path_in_dir("dangling.prof")), 0);
+    cr_assert_eq(lp_writer_open(&w, path_in_dir("dangling.prof"), 0), -ELOOP);
+    cr_assert_eq(access(path_in_dir("nowhere"), F_OK), -1, "nothing created through the link");
+
+    cr_assert_eq(mkfifo(path_in_dir("fifo.prof"), 0600), 0);
+    cr_assert_eq(lp_writer_open(&w, path_in_dir("fifo.prof"), 0), -EINVAL);
+    cr_assert_eq(lp_writer_open(&w, "/dev/full", 0), -EINVAL);
+
+    if (geteuid() == 0) {
+        char *o = path_in_dir("theirs.prof");
+        fd = open(o, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        cr_assert_eq(write(fd, PROF_FILE_MAGIC, 8), 8);
+        close(fd);
+        cr_assert_eq(chown(o, 4321, 4321), 0);
+        cr_assert_eq(lp_writer_open(&w, o, 0), -EBUSY);
+        cr_assert_eq(file_size(o), 8);
+    }
+
+    cr_assert_eq(lp_writer_open(&w, path_in_dir("new.prof"), 0), 0);
+    struct stat st;
+    cr_assert_eq(stat(path_in_dir("new.prof"), &st), 0);
+    cr_assert_eq(st.st_mode & 0777, 0600, "mode %o", st.st_mode & 0777);
+    lp_writer_close(&w);
 }
 
 Test(writer, takes_no_standard_descriptor_even_when_they_are_closed, .init = make_dir)
