@@ -58,8 +58,7 @@ static void parse_maps_line(const char *line, struct module_table *t)
     if (t->n >= SMP_CODEMAP_MAX || cmn_maps_parse_line(line, &m) != 0)
         return;
     if (!(m.prot & PROF_MAP_EXEC)) {
-        if (m.offset == 0)
-            lp_uwtables_module(&m); /* where the module's ELF header is */
+        lp_uwtables_header(&m); /* where a module's ELF header may be */
         return;
     }
     const char *path = m.path;
@@ -118,6 +117,7 @@ static void annotate(struct smp_code_range *r, size_t i, void *ctx)
 static void publish_code_map(struct module_table *t)
 {
     lp_codemap_publish_with(t->ranges, t->n, annotate, t);
+    lp_uwtables_published();
 }
 
 void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
@@ -155,8 +155,10 @@ static void load_code_map(char **keep)
     t->n = 0;
     t->n_path_bytes = 0;
     char *save = NULL;
+    lp_uwtables_scan_begin();
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
         parse_maps_line(line, t);
+    lp_uwtables_scan_end();
     free(text);
     publish_code_map(t);
     smp_dbuf_publish(&modules_dbuf, j);

@@ -2,8 +2,8 @@
 /*
  * The unwind-table cache (see uwcache.h). File layout:
  *
- *   struct header (64 bytes: magic, the table format's magic, the ELF machine, the
- *                  table's size, the build-id)
+ *   struct header (72 bytes: magic, the table format's magic, the ELF machine, the
+ *                  table's size, the fingerprint, the build-id)
  *   the table, as cmn_uw_table_layout() lays it out, total_bytes long
  */
 #include "libprof/uwcache.h"
@@ -22,8 +22,9 @@
 
 #include "common/uw_table.h"
 #include "libprof/fd.h"
+#include "libprof/log.h"
 
-#define UWC_MAGIC 0x32435755u /* "UWC2": tables with the C runtime's _init (UWC1: without) */
+#define UWC_MAGIC 0x33435755u /* "UWC3": with the fingerprint (UWC2: build-id alone) */
 #define UWC_MAX_BYTES (256u << 20)
 
 #if defined(__x86_64__)
@@ -38,10 +39,12 @@ struct header {
     uint32_t machine;     /* EM_*: the registers its rules name */
     uint32_t build_id_len;
     uint64_t table_bytes; /* what follows */
+    uint64_t fingerprint; /* lp_uwcache_key's */
     uint8_t build_id[40];
 };
 
 static char dir[PATH_MAX]; /* "" when there is no cache */
+static int is_refused;     /* the directory was found unsafe: said once */
 
 void lp_uwcache_init(void)
 {
@@ -61,16 +64,37 @@ void lp_uwcache_init(void)
         dir[0] = '\0';
 }
 
-/* The cache file's path for a build-id; 0, or -1 when there is no cache. */
-static int path_of(const uint8_t *id, size_t len, char *out, size_t cap)
+/* The cache directory, opened without following a link, when it is the effective user's
+ * alone; -1 otherwise (said once, in a note). No cache while the effective and real users
+ * or groups differ: a privileged process never reads another user's tables. */
+static int open_dir(void)
 {
-    if (dir[0] == '\0' || len == 0 || len > sizeof(((struct header *)0)->build_id))
+    if (dir[0] == '\0' || getuid() != geteuid() || getgid() != getegid())
         return -1;
-    char hex[2 * 40 + 1];
-    for (size_t i = 0; i < len; i++)
-        snprintf(hex + 2 * i, 3, "%02x", id[i]);
-    int n = snprintf(out, cap, "%s/%s.uwt", dir, hex);
-    return n > 0 && (size_t)n < cap ? 0 : -1;
+    int fd = lp_fd_open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
+    if (fd < 0)
+        return -1;
+    struct stat st;
+    if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && (st.st_mode & 077) == 0)
+        return fd;
+    lp_fd_close(fd);
+    if (!is_refused)
+        lp_note("the unwind-table cache %s is not a directory of this user's closed to others "
+                "(mode 0700): not used", dir);
+    is_refused = 1;
+    return -1;
+}
+
+/* The cache file's name for a key (in the directory); 0, or -1 when there is none. */
+static int name_of(const struct lp_uwcache_key *k, char *out, size_t cap)
+{
+    if (k->build_id_len == 0 || k->build_id_len > sizeof(((struct header *)0)->build_id) ||
+        cap < 2 * k->build_id_len + 8)
+        return -1;
+    for (size_t i = 0; i < k->build_id_len; i++)
+        snprintf(out + 2 * i, 3, "%02x", k->build_id[i]);
+    snprintf(out + 2 * k->build_id_len, 5, ".uwt");
+    return 0;
 }
 
 /* 1 when the table's arrays lie inside its bytes and its page index stays within its rows:
@@ -92,31 +116,53 @@ static int table_holds(const struct cmn_uw_table *t, uint64_t bytes)
     return 1;
 }
 
-const struct cmn_uw_table *lp_uwcache_load(const uint8_t *build_id, size_t len, uint64_t *bytes)
+/* Reads all of the file into mem (size bytes). 0 or -1. */
+static int read_all(int fd, void *mem, size_t size)
 {
-    char path[PATH_MAX];
-    if (path_of(build_id, len, path, sizeof(path)) != 0)
+    for (size_t got = 0; got < size;) {
+        ssize_t n = pread(fd, (char *)mem + got, size - got, (off_t)got);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return -1;
+        got += (size_t)n;
+    }
+    return 0;
+}
+
+const struct cmn_uw_table *lp_uwcache_load(const struct lp_uwcache_key *k, uint64_t *bytes)
+{
+    char name[96];
+    int dfd = name_of(k, name, sizeof(name)) == 0 ? open_dir() : -1;
+    if (dfd < 0)
         return NULL;
-    int fd = lp_fd_open(path, O_RDONLY | O_NOFOLLOW, 0);
+    int fd = lp_fd_openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY, 0);
+    lp_fd_close(dfd);
     if (fd < 0)
         return NULL;
     struct stat st;
-    void *map = MAP_FAILED;
-    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > (off_t)sizeof(struct header) &&
-        st.st_size < (off_t)UWC_MAX_BYTES)
-        map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+    void *mem = MAP_FAILED;
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid() &&
+        st.st_size > (off_t)sizeof(struct header) && st.st_size < (off_t)UWC_MAX_BYTES)
+        mem = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    /* A copy, checked once it is ours: the file may change or be cut meanwhile. */
+    int rc = mem == MAP_FAILED ? -1 : read_all(fd, mem, (size_t)st.st_size);
     lp_fd_close(fd);
-    if (map == MAP_FAILED)
+    if (mem == MAP_FAILED)
         return NULL;
-    const struct header *h = map;
+    const struct header *h = mem;
     const struct cmn_uw_table *t = (const struct cmn_uw_table *)(h + 1);
-    if (h->magic == UWC_MAGIC && h->table_magic == CMN_UW_MAGIC && h->machine == UWC_MACHINE &&
-        h->build_id_len == len && memcmp(h->build_id, build_id, len) == 0 &&
+    if (rc == 0 && h->magic == UWC_MAGIC && h->table_magic == CMN_UW_MAGIC &&
+        h->machine == UWC_MACHINE && h->build_id_len == k->build_id_len &&
+        memcmp(h->build_id, k->build_id, k->build_id_len) == 0 &&
+        h->fingerprint == k->fingerprint &&
         h->table_bytes == (uint64_t)st.st_size - sizeof(*h) && table_holds(t, h->table_bytes)) {
+        mprotect(mem, (size_t)st.st_size, PROT_READ);
         *bytes = (uint64_t)st.st_size;
         return t;
     }
-    munmap(map, (size_t)st.st_size);
+    munmap(mem, (size_t)st.st_size);
     return NULL;
 }
 
@@ -138,22 +184,28 @@ static int make_dir(void)
     }
 }
 
-void lp_uwcache_store(const uint8_t *build_id, size_t len, const struct cmn_uw_table *t)
+void lp_uwcache_store(const struct lp_uwcache_key *k, const struct cmn_uw_table *t)
 {
-    char path[PATH_MAX], tmp[PATH_MAX + 32];
-    if (path_of(build_id, len, path, sizeof(path)) != 0 || make_dir() != 0)
+    char name[96], tmp[128];
+    if (name_of(k, name, sizeof(name)) != 0 || dir[0] == '\0' || make_dir() != 0)
         return;
-    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", path, (long)getpid());
-    int fd = lp_fd_open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
-    if (fd < 0)
+    int dfd = open_dir();
+    if (dfd < 0)
         return;
+    snprintf(tmp, sizeof(tmp), "%s.%ld.tmp", name, (long)getpid());
+    int fd = lp_fd_openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0600);
+    if (fd < 0) {
+        lp_fd_close(dfd);
+        return;
+    }
     struct header h = {.magic = UWC_MAGIC, .table_magic = CMN_UW_MAGIC,
-                       .machine = UWC_MACHINE, .build_id_len = (uint32_t)len,
-                       .table_bytes = t->total_bytes};
-    memcpy(h.build_id, build_id, len);
+                       .machine = UWC_MACHINE, .build_id_len = (uint32_t)k->build_id_len,
+                       .table_bytes = t->total_bytes, .fingerprint = k->fingerprint};
+    memcpy(h.build_id, k->build_id, k->build_id_len);
     int ok = lp_fd_write_all(fd, &h, sizeof(h)) == 0 &&
              lp_fd_write_all(fd, t, (size_t)t->total_bytes) == 0;
     lp_fd_close(fd);
-    if (!ok || rename(tmp, path) != 0)
-        unlink(tmp);
+    if (!ok || renameat(dfd, tmp, dfd, name) != 0)
+        unlinkat(dfd, tmp, 0);
+    lp_fd_close(dfd);
 }

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The modules' unwind tables (see uwtables.h). The registry is an array indexed by module
- * id; ids are never reused, so a request a handler made for an id always names the module
- * it meant. A module is PENDING until a walk asks for its table, then BUILT or NONE.
+ * id. A module is PENDING until a walk asks for its table, then BUILT or NONE; FREE once no
+ * mapping of it is left, when its id may be taken by another module (a handler's request
+ * for the old id then builds the new one's table early: harmless). A freed module's table
+ * is unmapped only once no copy of the code map a handler may still read holds it: two
+ * publishes later (sampler/dbuf.h: the second waits for the readers of the copy that held
+ * it).
  */
 #include "libprof/uwtables.h"
 
@@ -20,6 +24,7 @@
 #include "arch/arch.h"
 #include "common/build_id.h"
 #include "common/elf_file.h"
+#include "common/hash.h"
 #include "common/uw_build.h"
 #include "common/uw_table.h"
 #include "libprof/fd.h"
@@ -31,57 +36,209 @@
 #define LP_UW_PENDING 0
 #define LP_UW_BUILT 1
 #define LP_UW_NONE 2
+#define LP_UW_FREE 3
+#define LP_UW_HEADERS_MAX 256u /* ELF headers remembered during one scan of the maps */
+#define LP_UW_RETIRED_MAX 256u /* tables waiting to be unmapped */
 
 struct module {
     uint64_t dev, ino;      /* the file's identity; both 0 for the vDSO */
     char *path;             /* as /proc/self/maps names it; owned */
     uintptr_t header;       /* where its ELF header is mapped (offset 0), 0 not seen */
     int state;              /* LP_UW_* */
-    const struct cmn_uw_table *table; /* when BUILT; mapped for good */
+    int is_seen;            /* a mapping of it was in the scan of the maps under way */
+    const struct cmn_uw_table *table; /* when BUILT */
+    void *mem;              /* the memory holding table (mem_bytes), unmapped when the
+                             * module is freed and no handler can hold it any more */
+    uint64_t mem_bytes;
+    uint8_t build_id[PROF_BUILD_ID_MAX]; /* what the table was built for, when BUILT: the */
+    size_t build_id_len;    /* build-id, or without one a hash of the program headers */
+    uint64_t phdr_hash;
     unsigned n_loads;
     struct cmn_elf_load loads[CMN_ELF_MAX_LOADS]; /* its link-time layout, when BUILT */
 };
 
+/* An ELF header seen in a read-only mapping at offset 0 during a scan: a module's, when
+ * the same file has an executable mapping (a data file's, when not). */
+struct header_seen {
+    uint64_t dev, ino;
+    uintptr_t start;
+};
+
+/* A freed module's table, to be unmapped once publish_seq reaches at_seq. */
+struct retired {
+    void *mem;
+    uint64_t bytes;
+    uint64_t at_seq;
+};
+
 static struct module registry[SMP_MODULES_MAX]; /* [0] unused: id 0 is "none" */
-static uint32_t n_registered = 1;
+static uint32_t n_registered = 1; /* ids in use are below this */
 static uint64_t table_bytes;
 static unsigned n_tables;
 static uint32_t n_wanted_seen; /* smp_codemap_n_wanted when last served */
+static struct header_seen headers[LP_UW_HEADERS_MAX]; /* of the scan under way */
+static unsigned n_headers;
+static struct retired retired[LP_UW_RETIRED_MAX];
+static unsigned n_retired;
+static uint64_t publish_seq; /* code maps published (lp_uwtables_published()) */
 
 static int is_vdso(const char *path)
 {
     return strcmp(path, "[vdso]") == 0;
 }
 
-static uint32_t find_or_add(const struct cmn_maps_line *m, int vdso);
+static int read_headers(const struct module *mod, struct lp_object *o);
+static size_t build_id_of(const struct lp_object *o, uint8_t *id, size_t cap);
+
+/* The live module of a file (or the vDSO), 0 when none. */
+static uint32_t find(uint64_t dev, uint64_t ino, int vdso)
+{
+    for (uint32_t id = 1; id < n_registered; id++)
+        if (registry[id].state != LP_UW_FREE && registry[id].dev == dev &&
+            registry[id].ino == ino && (ino != 0 || vdso))
+            return id;
+    return 0;
+}
+
+/* The identity of the module mapped at mod's header (read from memory): its build-id, or
+ * without one a hash of its program headers. 0, or -1 when it cannot be read. */
+static int identity_of(const struct module *mod, uint8_t *id, size_t *len, uint64_t *hash)
+{
+    ElfW(Phdr) phdrs[LP_OBJECT_MAX_PHDRS];
+    struct lp_object o = {.phdrs = phdrs};
+    if (read_headers(mod, &o) != 0)
+        return -1;
+    *len = build_id_of(&o, id, PROF_BUILD_ID_MAX);
+    *hash = cmn_hash_bytes(phdrs, o.phnum * sizeof(phdrs[0]));
+    return 0;
+}
+
+/* Frees module id: its slot for another module, its table for unmapping once no handler
+ * can hold it. */
+static void free_module(uint32_t id)
+{
+    struct module *mod = &registry[id];
+    if (mod->mem != NULL) {
+        if (n_retired < LP_UW_RETIRED_MAX)
+            retired[n_retired++] = (struct retired){mod->mem, mod->mem_bytes, publish_seq + 2};
+        /* else: left mapped, as every table once was */
+        table_bytes -= mod->mem_bytes;
+        n_tables--;
+    }
+    free(mod->path);
+    atomic_store_explicit(&smp_codemap_wanted[id], 0, memory_order_relaxed);
+    *mod = (struct module){.state = LP_UW_FREE};
+}
+
+/* Registers a new module for mapping m (header at `header`, 0 unknown); 0 when the
+ * registry is full. A freed id is taken first. */
+static uint32_t add(const struct cmn_maps_line *m, int vdso, uintptr_t header)
+{
+    uint32_t id = 1;
+    while (id < n_registered && registry[id].state != LP_UW_FREE)
+        id++;
+    if (id >= SMP_MODULES_MAX)
+        return 0;
+    char *path = strdup(m->path);
+    if (path == NULL)
+        return 0;
+    registry[id] = (struct module){.dev = vdso ? 0 : m->dev, .ino = vdso ? 0 : m->inode,
+                                   .path = path, .header = header, .state = LP_UW_PENDING};
+    if (id == n_registered)
+        n_registered++;
+    return id;
+}
+
+/* A module's ELF header was seen at `start`: where it was elsewhere before, the file was
+ * mapped again, maybe changed (a library rewritten in place, or an inode reused, and
+ * loaded again without our dlclose() wrapper reading the maps in between): a built table
+ * is kept only for the same build-id (or, without one, the same program headers). */
+static void header_moved(uint32_t id, uintptr_t start)
+{
+    struct module *mod = &registry[id];
+    uintptr_t was = mod->header;
+    mod->header = start;
+    if (was == 0 || was == start || mod->state != LP_UW_BUILT)
+        return;
+    uint8_t bid[PROF_BUILD_ID_MAX];
+    size_t len = 0;
+    uint64_t hash = 0;
+    if (identity_of(mod, bid, &len, &hash) == 0 && len == mod->build_id_len &&
+        memcmp(bid, mod->build_id, len) == 0 && (len > 0 || hash == mod->phdr_hash))
+        return;
+    char *path = strdup(mod->path);
+    struct cmn_maps_line m = {.dev = mod->dev, .inode = mod->ino, .path = path};
+    int seen = mod->is_seen;
+    free_module(id);
+    uint32_t again = path ? add(&m, 0, start) : 0;
+    if (again != 0)
+        registry[again].is_seen = seen;
+    free(path);
+}
+
+void lp_uwtables_scan_begin(void)
+{
+    for (uint32_t id = 1; id < n_registered; id++)
+        registry[id].is_seen = 0;
+    n_headers = 0;
+}
+
+void lp_uwtables_header(const struct cmn_maps_line *m)
+{
+    if (m->inode == 0 || m->path[0] != '/' || m->offset != 0 || !(m->prot & PROF_MAP_READ))
+        return;
+    uint32_t id = find(m->dev, m->inode, 0);
+    if (id != 0)
+        header_moved(id, (uintptr_t)m->start);
+    else if (n_headers < LP_UW_HEADERS_MAX)
+        headers[n_headers++] = (struct header_seen){m->dev, m->inode, (uintptr_t)m->start};
+}
 
 uint32_t lp_uwtables_module(const struct cmn_maps_line *m)
 {
     int vdso = is_vdso(m->path);
     if (!vdso && (m->inode == 0 || m->path[0] != '/'))
         return 0;
-    uint32_t id = find_or_add(m, vdso);
-    if (id != 0 && m->offset == 0 && (m->prot & PROF_MAP_READ))
-        registry[id].header = (uintptr_t)m->start;
+    uint32_t id = find(vdso ? 0 : m->dev, vdso ? 0 : m->inode, vdso);
+    uintptr_t header = m->offset == 0 && (m->prot & PROF_MAP_READ) ? (uintptr_t)m->start : 0;
+    for (unsigned i = 0; header == 0 && id == 0 && i < n_headers; i++)
+        if (headers[i].dev == m->dev && headers[i].ino == m->inode)
+            header = headers[i].start;
+    if (id == 0)
+        id = add(m, vdso, header);
+    else if (header != 0)
+        header_moved(id, header);
+    if (id != 0)
+        registry[id].is_seen = 1;
     return id;
 }
 
-/* The module of mapping m by its file's identity, registered when new; 0 when the registry
- * is full. */
-static uint32_t find_or_add(const struct cmn_maps_line *m, int vdso)
+void lp_uwtables_scan_end(void)
 {
-    uint64_t dev = vdso ? 0 : m->dev, ino = vdso ? 0 : m->inode;
     for (uint32_t id = 1; id < n_registered; id++)
-        if (registry[id].dev == dev && registry[id].ino == ino &&
-            (ino != 0 || is_vdso(registry[id].path)))
-            return id;
-    if (n_registered >= SMP_MODULES_MAX)
-        return 0;
-    char *path = strdup(m->path);
-    if (path == NULL)
-        return 0;
-    registry[n_registered] = (struct module){.dev = dev, .ino = ino, .path = path};
-    return n_registered++;
+        if (registry[id].state != LP_UW_FREE && !registry[id].is_seen)
+            free_module(id);
+}
+
+void lp_uwtables_published(void)
+{
+    publish_seq++;
+    unsigned kept = 0;
+    for (unsigned i = 0; i < n_retired; i++) {
+        if (publish_seq >= retired[i].at_seq)
+            munmap(retired[i].mem, retired[i].bytes);
+        else
+            retired[kept++] = retired[i];
+    }
+    n_retired = kept;
+}
+
+unsigned lp_uwtables_n_modules(void)
+{
+    unsigned n = 0;
+    for (uint32_t id = 1; id < n_registered; id++)
+        n += registry[id].state != LP_UW_FREE;
+    return n;
 }
 
 void lp_uwtables_annotate(struct smp_code_range *r, uint32_t id, uint64_t offset)
@@ -89,7 +246,7 @@ void lp_uwtables_annotate(struct smp_code_range *r, uint32_t id, uint64_t offset
     r->table = NULL;
     r->bias = 0;
     r->module = 0;
-    if (id == 0 || id >= n_registered)
+    if (id == 0 || id >= n_registered || registry[id].state == LP_UW_FREE)
         return;
     const struct module *mod = &registry[id];
     uint64_t vaddr;
@@ -154,26 +311,30 @@ static size_t build_id_of(const struct lp_object *o, uint8_t *id, size_t cap)
     return 0;
 }
 
-/* The table of a build-id that an earlier process built, when it fits the bound. */
-static const struct cmn_uw_table *cached_table(const uint8_t *id, size_t len)
+/* The table an earlier process built from the same input (key), when it fits the bound;
+ * the memory holding it into mod. */
+static const struct cmn_uw_table *cached_table(struct module *mod,
+                                               const struct lp_uwcache_key *key)
 {
     uint64_t bytes = 0;
-    const struct cmn_uw_table *t = len > 0 ? lp_uwcache_load(id, len, &bytes) : NULL;
+    const struct cmn_uw_table *t = key->build_id_len > 0 ? lp_uwcache_load(key, &bytes) : NULL;
     if (t == NULL)
         return NULL;
+    void *mem = (void *)((const char *)t - (bytes - t->total_bytes));
     if (table_bytes + bytes > LP_UW_MAX_BYTES) {
-        munmap((void *)((const char *)t - (bytes - t->total_bytes)), bytes);
+        munmap(mem, bytes);
         return NULL;
     }
+    mod->mem = mem;
+    mod->mem_bytes = bytes;
     table_bytes += bytes;
     n_tables++;
     return t;
 }
 
 /* .eh_frame as the loader mapped it: located by .eh_frame_hdr (PT_GNU_EH_FRAME), read to
- * the end of the segment holding it, and added to b. 0, or -errno. */
-static int add_mapped_eh_frame(struct cmn_cfi_build *b, const struct lp_object *o,
-                               uint8_t **keep)
+ * the end of the segment holding it, into s (its data malloc'd: free it). 0, or -errno. */
+static int read_mapped_eh_frame(const struct lp_object *o, struct cmn_cfi_section *s)
 {
     const ElfW(Phdr) *hdr = NULL;
     for (unsigned i = 0; i < o->phnum && hdr == NULL; i++)
@@ -210,9 +371,7 @@ static int add_mapped_eh_frame(struct cmn_cfi_build *b, const struct lp_object *
         free(data);
         return -EFAULT;
     }
-    struct cmn_cfi_section s = {data, n, eh_at, o->bias, false};
-    cmn_cfi_add_section(b, &s);
-    *keep = data;
+    *s = (struct cmn_cfi_section){data, n, eh_at, o->bias, false};
     return 0;
 }
 
@@ -241,14 +400,16 @@ static void add_file_section(struct cmn_cfi_build *b, const struct module *mod,
 {
     if (mod->path[0] != '/')
         return;
-    int fd = lp_fd_open(mod->path, O_RDONLY, 0);
+    /* Never a FIFO or a device put at the path since (a blocked open would stall the
+     * writer thread): a regular file, then the one mapped. */
+    struct stat st;
+    int fd = lp_fd_open_regular(mod->path, O_RDONLY, 0, &st, NULL);
     if (fd < 0)
         return;
-    struct stat st;
     Elf64_Shdr sh;
     uint8_t *data = NULL;
     size_t n = 0;
-    if (fstat(fd, &st) == 0 && (uint64_t)st.st_ino == mod->ino &&
+    if ((uint64_t)st.st_ino == mod->ino &&
         ((uint64_t)major(st.st_dev) << 32 | minor(st.st_dev)) == mod->dev &&
         cmn_elf_section(fd, name, &sh) == 0 && cmn_elf_read_section(fd, &sh, &data, &n) == 0) {
         struct cmn_cfi_section s = {data, n, sh.sh_addr, 0, is_debug_frame != 0};
@@ -258,20 +419,34 @@ static void add_file_section(struct cmn_cfi_build *b, const struct module *mod,
     lp_fd_close(fd);
 }
 
-/* The C runtime's _init where the loader mapped it, at the start of the first executable
- * segment (common/uw_build.h, cmn_cfi_add_crt_init). */
-static void add_crt_init(struct cmn_cfi_build *b, const struct lp_object *o)
+/* The first bytes of the first executable segment, where the C runtime's _init is
+ * (common/uw_build.h, cmn_cfi_add_crt_init): how many into code, its link-time address
+ * into *vaddr; 0 when they cannot be read. */
+static size_t read_crt_code(const struct lp_object *o, uint8_t *code, size_t cap,
+                            uint64_t *vaddr)
 {
     for (unsigned i = 0; i < o->phnum; i++) {
         const ElfW(Phdr) *ph = &o->phdrs[i];
         if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
             continue;
-        uint8_t code[CMN_CFI_CRT_INIT_MAX];
-        size_t n = ph->p_filesz < sizeof(code) ? (size_t)ph->p_filesz : sizeof(code);
-        if (lp_objects_read_memory(code, o->bias + ph->p_vaddr, n) == 0)
-            cmn_cfi_add_crt_init(b, ph->p_vaddr, code, n);
-        return;
+        size_t n = ph->p_filesz < cap ? (size_t)ph->p_filesz : cap;
+        *vaddr = ph->p_vaddr;
+        return lp_objects_read_memory(code, o->bias + ph->p_vaddr, n) == 0 ? n : 0;
     }
+    return 0;
+}
+
+/* What a table is compiled from, when it is the module's memory alone: its load
+ * segments, its .eh_frame as mapped and the first bytes of its code. Two modules with the
+ * same fingerprint get the same table, so a cached table is found by it (with the
+ * build-id), never by a build-id a module may share with another. */
+static uint64_t fingerprint(const struct module *mod, const struct cmn_cfi_section *eh,
+                            const uint8_t *code, size_t n_code)
+{
+    uint64_t h = cmn_hash_bytes(mod->loads, mod->n_loads * sizeof(mod->loads[0]));
+    h = cmn_hash_word(h ^ cmn_hash_bytes(eh->data, eh->size));
+    h = cmn_hash_word(h ^ (eh->vaddr - eh->bias));
+    return cmn_hash_word(h ^ cmn_hash_bytes(code, n_code));
 }
 
 /* Memory for a table: mapped, so that it never shares pages with the program's heap; the
@@ -285,8 +460,10 @@ static void *map_table(void *ctx, uint64_t bytes)
     return mem == MAP_FAILED ? NULL : mem;
 }
 
-/* The table of b's rows; NULL with *why when there is nothing or no room. */
-static const struct cmn_uw_table *make_table(struct cmn_cfi_build *b, const char **why)
+/* The table of b's rows, its memory into mod; NULL with *why when there is nothing or no
+ * room. */
+static const struct cmn_uw_table *make_table(struct module *mod, struct cmn_cfi_build *b,
+                                             const char **why)
 {
     uint64_t bytes = 0;
     struct cmn_uw_table *t = cmn_cfi_table(b, map_table, &bytes);
@@ -297,6 +474,8 @@ static const struct cmn_uw_table *make_table(struct cmn_cfi_build *b, const char
         return NULL;
     }
     mprotect(t, bytes, PROT_READ);
+    mod->mem = t;
+    mod->mem_bytes = bytes;
     table_bytes += bytes;
     n_tables++;
     return t;
@@ -315,24 +494,36 @@ static void build(uint32_t id)
     const char *why = "its headers cannot be read";
     ElfW(Phdr) phdrs[LP_OBJECT_MAX_PHDRS];
     struct lp_object o = {.phdrs = phdrs};
-    uint8_t *eh = NULL, bid[PROF_BUILD_ID_MAX];
+    uint8_t bid[PROF_BUILD_ID_MAX], code[CMN_CFI_CRT_INIT_MAX];
+    struct cmn_cfi_section eh = {0};
     if (read_headers(mod, &o) == 0) {
         take_loads(mod, &o);
-        size_t bid_len = build_id_of(&o, bid, sizeof(bid));
-        mod->table = cached_table(bid, bid_len);
+        uint64_t code_at = 0;
+        size_t n_code = read_crt_code(&o, code, sizeof(code), &code_at);
+        int mapped = read_mapped_eh_frame(&o, &eh) == 0;
+        /* Only a table made from memory alone is cached: its input is all in the key. */
+        struct lp_uwcache_key key = {bid, build_id_of(&o, bid, sizeof(bid)),
+                                     mapped ? fingerprint(mod, &eh, code, n_code) : 0};
+        mod->build_id_len = key.build_id_len;
+        memcpy(mod->build_id, bid, key.build_id_len);
+        mod->phdr_hash = cmn_hash_bytes(phdrs, o.phnum * sizeof(phdrs[0]));
+        mod->table = mapped ? cached_table(mod, &key) : NULL;
         if (mod->table == NULL) {
-            int mapped = add_mapped_eh_frame(&b, &o, &eh) == 0;
-            if (!mapped)
+            if (mapped)
+                cmn_cfi_add_section(&b, &eh);
+            else
                 add_file_section(&b, mod, ".eh_frame", 0);
-            if (!mapped || covered(&b) < text_bytes(&o) / 2)
+            int from_file = !mapped || covered(&b) < text_bytes(&o) / 2;
+            if (from_file)
                 add_file_section(&b, mod, ".debug_frame", 1);
-            add_crt_init(&b, &o);
-            mod->table = make_table(&b, &why);
-            if (mod->table != NULL && bid_len > 0)
-                lp_uwcache_store(bid, bid_len, mod->table);
+            if (n_code > 0)
+                cmn_cfi_add_crt_init(&b, code_at, code, n_code);
+            mod->table = make_table(mod, &b, &why);
+            if (mod->table != NULL && !from_file && key.build_id_len > 0)
+                lp_uwcache_store(&key, mod->table);
         }
     }
-    free(eh);
+    free((void *)eh.data);
     cmn_cfi_build_free(&b);
     mod->state = mod->table ? LP_UW_BUILT : LP_UW_NONE;
     if (mod->table == NULL)

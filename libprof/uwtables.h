@@ -11,9 +11,9 @@
  * the program never sees one of ours appear. A process that ends before its first sample
  * builds nothing.
  *
- * A table's memory is mapped once and never unmapped (handlers may be reading it; a module
- * loaded again finds its table by identity); all of them together stay under
- * LP_UW_MAX_BYTES. A table is kept across processes by the module's build-id
+ * A table's memory is mapped once and unmapped only after its module is gone from the
+ * maps and no handler can be reading it (two publishes of the code map later); all of them
+ * together stay under LP_UW_MAX_BYTES. A table is kept across processes by the module's build-id
  * (libprof/uwcache.h): a module an earlier process built is mapped from the cache instead. A module whose table cannot be built (no call-frame information, a
  * section that cannot be read, the memory bound) is walked by frame pointer, and a note in
  * the profile says which and why.
@@ -34,10 +34,23 @@
 struct smp_code_range;
 
 /* Not async-signal-safe; map lock held. */
-/* The module of a mapping of a file (or of the vDSO), registered when new: its id (1 ..
- * SMP_MODULES_MAX - 1), or 0 for code that has no module (anonymous memory) or when the
- * registry is full. A readable mapping at offset 0 tells where its ELF header is. */
+/* A read of /proc/self/maps: scan_begin(), then for each line header() (a read-only
+ * mapping at offset 0: where a module's ELF header may be; nothing is registered for it,
+ * so data files take no slot) or module() (an executable mapping), then scan_end(), which
+ * frees the modules no mapping was seen of. */
+void lp_uwtables_scan_begin(void);
+void lp_uwtables_header(const struct cmn_maps_line *m);
+/* The module of an executable mapping of a file (or of the vDSO), registered when new: its
+ * id (1 .. SMP_MODULES_MAX - 1), or 0 for code that has no module (anonymous memory) or
+ * when the registry is full. A file mapped again at another address whose build-id (or
+ * program headers) changed is a new module. */
 uint32_t lp_uwtables_module(const struct cmn_maps_line *m);
+void lp_uwtables_scan_end(void);
+/* After each publish of the code map: unmaps the tables of freed modules that no copy of
+ * the map handlers may read holds any more. */
+void lp_uwtables_published(void);
+/* The modules registered now. */
+unsigned lp_uwtables_n_modules(void);
 /* Fills r's table, bias and module for the mapping r covers (file offset `offset`) of
  * module id. */
 void lp_uwtables_annotate(struct smp_code_range *r, uint32_t id, uint64_t offset);
