@@ -322,7 +322,8 @@ LP_EXPORT int dl_iterate_phdr(lp_phdr_cb_fn *cb, void *data)
 /* The set*id family: glibc relays each call to every thread of the process and aborts
  * when one of them fails, and capabilities are per thread, so a program that raised its
  * own (capset, after PR_SET_KEEPCAPS and a uid change: setpriv, capng) would see our
- * writer thread fail the next call. The writer steps out for the call (session.h). */
+ * writer thread fail the next call. The writer takes on the caller's for the call
+ * (session.h). */
 #define LP_SETXID(euid, egid, call)                                                        \
     do {                                                                                   \
         lp_interpose_init();                                                               \
@@ -331,7 +332,7 @@ LP_EXPORT int dl_iterate_phdr(lp_phdr_cb_fn *cb, void *data)
         lp_session_before_setxid(euid, egid);                                              \
         int rc_ = (call);                                                                  \
         int err_ = errno;                                                                  \
-        lp_session_after_setxid();                                                         \
+        lp_session_after_setxid(rc_ != 0);                                                 \
         lp_signals_restore(&mask_);                                                        \
         errno = err_;                                                                      \
         return rc_;                                                                        \

@@ -51,6 +51,7 @@
 #include "common/record.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/config.h"
+#include "libprof/creds.h"
 #include "libprof/environ.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
@@ -122,9 +123,9 @@ static struct {
     pid_t owner_tid;          /* the thread that owns the writer's buffer before the writer
                                * thread runs (the one that opens the profile) */
     struct lp_ksamples_ends kernel_ends; /* for kernel-time samples; from start */
-    pthread_mutex_t cred_mu;  /* serializes the application's set*id calls (the writer steps
-                               * out for each); taken first by the fork handler */
-    int writer_stepped_out;   /* the writer thread was stopped for a set*id call; cred_mu */
+    pthread_mutex_t cred_mu;  /* serializes the application's set*id calls (the writer takes
+                               * on the caller's capabilities for each); taken first by the
+                               * fork handler */
     int is_duration_over;     /* PROF_DURATION has passed: the writer thread finishes the
                                * profile and ends; written and read by the writer thread */
     _Atomic int is_quick_exit; /* a thread called _exit(): the writer thread finishes the
@@ -221,6 +222,30 @@ static void write_stats_record(void)
     void *dst = lp_writer_reserve(&session.writer, need);
     if (dst)
         lp_writer_commit(&session.writer, cmn_record_stats(dst, need, c, PROF_STAT_N));
+}
+
+/* The writer thread did not finish the profile in time (stuck, see
+ * lp_session_before_quick_exit()): the calling thread ends the file itself, with the
+ * counters and the END record written straight to it. What the writer held is lost and
+ * counted (PROF_STAT_UNWRITTEN). Async-signal-safe: _exit() may come from a handler. */
+static void end_without_writer(void)
+{
+    uint64_t c[PROF_STAT_N];
+    for (unsigned i = 0; i < PROF_STAT_N; i++)
+        c[i] = atomic_load_explicit(&smp_sampler.counters[i], memory_order_relaxed) -
+               session.stats_base[i];
+    c[PROF_STAT_DURATION_NS] = cmn_clock_ns(CLOCK_MONOTONIC) - session.file_start_ns;
+    c[PROF_STAT_CPU_NS] = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.file_cpu_ns;
+    c[PROF_STAT_UNWIND_BYTES] = c[PROF_STAT_UNWIND_MODULES] = 0; /* behind a lock */
+    c[PROF_STAT_UNWRITTEN] = lp_writer_unwritten(&session.writer, c[PROF_STAT_SAMPLES]);
+    unsigned char rec[sizeof(struct prof_rec_stats) + sizeof(c) + sizeof(struct prof_rec_hdr)];
+    size_t n = cmn_record_stats(rec, sizeof(rec), c, PROF_STAT_N);
+    n += cmn_record_end(rec + n, sizeof(rec) - n);
+    struct stat st;
+    int fd = session.writer.fd;
+    if (n > 0 && fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == session.writer.dev &&
+        st.st_ino == session.writer.ino)
+        (void)lp_fd_write_all(fd, rec, n);
 }
 
 /* The records that end a file: thread names and the mappings (for the samples' threads and
@@ -1170,7 +1195,8 @@ void lp_session_finish(void)
     stop_sampling();
     session.owner_tid = (pid_t)syscall(SYS_gettid); /* the buffer's, once the writer stops */
     if (lp_writer_stop(&session.writer, LP_QUIESCE_MS) != 0) {
-        /* The writer thread is stuck (a blocking file?): leave its buffer alone. */
+        /* The writer thread is stuck: its buffer is left alone, the file ends here. */
+        end_without_writer();
         atomic_store(&session.state, LP_DONE);
         return;
     }
@@ -1195,6 +1221,8 @@ void lp_session_before_quick_exit(void)
         struct timespec ts = {0, 100000};
         nanosleep(&ts, NULL);
     }
+    if (atomic_load(&session.state) != LP_DONE)
+        end_without_writer();
 }
 
 void lp_session_before_exec(void)
@@ -1214,28 +1242,58 @@ void lp_session_before_exec(void)
         drain_our_signals(&ours);
 }
 
+/* A set*id call's work on the writer thread (lp_session_before_setxid()). */
+struct cred_change {
+    struct lp_creds creds; /* the calling thread's, for the writer to take on */
+    int creds_rc;          /* lp_creds_set()'s */
+    uid_t euid;            /* the effective user and group the call gives, (uid_t)-1 and */
+    gid_t egid;            /* (gid_t)-1 for no change */
+    int is_chowned;        /* the profile was given to them; was holds its owner before */
+    struct stat was;
+};
+
+/* On the writer thread: it takes on the calling thread's capabilities (glibc runs the
+ * call on every thread and aborts when one fails) and gives the profile to the user and
+ * group the call makes effective, while the process may still do so. */
+static void writer_takes_creds(void *arg)
+{
+    struct cred_change *c = arg;
+    c->creds_rc = lp_creds_set(&c->creds);
+    c->is_chowned = (c->euid != (uid_t)-1 || c->egid != (gid_t)-1) &&
+                    lp_writer_chown(&session.writer, c->euid, c->egid, &c->was) == 0;
+}
+
+/* On the writer thread: the call failed, the profile goes back to its owner. */
+static void writer_gives_back(void *arg)
+{
+    struct cred_change *c = arg;
+    lp_writer_chown(&session.writer, c->was.st_uid, c->was.st_gid, NULL);
+}
+
+static struct cred_change cred_change; /* cred_mu */
+
 void lp_session_before_setxid(uid_t euid, gid_t egid)
 {
     pthread_mutex_lock(&session.cred_mu);
-    session.writer_stepped_out = lp_session_live() && session.writer.running &&
-                                 lp_writer_stop(&session.writer, LP_QUIESCE_MS) == 0;
-    /* The writer stopped, its descriptor is the profile's (it reopens it only itself). */
-    if (session.writer_stepped_out && session.writer.fd >= 0 &&
-        (euid != (uid_t)-1 || egid != (gid_t)-1) && fchown(session.writer.fd, euid, egid) != 0) {
-        /* Not privileged to: the file stays as it is. */
-    }
+    struct cred_change *c = &cred_change;
+    memset(c, 0, sizeof(*c));
+    c->euid = euid;
+    c->egid = egid;
+    if (!lp_session_live() || !session.writer.running || lp_creds_get(&c->creds) != 0)
+        return;
+    int rc = lp_writer_call(&session.writer, writer_takes_creds, c, LP_QUIESCE_MS);
+    if (rc != 0 || c->creds_rc != 0)
+        lp_note("a change of user or group: the writer thread could not take on the calling "
+                "thread's capabilities (%s)", strerror(rc != 0 ? -rc : -c->creds_rc));
 }
 
-void lp_session_after_setxid(void)
+void lp_session_after_setxid(int failed)
 {
-    /* The writer may have finished the profile as it stepped out (PROF_DURATION). */
-    if (session.writer_stepped_out && lp_session_live() &&
-        lp_writer_start(&session.writer, &session.ring) != 0)
-        lp_log("cannot start the writer thread again after a change of user; profile output "
-               "stopped");
-    else if (session.writer_stepped_out)
-        lp_wall_set_writer(session.writer.tid);
-    session.writer_stepped_out = 0;
+    /* The owner is changed before the call (after it the process may no longer have the
+     * right), and given back when the call failed: the profile changes hands only with
+     * the process. */
+    if (failed && cred_change.is_chowned && lp_session_live() && session.writer.running)
+        lp_writer_call(&session.writer, writer_gives_back, &cred_change, LP_QUIESCE_MS);
     pthread_mutex_unlock(&session.cred_mu);
 }
 

@@ -63,16 +63,17 @@ void lp_session_post_thread_name(void);
 /* Writes everything sampled so far to the file; waits up to a second. 0 or -errno. */
 int lp_session_flush(void);
 
-/* Around the application's set*id calls (libprof/interpose.c): before stops the writer
- * thread (it steps out of the call glibc relays to every thread), after starts it again
- * from the calling thread, with its credentials and capabilities. Serialized; a no-op
- * without a live session. Before also gives the profile to the effective user and group
- * the call asks for (euid, egid; -1: unchanged), while the process may still do so: a
- * child that drops its privileges and execs (subprocess's user=) takes its file over in
- * the program it starts, which as that user could neither open it nor create another in
- * a folder the user cannot write. */
+/* Around the application's set*id calls (libprof/interpose.c), which glibc runs on every
+ * thread, the writer thread's too, aborting the process when one fails. Before: the
+ * writer thread takes on the calling thread's capabilities (libprof/creds.h) and gives the
+ * profile to the effective user and group the call asks for (euid, egid; -1: unchanged),
+ * after proving its descriptor is still the profile, while the process may still do so (a
+ * child that drops its privileges and execs, subprocess's user=, takes its file over in
+ * the program it starts). After: failed (the call's result) gives the file back. No thread
+ * is stopped or started. Serialized (before takes a lock that after releases); a no-op
+ * without a live session. */
 void lp_session_before_setxid(uid_t euid, gid_t egid);
-void lp_session_after_setxid(void);
+void lp_session_after_setxid(int failed);
 
 /* Writes an all-thread snapshot to fd (libprof/snapshot.h). 0, -ESRCH without a live
  * session, or -errno. */

@@ -177,6 +177,7 @@ int lp_writer_reopen(struct lp_writer *w, const char *path, uint64_t process_sta
     w->failed = 0;
     w->bytes_written = 0;
     w->n_samples = 0;
+    atomic_store_explicit(&w->n_written, 0, memory_order_relaxed);
     cmn_intern_fini(&w->intern);
     cmn_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
     w->len = cmn_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
@@ -227,6 +228,7 @@ int lp_writer_flush(struct lp_writer *w)
         return 0;
     if (w->failed) {
         w->len = 0;
+        w->n_in_buf = 0;
         return -EIO;
     }
     int rc = check_fd(w);
@@ -234,12 +236,15 @@ int lp_writer_flush(struct lp_writer *w)
         fail(w, rc, "reopen");
     } else {
         rc = lp_fd_write_all(w->fd, w->buf, w->len);
-        if (rc != 0)
+        if (rc != 0) {
             fail(w, rc, "write");
-        else
+        } else {
             w->bytes_written += w->len;
+            atomic_fetch_add_explicit(&w->n_written, w->n_in_buf, memory_order_relaxed);
+        }
     }
     w->len = 0;
+    w->n_in_buf = 0;
     return rc;
 }
 
@@ -267,9 +272,11 @@ static void flush_batch(struct lp_writer *w)
         return;
     size_t need = sizeof(struct prof_rec_samples) + w->batch_len + PROF_REC_ALIGN;
     void *dst = lp_writer_reserve(w, need);
-    if (dst)
+    if (dst) {
         lp_writer_commit(w, cmn_record_samples(dst, need, w->batch_base_ns, w->batch_n,
                                               w->batch, w->batch_len));
+        w->n_in_buf += w->batch_n;
+    }
     w->batch_n = 0;
     w->batch_len = 0;
 }
@@ -287,8 +294,10 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
                                              rec->flags, sp, rec->state, &id, &is_new) != 0) {
         size_t need = sizeof(*rec) + (size_t)rec->n_frames * sizeof(uint64_t);
         void *dst = lp_writer_reserve(w, need);
-        if (dst)
+        if (dst) {
             lp_writer_commit(w, cmn_record_sample(dst, need, rec, frames));
+            w->n_in_buf++;
+        }
         return;
     }
     if (is_new) {
@@ -323,7 +332,8 @@ int lp_writer_post(struct lp_writer *w, const void *records, size_t len)
         memcpy(w->posted + w->posted_len, records, len);
         w->posted_len += len;
     } else {
-        w->posts_dropped++;
+        atomic_fetch_add_explicit(&smp_sampler.counters[PROF_STAT_POSTS_DROPPED], 1,
+                                  memory_order_relaxed);
         rc = -ENOSPC;
     }
     pthread_mutex_unlock(&w->post_mu);
@@ -383,6 +393,24 @@ size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring)
     return moved;
 }
 
+/* Runs the call another thread asked for, if any (lp_writer_call()); mu held, dropped for
+ * the call. */
+static void serve_call(struct lp_writer *w)
+{
+    lp_writer_call_fn *fn = w->call_fn;
+    if (!fn)
+        return;
+    void *arg = w->call_arg;
+    w->call_fn = NULL;
+    w->call_busy = 1;
+    pthread_mutex_unlock(&w->mu);
+    fn(arg);
+    pthread_mutex_lock(&w->mu);
+    w->call_busy = 0;
+    w->calls_done++;
+    pthread_cond_broadcast(&w->cv);
+}
+
 static void *writer_main(void *arg)
 {
     struct lp_writer *w = arg;
@@ -406,7 +434,7 @@ static void *writer_main(void *arg)
     for (;;) {
         int stop = w->stop;
         uint64_t req = w->flush_req;
-        if (!stop && req == w->flush_done) {
+        if (!stop && req == w->flush_done && !w->call_fn) {
             pthread_mutex_unlock(&w->mu);
             struct timespec rel = {0, (long)period_ms * 1000000L};
             syscall(SYS_futex, &smp_writer_wake, FUTEX_WAIT_PRIVATE, seen, &rel, NULL, 0);
@@ -414,6 +442,7 @@ static void *writer_main(void *arg)
             stop = w->stop;
             req = w->flush_req;
         }
+        serve_call(w);
         seen = atomic_load(&smp_writer_wake);
         pthread_mutex_unlock(&w->mu);
         int chores = w->on_period ? w->on_period() : 0;
@@ -498,6 +527,56 @@ int lp_writer_sync(struct lp_writer *w, unsigned timeout_ms)
         rc = pthread_cond_timedwait(&w->cv, &w->mu, &until);
     pthread_mutex_unlock(&w->mu);
     return rc == 0 ? 0 : -rc;
+}
+
+int lp_writer_call(struct lp_writer *w, lp_writer_call_fn *fn, void *arg, unsigned timeout_ms)
+{
+    if (!w->running)
+        return -ESRCH;
+    struct timespec until;
+    deadline_in(&until, timeout_ms, CLOCK_MONOTONIC);
+    pthread_mutex_lock(&w->mu);
+    if (PROF_NEVER(w->call_fn != NULL || w->call_busy)) {
+        pthread_mutex_unlock(&w->mu);
+        return -EBUSY;
+    }
+    uint64_t ticket = w->calls_done + 1;
+    w->call_fn = fn;
+    w->call_arg = arg;
+    pthread_cond_broadcast(&w->cv);
+    smp_writer_wake_up();
+    int rc = 0;
+    while (w->calls_done < ticket && rc == 0)
+        rc = pthread_cond_timedwait(&w->cv, &w->mu, &until);
+    if (rc != 0 && w->call_fn == fn) {
+        w->call_fn = NULL; /* not taken: withdrawn, it never runs */
+        pthread_mutex_unlock(&w->mu);
+        return -ETIMEDOUT;
+    }
+    /* Taken: it runs now and is short; its argument must live until it is done. */
+    while (w->calls_done < ticket)
+        pthread_cond_wait(&w->cv, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    return 0;
+}
+
+int lp_writer_chown(struct lp_writer *w, uid_t uid, gid_t gid, struct stat *was)
+{
+    struct stat st;
+    int rc = check_fd(w);
+    if (rc == 0 && fstat(w->fd, &st) != 0)
+        rc = -errno;
+    if (rc == 0 && was)
+        *was = st;
+    if (rc == 0 && fchown(w->fd, uid, gid) != 0)
+        rc = -errno;
+    return rc;
+}
+
+uint64_t lp_writer_unwritten(const struct lp_writer *w, uint64_t taken)
+{
+    uint64_t written = atomic_load_explicit(&w->n_written, memory_order_relaxed);
+    return taken > written ? taken - written : 0;
 }
 
 int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms)

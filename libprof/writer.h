@@ -21,8 +21,10 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "include/libprof/prof_format.h"
@@ -45,6 +47,9 @@
 
 struct smp_ring;
 
+/* A function run on the writer thread for another thread (lp_writer_call()). */
+typedef void lp_writer_call_fn(void *arg);
+
 struct lp_writer {
     char path[PATH_MAX];   /* absolute path of the profile; set by open */
     int fd;                /* the profile, >= 3, close-on-exec; -1 when closed */
@@ -55,6 +60,10 @@ struct lp_writer {
     size_t len;            /* bytes pending in buf */
     uint64_t bytes_written; /* to the file so far */
     uint64_t n_samples;    /* samples put in the current file */
+    uint32_t n_in_buf;     /* of those, samples in buf (whole records) not yet written */
+    _Atomic uint64_t n_written; /* samples of the current file written to it; the owner
+                            * writes, the thread that ends a run when the writer is stuck
+                            * reads (lp_writer_unwritten()) */
     struct smp_ring *ring; /* drained by the thread; set by start */
     int (*on_period)(void); /* called by the thread every period, or NULL; set before start;
                              * returns LP_WRITER_* chores */
@@ -70,16 +79,20 @@ struct lp_writer {
     pthread_t thread;      /* the writer thread, when running */
     pid_t tid;             /* its kernel thread id, known once lp_writer_start() returns */
     int running;           /* the thread was started and not joined; owner thread only */
-    pthread_mutex_t mu;    /* protects stop and flush_seq, with cv */
+    pthread_mutex_t mu;    /* protects stop, the flush counts and the call, with cv */
     pthread_cond_t cv;
     int stop;              /* asks the thread to exit */
+    lp_writer_call_fn *call_fn; /* a call asked of the thread (lp_writer_call()), not yet
+                            * taken; mu */
+    void *call_arg;        /* its argument; mu */
+    int call_busy;         /* the thread runs the call it took; mu */
+    uint64_t calls_done;   /* calls the thread ran; mu */
     uint64_t flush_req;    /* flush requests made (prof_flush) */
     uint64_t flush_done;   /* flush requests served */
     pthread_mutex_t post_mu; /* protects the post queue below */
     unsigned char *posted; /* records posted by application threads, not yet buffered */
     size_t posted_len;     /* bytes in posted */
     size_t posted_cap;     /* bytes allocated for posted */
-    uint64_t posts_dropped; /* records refused because the queue was full */
     struct cmn_intern intern; /* stacks written so far; the buffer's owner */
     unsigned char *batch;  /* entries of the PROF_REC_SAMPLES being built; the owner */
     size_t batch_len;      /* bytes in batch */
@@ -127,6 +140,18 @@ int lp_writer_flush(struct lp_writer *w);
 int lp_writer_start(struct lp_writer *w, struct smp_ring *ring);
 /* Asks the writer thread for a drain and flush, and waits up to timeout_ms for it. */
 int lp_writer_sync(struct lp_writer *w, unsigned timeout_ms);
+/* Runs fn(arg) on the writer thread, which then owns the buffer and the descriptor, and
+ * waits for it: the thread serves it before its next period's work. 0; -ESRCH when no
+ * writer thread runs; -ETIMEDOUT when the thread did not take the call within timeout_ms
+ * (it is withdrawn then: fn never runs). One call at a time: the callers serialize. */
+int lp_writer_call(struct lp_writer *w, lp_writer_call_fn *fn, void *arg, unsigned timeout_ms);
+/* The buffer's owner (or the writer thread in a call): changes the profile's owner, after
+ * making sure the descriptor is still the profile (reopening it as the flush does when the
+ * application closed our number). The owner before into *was (may be NULL). 0 or -errno. */
+int lp_writer_chown(struct lp_writer *w, uid_t uid, gid_t gid, struct stat *was /* out */);
+/* Async-signal-safe. Samples of the current file taken (`taken`, the count since it began)
+ * that are not in it yet. */
+uint64_t lp_writer_unwritten(const struct lp_writer *w, uint64_t taken);
 /* Stops and joins the writer thread (waiting at most timeout_ms; -ETIMEDOUT then, and the
  * caller must not touch the buffer). 0 when no thread runs. */
 int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms);

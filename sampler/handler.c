@@ -351,15 +351,9 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
     slot->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
     slot->rec.state = smp_sampler.running_state;
     slot->deferred = walk.deferred;
-#ifdef PROF_HAVE_LIBUNWIND
-    struct smp_slot *twin = smp_sampler.check_unwind ? check_walk(ring, slot, uc, &walk) : NULL;
-    smp_ring_publish(ring, slot);
-    if (twin != NULL)
-        smp_ring_publish(ring, twin);
-#else
-    smp_ring_publish(ring, slot);
-#endif
-
+    /* Counted before the slot is published: the writer may drain it at once, and a rewalk
+     * of a kept stack takes its stop reason's count back (libprof/ksamples.c), which must
+     * never come before the count it takes back (an interval's file would say -1). */
     count(PROF_STAT_SAMPLES);
     atomic_fetch_add_explicit(&smp_sampler.counters[PROF_STAT_WEIGHT], weight,
                               memory_order_relaxed);
@@ -371,6 +365,14 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
     add(PROF_STAT_FRAMES_TABLE, walk.n_by_table);
     add(PROF_STAT_FRAMES_FP, walk.n_by_fp);
     add(PROF_STAT_FRAMES_PENDING, walk.n_pending);
+#ifdef PROF_HAVE_LIBUNWIND
+    struct smp_slot *twin = smp_sampler.check_unwind ? check_walk(ring, slot, uc, &walk) : NULL;
+    smp_ring_publish(ring, slot);
+    if (twin != NULL)
+        smp_ring_publish(ring, twin);
+#else
+    smp_ring_publish(ring, slot);
+#endif
 }
 
 /* The application blocks this signal on this thread in its view (smp_self.app_blocked is

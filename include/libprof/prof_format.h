@@ -141,7 +141,12 @@
 #define PROF_STAT_OFFCPU_WEIGHT 29 /* and their summed weight */
 #define PROF_STAT_SWITCHES_LOST 30 /* wall profiles: context-switch records the kernel could
                                     * not write (its ring was full) */
-#define PROF_STAT_N 31
+#define PROF_STAT_POSTS_DROPPED 31 /* records other threads handed the writer (mappings,
+                                    * thread names, notes) that found its queue full */
+#define PROF_STAT_UNWRITTEN 32    /* samples taken that never reached the file: the writer
+                                   * thread could not finish it in time at the end (its
+                                   * STATS then written by the thread that ended the run) */
+#define PROF_STAT_N 33
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \

@@ -26,6 +26,14 @@ void rep_profile_warn(const struct rep_profile *p)
         rep_warnf("%s: %" PRIu64 " samples were dropped because the sample buffer was full; "
                   "the profile under-counts",
                   p->name, p->stats[PROF_STAT_DROPPED]);
+    if (p->has_stats && p->stats[PROF_STAT_UNWRITTEN] > 0)
+        rep_warnf("%s: %" PRIu64 " samples never reached the file: the run ended before "
+                  "libprof's writer thread could write them; the profile under-counts",
+                  p->name, p->stats[PROF_STAT_UNWRITTEN]);
+    if (p->has_stats && p->stats[PROF_STAT_POSTS_DROPPED] > 0)
+        rep_warnf("%s: %" PRIu64 " records of mappings, thread names or notes were dropped "
+                  "(the writer's queue was full); some frames or threads may go unnamed",
+                  p->name, p->stats[PROF_STAT_POSTS_DROPPED]);
     if (p->has_stats && p->stats[PROF_STAT_WRITE_ERRORS] > 0)
         rep_warnf("%s: writing the profile failed %" PRIu64 " times; records are missing", p->name,
                   p->stats[PROF_STAT_WRITE_ERRORS]);
