@@ -6,6 +6,8 @@
  */
 #include "reporter/input/profile.h"
 
+#include <unistd.h>
+
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -40,6 +42,7 @@ int rep_profile_init(struct rep_profile *p, const char *name)
 {
     memset(p, 0, sizeof(*p));
     p->name = name;
+    p->owner_uid = (uint32_t)getuid();
     return CMN_OK;
 }
 

@@ -122,6 +122,8 @@ struct rep_profile {
 
     bool is_mapped;           /* bytes is a read-only mapping of the file (munmap, not free);
                                * set by rep_read_file_stream */
+    uint32_t owner_uid;       /* the file's owner (the profiled process's user, for its perf
+                               * map); the reader's own user for a buffer */
     size_t n_samples_read;    /* SAMPLE records read, also those a stream let go of */
     uint64_t n_stopped[PROF_STOP_N + 1]; /* of those, by stop reason (PROF_STOP_N: any
                                           * reason this reader does not know) */

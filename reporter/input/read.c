@@ -560,6 +560,7 @@ int rep_read_file(const char *path, struct rep_profile *p /* out */, struct cmn_
     } else if (S_ISDIR(st.st_mode)) {
         rc = cmn_err_set(err, CMN_E_INPUT, "%s: is a directory, not a libprof profile", path);
     } else {
+        p->owner_uid = (uint32_t)st.st_uid;
         size_t hint = S_ISREG(st.st_mode) ? (size_t)st.st_size : 0;
         rc = slurp(fd, hint, &p->bytes, &p->n_bytes);
         if (rc == CMN_E_NOMEM)
@@ -597,7 +598,11 @@ int rep_read_file_stream(const char *path, struct rep_profile *p /* out */, rep_
     rep_profile_init(p, path);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     struct stat st;
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+    /* Mapped only when no other user can cut it short under us (SIGBUS): the reader's own
+     * file or root's; another's is read into memory. */
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (st.st_uid == getuid() || st.st_uid == 0)) {
+        p->owner_uid = (uint32_t)st.st_uid;
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
             p->bytes = m;

@@ -7,11 +7,14 @@
  */
 #include "reporter/symbols/perfmap.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "common/check.h"
 #include "common/err.h"
@@ -28,26 +31,36 @@ static int cmp_entry(const void *va, const void *vb)
     return a->line < b->line ? -1 : a->line > b->line;
 }
 
-/* Reads the file at path into m->text (NUL-terminated); *len gets its length. */
-static int read_text(struct rep_sym_perfmap *m, const char *path, size_t *len)
+/* Reads the file at path into m->text (NUL-terminated); *len gets its length. Only a
+ * regular file owned by owner_uid or root, opened without following a link and without
+ * blocking (a FIFO put there would hang the report): a map another user wrote could name
+ * the code of owner's process as they like. */
+static int read_text(struct rep_sym_perfmap *m, const char *path, uint32_t owner_uid,
+                     size_t *len)
 {
     *len = 0;
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+    if (fd < 0)
         return CMN_OK;
     struct stat st;
     int rc = CMN_OK;
-    if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
-        (uint64_t)st.st_size <= PERFMAP_MAX_BYTES) {
+    if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 &&
+        (uint64_t)st.st_size <= PERFMAP_MAX_BYTES && (st.st_uid == owner_uid || st.st_uid == 0)) {
         m->text = malloc((size_t)st.st_size + 1);
         if (m->text == NULL)
             rc = CMN_E_NOMEM;
-        else
-            *len = fread(m->text, 1, (size_t)st.st_size, f);
+        while (m->text != NULL && *len < (size_t)st.st_size) {
+            ssize_t n = read(fd, m->text + *len, (size_t)st.st_size - *len);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            *len += (size_t)n;
+        }
     }
     if (m->text != NULL)
         m->text[*len] = '\0';
-    fclose(f);
+    close(fd);
     return rc;
 }
 
@@ -70,14 +83,15 @@ static bool parse_line(char *p, struct rep_sym_perfmap_entry *e)
     return n > 1 || e->name[0] != '\r';
 }
 
-int rep_sym_perfmap_load(struct rep_sym_perfmap *m, const char *dir, uint32_t pid)
+int rep_sym_perfmap_load(struct rep_sym_perfmap *m, const char *dir, uint32_t pid,
+                         uint32_t owner_uid)
 {
     memset(m, 0, sizeof(*m));
     m->pid = pid;
     char path[4096];
     snprintf(path, sizeof(path), "%s/perf-%u.map", dir != NULL ? dir : REP_SYM_PERFMAP_DIR, pid);
     size_t len, cap = 0;
-    if (read_text(m, path, &len) != CMN_OK)
+    if (read_text(m, path, owner_uid, &len) != CMN_OK)
         return CMN_E_NOMEM;
     uint32_t line = 0;
     for (char *p = m->text; p != NULL && p < m->text + len; line++) {

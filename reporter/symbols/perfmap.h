@@ -38,9 +38,12 @@ struct rep_sym_perfmap {
 };
 
 /* Not async-signal-safe. */
-/* Loads dir/perf-PID.map (dir NULL: REP_SYM_PERFMAP_DIR) into m. CMN_OK (a missing or
- * unreadable file gives an empty map; malformed lines are skipped), or CMN_E_NOMEM. */
-int rep_sym_perfmap_load(struct rep_sym_perfmap *m, const char *dir, uint32_t pid);
+/* Loads dir/perf-PID.map (dir NULL: REP_SYM_PERFMAP_DIR) into m, when it is a regular file
+ * of owner_uid's (the profiled process's user) or root's: in a shared directory such as
+ * /tmp anyone can write a map for any pid. CMN_OK (a missing, unreadable or refused file
+ * gives an empty map; malformed lines are skipped), or CMN_E_NOMEM. */
+int rep_sym_perfmap_load(struct rep_sym_perfmap *m, const char *dir, uint32_t pid,
+                         uint32_t owner_uid);
 /* Frees what m owns. Accepts NULL. */
 void rep_sym_perfmap_fini(struct rep_sym_perfmap *m);
 /* The name of the code holding addr, or NULL. */

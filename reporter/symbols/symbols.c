@@ -327,7 +327,8 @@ static int current_perfmap(struct rep_sym *s, const struct rep_sym_perfmap **m /
         if (i == s->n_perfmaps) {
             if (!CMN_GROW(s->perfmaps, s->cap_perfmaps, s->n_perfmaps + 1, 4))
                 return CMN_E_NOMEM;
-            int rc = rep_sym_perfmap_load(&s->perfmaps[i], s->perf_map_dir, pid);
+            int rc = rep_sym_perfmap_load(&s->perfmaps[i], s->perf_map_dir, pid,
+                                          s->prof->owner_uid);
             s->n_perfmaps++; /* kept even when partly loaded, so that fini frees it */
             if (rc != CMN_OK)
                 return rc;
