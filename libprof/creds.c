@@ -8,16 +8,22 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static int caps_of_self(struct __user_cap_data_struct *d)
+static int caps_of(pid_t tid, struct __user_cap_data_struct *d)
 {
-    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, tid};
     return syscall(SYS_capget, &h, d) == 0 ? 0 : -errno;
+}
+
+int lp_creds_caps_of(pid_t tid, struct lp_creds *c)
+{
+    memset(c, 0, sizeof(*c));
+    return caps_of(tid, c->caps);
 }
 
 int lp_creds_get(struct lp_creds *c)
 {
     memset(c, 0, sizeof(*c));
-    int rc = caps_of_self(c->caps);
+    int rc = caps_of(0, c->caps);
     c->keep_caps = prctl(PR_GET_KEEPCAPS, 0, 0, 0, 0);
     c->securebits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
     if (rc == 0 && (c->keep_caps < 0 || c->securebits < 0))

@@ -13,6 +13,7 @@
 #define PROF_LIBPROF_CREDS_H
 
 #include <linux/capability.h>
+#include <sys/types.h>
 
 struct lp_creds {
     struct __user_cap_data_struct caps[_LINUX_CAPABILITY_U32S_3]; /* effective, permitted,
@@ -23,6 +24,9 @@ struct lp_creds {
 
 /* The calling thread's. 0 or -errno. */
 int lp_creds_get(struct lp_creds *c /* out */);
+/* Only the capabilities, of thread tid of this process (capget reads another thread's);
+ * the keep-caps flag and securebits of another thread cannot be read. 0 or -errno. */
+int lp_creds_caps_of(pid_t tid, struct lp_creds *c /* out: caps only */);
 /* Makes the calling thread's what c says, as far as a thread may (it can lower its
  * capabilities and raise them within what it is permitted). 0 when they match; -errno when
  * a part could not be made to. */

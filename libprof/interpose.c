@@ -348,14 +348,17 @@ LP_EXPORT int setgid(gid_t gid)
     LP_SETXID((uid_t)-1, gid, lp_libc.setgid(gid));
 }
 
+/* A change of the effective user or group alone keeps the saved one, so the process may
+ * take its privilege back (a server switches per request): the profile keeps its owner,
+ * and the call costs the writer nothing. */
 LP_EXPORT int seteuid(uid_t uid)
 {
-    LP_SETXID(uid, (gid_t)-1, lp_libc.seteuid(uid));
+    LP_SETXID((uid_t)-1, (gid_t)-1, lp_libc.seteuid(uid));
 }
 
 LP_EXPORT int setegid(gid_t gid)
 {
-    LP_SETXID((uid_t)-1, gid, lp_libc.setegid(gid));
+    LP_SETXID((uid_t)-1, (gid_t)-1, lp_libc.setegid(gid));
 }
 
 LP_EXPORT int setreuid(uid_t r, uid_t e)
@@ -370,12 +373,14 @@ LP_EXPORT int setregid(gid_t r, gid_t e)
 
 LP_EXPORT int setresuid(uid_t r, uid_t e, uid_t s)
 {
-    LP_SETXID(e, (gid_t)-1, lp_libc.setresuid(r, e, s));
+    LP_SETXID(r == (uid_t)-1 && s == (uid_t)-1 ? (uid_t)-1 : e, (gid_t)-1,
+              lp_libc.setresuid(r, e, s));
 }
 
 LP_EXPORT int setresgid(gid_t r, gid_t e, gid_t s)
 {
-    LP_SETXID((uid_t)-1, e, lp_libc.setresgid(r, e, s));
+    LP_SETXID((uid_t)-1, r == (gid_t)-1 && s == (gid_t)-1 ? (gid_t)-1 : e,
+              lp_libc.setresgid(r, e, s));
 }
 
 LP_EXPORT int setgroups(size_t n, const gid_t *list)

@@ -126,6 +126,8 @@ static struct {
     pthread_mutex_t cred_mu;  /* serializes the application's set*id calls (the writer takes
                                * on the caller's capabilities for each); taken first by the
                                * fork handler */
+    int writer_securebits;    /* the writer thread's securebits: its creator's when it started,
+                               * then what it took on (only it changes its own); cred_mu */
     int is_duration_over;     /* PROF_DURATION has passed: the writer thread finishes the
                                * profile and ends; written and read by the writer thread */
     _Atomic int is_quick_exit; /* a thread called _exit(): the writer thread finishes the
@@ -878,6 +880,7 @@ static int start_session_steps(int is_child, int sample_now)
     session.writer.on_finish = finish_on_writer;
     session.writer.rewalk = rewalk_deferred;
     session.writer.unblock_signo = session.cfg.snap_signo;
+    session.writer_securebits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
     if ((rc = lp_writer_start(&session.writer, &session.ring)) != 0) {
         lp_log("cannot start: %s; profiling disabled", strerror(-rc));
         return rc;
@@ -1259,6 +1262,7 @@ static void writer_takes_creds(void *arg)
 {
     struct cred_change *c = arg;
     c->creds_rc = lp_creds_set(&c->creds);
+    session.writer_securebits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
     c->is_chowned = (c->euid != (uid_t)-1 || c->egid != (gid_t)-1) &&
                     lp_writer_chown(&session.writer, c->euid, c->egid, &c->was) == 0;
 }
@@ -1272,6 +1276,16 @@ static void writer_gives_back(void *arg)
 
 static struct cred_change cred_change; /* cred_mu */
 
+/* 1 when the writer thread may do all the calling thread may (c: the caller's): the same
+ * capabilities, and the same securebits as far as ours are known (the creator's when the
+ * writer started, then what it took on: only the writer changes its own). */
+static int writer_has_creds(const struct lp_creds *c)
+{
+    struct lp_creds w;
+    return lp_creds_caps_of(session.writer.tid, &w) == 0 &&
+           memcmp(w.caps, c->caps, sizeof(w.caps)) == 0 && session.writer_securebits == c->securebits;
+}
+
 void lp_session_before_setxid(uid_t euid, gid_t egid)
 {
     pthread_mutex_lock(&session.cred_mu);
@@ -1280,6 +1294,10 @@ void lp_session_before_setxid(uid_t euid, gid_t egid)
     c->euid = euid;
     c->egid = egid;
     if (!lp_session_live() || !session.writer.running || lp_creds_get(&c->creds) != 0)
+        return;
+    /* Most calls need nothing of the writer: a server switching its effective user per
+     * request changes every thread's alike and keeps the profile's owner. */
+    if (euid == (uid_t)-1 && egid == (gid_t)-1 && writer_has_creds(&c->creds))
         return;
     int rc = lp_writer_call(&session.writer, writer_takes_creds, c, LP_QUIESCE_MS);
     if (rc != 0 || c->creds_rc != 0)

@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "common/check.h"
+#include "common/clock.h"
 #include "common/grow.h"
 #include "common/record.h"
 #include "libprof/fd.h"
@@ -394,12 +395,12 @@ size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring)
 }
 
 /* Runs the call another thread asked for, if any (lp_writer_call()); mu held, dropped for
- * the call. */
-static void serve_call(struct lp_writer *w)
+ * the call. 1 when there was one. */
+static int serve_call(struct lp_writer *w)
 {
     lp_writer_call_fn *fn = w->call_fn;
     if (!fn)
-        return;
+        return 0;
     void *arg = w->call_arg;
     w->call_fn = NULL;
     w->call_busy = 1;
@@ -409,6 +410,7 @@ static void serve_call(struct lp_writer *w)
     w->call_busy = 0;
     w->calls_done++;
     pthread_cond_broadcast(&w->cv);
+    return 1;
 }
 
 static void *writer_main(void *arg)
@@ -431,19 +433,27 @@ static void *writer_main(void *arg)
      * ends the next sleep at once, so a request made during a period's work is served
      * right after it. */
     uint32_t seen = atomic_load(&smp_writer_wake);
+    uint64_t period_end = cmn_clock_ns(CLOCK_MONOTONIC) + period_ms * 1000000ull;
     for (;;) {
         int stop = w->stop;
         uint64_t req = w->flush_req;
-        if (!stop && req == w->flush_done && !w->call_fn) {
+        uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
+        if (!stop && req == w->flush_done && !w->call_fn && now < period_end) {
             pthread_mutex_unlock(&w->mu);
-            struct timespec rel = {0, (long)period_ms * 1000000L};
+            uint64_t left = period_end - now;
+            struct timespec rel = {(time_t)(left / 1000000000ull), (long)(left % 1000000000ull)};
             syscall(SYS_futex, &smp_writer_wake, FUTEX_WAIT_PRIVATE, seen, &rel, NULL, 0);
             pthread_mutex_lock(&w->mu);
             stop = w->stop;
             req = w->flush_req;
         }
-        serve_call(w);
+        int called = serve_call(w);
         seen = atomic_load(&smp_writer_wake);
+        /* A call alone (a set*id call's, one per request in a server that switches its
+         * user per request) is no reason for the period's chores: back to sleep. */
+        if (called && !stop && req == w->flush_done &&
+            cmn_clock_ns(CLOCK_MONOTONIC) < period_end)
+            continue;
         pthread_mutex_unlock(&w->mu);
         int chores = w->on_period ? w->on_period() : 0;
         int busy = chores & LP_WRITER_BUSY;
@@ -461,6 +471,7 @@ static void *writer_main(void *arg)
          * more often while the rate is that high. */
         period_ms = busy || moved * 4 > smp_ring_capacity(w->ring) ? LP_WRITER_BUSY_PERIOD_MS
                                                                    : LP_WRITER_PERIOD_MS;
+        period_end = cmn_clock_ns(CLOCK_MONOTONIC) + period_ms * 1000000ull;
         pthread_mutex_lock(&w->mu);
         if (req != w->flush_done) {
             w->flush_done = req;
