@@ -388,8 +388,8 @@ LP_EXPORT int setgroups(size_t n, const gid_t *list)
     LP_SETXID((uid_t)-1, (gid_t)-1, lp_libc.setgroups(n, list));
 }
 
-/* The profile is finished before any exec attempt: if the exec fails the process goes on
- * unprofiled, which is rare and safe; an exec that succeeds never returns to finish it. */
+/* The profile is finished before any exec attempt (an exec that succeeds never returns to
+ * finish it); after one that fails, after_failed_exec() starts it again in a new file. */
 static void before_exec(void)
 {
     lp_interpose_init();
@@ -406,6 +406,18 @@ static void before_exec(void)
     }
     lp_signals_restore(&mask);
     errno = err;
+}
+
+/* An exec returned: it failed (rc is its result, errno kept). */
+static int after_failed_exec(int rc)
+{
+    int err = errno;
+    sigset_t mask;
+    lp_signals_block(&mask);
+    lp_session_after_failed_exec();
+    lp_signals_restore(&mask);
+    errno = err;
+    return rc;
 }
 
 /* The environment an exec or a spawn gives its program (libprof/environ.h), built on the
@@ -446,35 +458,35 @@ LP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
     before_exec();
     EXEC_ENV(env, envp);
-    return lp_libc.execve(path, argv, env);
+    return after_failed_exec(lp_libc.execve(path, argv, env));
 }
 
 LP_EXPORT int execv(const char *path, char *const argv[])
 {
     before_exec();
     EXEC_ENV(env, environ);
-    return lp_libc.execve(path, argv, env);
+    return after_failed_exec(lp_libc.execve(path, argv, env));
 }
 
 LP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
     before_exec();
     EXEC_ENV(env, envp);
-    return lp_libc.execvpe(file, argv, env);
+    return after_failed_exec(lp_libc.execvpe(file, argv, env));
 }
 
 LP_EXPORT int execvp(const char *file, char *const argv[])
 {
     before_exec();
     EXEC_ENV(env, environ);
-    return lp_libc.execvpe(file, argv, env);
+    return after_failed_exec(lp_libc.execvpe(file, argv, env));
 }
 
 LP_EXPORT int fexecve(int fd, char *const argv[], char *const envp[])
 {
     before_exec();
     EXEC_ENV(env, envp);
-    return lp_libc.fexecve(fd, argv, env);
+    return after_failed_exec(lp_libc.fexecve(fd, argv, env));
 }
 
 LP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *const envp[],
@@ -483,10 +495,10 @@ LP_EXPORT int execveat(int dirfd, const char *path, char *const argv[], char *co
     before_exec();
     if (!lp_libc.execveat) {
         errno = ENOSYS;
-        return -1;
+        return after_failed_exec(-1);
     }
     EXEC_ENV(env, envp);
-    return lp_libc.execveat(dirfd, path, argv, env, flags);
+    return after_failed_exec(lp_libc.execveat(dirfd, path, argv, env, flags));
 }
 
 /* posix_spawn() runs its program without our exec wrappers (glibc's child calls execve

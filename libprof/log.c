@@ -40,9 +40,14 @@ void lp_log_open(const char *path)
     }
     if (fd >= 0)
         fd = smp_fd_move_high(fd);
+    struct stat there;
     if (fd >= 0) {
         log_fd = fd;
         has_log_file = 1;
+    } else if ((fd == -EPERM || fd == -EACCES) && lstat(path, &there) == 0) {
+        /* Another user's log: this process changed its user (a child that dropped root
+         * and exec'd inherits PROF_LOG). Not the program's stderr's business. */
+        lp_note("PROF_LOG %s is another user's file: not written by this process", path);
     } else
         lp_log("cannot open PROF_LOG %s: %s; logging to stderr", path,
                fd == -ELOOP    ? "a symbolic link, not followed"

@@ -134,6 +134,8 @@ static struct {
                                 * profile while it waits (lp_session_before_quick_exit()) */
     int is_wall;              /* PROF_MODE=wall and the kernel's context-switch records
                                * come (libprof/wall.h); from start */
+    int was_live_at_exec;     /* the session was live when an exec finished it: a failed exec
+                               * starts it again (lp_session_after_failed_exec()) */
     int sampled_at_stop;      /* sampling was on when stop_sampling() stopped it: the last
                                * episodes off CPU are weighed; the finisher */
 } session = {.sig_mu = PTHREAD_MUTEX_INITIALIZER, .cred_mu = PTHREAD_MUTEX_INITIALIZER};
@@ -339,7 +341,14 @@ static void quiesce_handlers(void)
     }
 }
 
-static int start_session(int is_child, int sample_now);
+/* How a session starts (start_session()). */
+enum start_mode {
+    START_FIRST, /* the constructor: the timer source chosen, this thread's ring taken */
+    START_CHILD, /* a fork child: its parent's choice, its name the parent's plus .PID */
+    START_AGAIN, /* after an exec that failed: the choice made, the next free name */
+};
+
+static int start_session(enum start_mode mode, int sample_now);
 
 /* While the writer thread waits for a snapshot's answers: samples keep moving. */
 static void drain_while_waiting(void)
@@ -681,7 +690,7 @@ static void atfork_child(void)
     session.start_cpu_ns = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     for (unsigned i = 0; i < PROF_STAT_N; i++)
         atomic_store_explicit(&smp_sampler.counters[i], 0, memory_order_relaxed);
-    if (start_session(1, was_sampling) != 0) {
+    if (start_session(START_CHILD, was_sampling) != 0) {
         lp_writer_close(&session.writer);
         atomic_store(&session.state, LP_DONE);
     }
@@ -812,11 +821,12 @@ static void start_wall(void)
     smp_sampler.running_state = PROF_STATE_RUNNING;
 }
 
-static int start_session_steps(int is_child, int sample_now)
+static int start_session_steps(enum start_mode mode, int sample_now)
 {
+    int is_child = mode == START_CHILD;
     int rc;
-    rc = is_child ? lp_timers_choose_inherited(&session.cfg, &session.timer)
-                  : lp_timers_choose(&session.cfg, &session.timer);
+    rc = mode != START_FIRST ? lp_timers_choose_inherited(&session.cfg, &session.timer)
+                             : lp_timers_choose(&session.cfg, &session.timer);
     if (rc != 0) {
         lp_log("no timer source works here (%s); profiling disabled", strerror(-rc));
         return rc;
@@ -853,7 +863,7 @@ static int start_session_steps(int is_child, int sample_now)
         return rc;
     }
     smp_sampler.ring = &session.ring;
-    if (!is_child)
+    if (mode == START_FIRST)
         smp_self.ring = lp_rings_take();
     smp_sampler.max_frames = session.cfg.max_depth;
     smp_sampler.walk_mode = walk_mode_of(session.cfg.unwinder);
@@ -892,9 +902,9 @@ static int start_session_steps(int is_child, int sample_now)
     return 0;
 }
 
-static int start_session(int is_child, int sample_now)
+static int start_session(enum start_mode mode, int sample_now)
 {
-    int rc = start_session_steps(is_child, sample_now);
+    int rc = start_session_steps(mode, sample_now);
     lp_timers_drop_spare(); /* the timer trial's counters, when arming did not take them */
     return rc;
 }
@@ -929,7 +939,7 @@ __attribute__((constructor)) static void lp_constructor(void)
     if (session.cfg.follow && !is_secure)
         lp_env_fix_output(environ, session.start_cwd);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
-    if (start_session(0, session.cfg.start) != 0) {
+    if (start_session(START_FIRST, session.cfg.start) != 0) {
         lp_writer_close(&session.writer);
         atomic_store(&session.state, LP_DONE);
     }
@@ -1230,6 +1240,7 @@ void lp_session_before_quick_exit(void)
 
 void lp_session_before_exec(void)
 {
+    session.was_live_at_exec = lp_session_live();
     lp_session_finish();
     /* A signal of ours left pending and blocked on this thread would survive the exec and
      * meet the new program's default action (terminate) when it unblocks the signal. */
@@ -1284,6 +1295,27 @@ static int writer_has_creds(const struct lp_creds *c)
     struct lp_creds w;
     return lp_creds_caps_of(session.writer.tid, &w) == 0 &&
            memcmp(w.caps, c->caps, sizeof(w.caps)) == 0 && session.writer_securebits == c->securebits;
+}
+
+void lp_session_after_failed_exec(void)
+{
+    /* The profile was finished for the exec, which failed: the program goes on, and so
+     * does its profile, in the next free name (the finished file holds this image's
+     * samples, so it is taken). Python's test suite execs bad paths on purpose; a launcher
+     * tries one interpreter after another. */
+    int done = LP_DONE;
+    if (getpid() != session.pid || !session.cfg.enabled || !session.was_live_at_exec ||
+        !atomic_compare_exchange_strong(&session.state, &done, LP_OFF))
+        return;
+    session.was_live_at_exec = 0;
+    session.start_ns = cmn_clock_ns(CLOCK_MONOTONIC);
+    session.start_cpu_ns = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+    for (unsigned i = 0; i < PROF_STAT_N; i++)
+        atomic_store_explicit(&smp_sampler.counters[i], 0, memory_order_relaxed);
+    if (start_session(START_AGAIN, session.sampled_at_stop) != 0) {
+        lp_writer_close(&session.writer);
+        atomic_store(&session.state, LP_DONE);
+    }
 }
 
 void lp_session_before_setxid(uid_t euid, gid_t egid)

@@ -51,6 +51,9 @@ void lp_session_before_quick_exit(void);
  * this thread (the new program would meet them with their default action). Safe in a vfork
  * child (it then only touches this thread's signals). */
 void lp_session_before_exec(void);
+/* After an exec that returned (failed): the profile goes on in a new file, as a session
+ * started again (the exec wrappers, every signal blocked). */
+void lp_session_after_failed_exec(void);
 /* Resumes (1) or pauses (0) sampling. 0, or -ESRCH without a live session. */
 int lp_session_set_active(int on);
 /* Queues records for the profile (any application thread); dropped without a live

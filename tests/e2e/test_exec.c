@@ -115,3 +115,37 @@ Test(e2e_exec, killed_process_leaves_a_readable_profile)
     cr_expect(e2e_folded_containing(&f, "hot_a") > 0, "no samples from before the kill");
     e2e_folded_free(&f);
 }
+
+/* An exec that fails (a bad path, as a launcher's first try or Python's tests make) used
+ * to end the profile for good: the program and its later children ran unprofiled, and a
+ * child that dropped root then found no file to take over ("cannot create ...:
+ * Permission denied" on its stderr). The profile now goes on in the next file. */
+Test(e2e_exec, the_profile_goes_on_after_an_exec_that_failed)
+{
+    struct e2e_proc p;
+    e2e_run_profiled(&p, "fx.%p.prof", E2E_ARGV("PROF_FREQ=1000"), 30,
+                     E2E_ARGV(E2E_WORKLOAD("execfamily"), "failexec", "0.6"));
+    cr_assert_eq(p.status, 0, "execfamily failexec exited %d: %s", p.status, p.err);
+    cr_expect_eq(p.err_len, 0, "stderr: %s", p.err);
+    int pid = 0, child = 0;
+    cr_assert_eq(sscanf(p.out, "failed exec %d child %d", &pid, &child), 2, "%s", p.out);
+    e2e_proc_free(&p);
+    char first[64], again[64], forked[64];
+    snprintf(first, sizeof(first), "fx.%d.prof", pid);
+    snprintf(again, sizeof(again), "fx.%d.prof.2", pid);
+    snprintf(forked, sizeof(forked), "fx.%d.prof", child);
+    struct e2e_folded before, after, kid;
+    e2e_report_folded(&before, e2e_path(first));
+    e2e_report_folded(&after, e2e_path(again));
+    e2e_report_folded(&kid, e2e_path(forked));
+    long b = e2e_folded_containing(&before, "parent_work");
+    long a = e2e_folded_containing(&after, "after_failed_exec");
+    long k = e2e_folded_containing(&kid, "fork_work");
+    cr_log_info("before the exec %ld, after it %ld, its child %ld", b, a, k);
+    cr_expect_gt(b, 200, "samples before the exec: %ld", b);
+    cr_expect_gt(a, 200, "samples after the failed exec: %ld", a);
+    cr_expect_gt(k, 100, "samples of the child forked after it: %ld", k);
+    e2e_folded_free(&before);
+    e2e_folded_free(&after);
+    e2e_folded_free(&kid);
+}

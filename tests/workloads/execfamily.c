@@ -8,6 +8,11 @@
  *
  *   execfamily [SECONDS]    the parent's CPU seconds (0.6 by default); children half
  *   execfamily exec SECONDS (the exec'd child)
+ *   execfamily failexec SECONDS
+ *                           works SECONDS/2 in parent_work(), calls execv() on a path that
+ *                           does not exist (it fails, as a launcher's first try may), then
+ *                           works SECONDS/2 in after_failed_exec() and forks a child that
+ *                           works in fork_work(); prints "failed exec PID child PID"
  *
  * Prints "parent PID fork PID exec PID", exits 0 when both children exited 0.
  */
@@ -24,6 +29,7 @@ static volatile uint64_t sink;
 uint64_t parent_work(double cpu_s);
 uint64_t fork_work(double cpu_s);
 uint64_t exec_work(double cpu_s);
+uint64_t after_failed_exec(double cpu_s);
 
 static double cpu_s(void)
 {
@@ -56,8 +62,32 @@ __attribute__((noipa)) uint64_t exec_work(double s)
     return burn(s);
 }
 
+__attribute__((noipa)) uint64_t after_failed_exec(double s)
+{
+    return burn(s);
+}
+
+static int run_failexec(double seconds)
+{
+    parent_work(seconds / 2);
+    char *argv[] = {"/nonexistent/program", NULL};
+    execv(argv[0], argv);
+    after_failed_exec(seconds / 2);
+    pid_t c = fork();
+    if (c == 0) {
+        fork_work(seconds / 4);
+        _exit(0);
+    }
+    int sc = 0;
+    waitpid(c, &sc, 0);
+    printf("failed exec %d child %d\n", (int)getpid(), (int)c);
+    return WIFEXITED(sc) && WEXITSTATUS(sc) == 0 ? 0 : 1;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 2 && strcmp(argv[1], "failexec") == 0)
+        return run_failexec(atof(argv[2]));
     if (argc > 2 && strcmp(argv[1], "exec") == 0) {
         exec_work(atof(argv[2]));
         return 0;
