@@ -76,7 +76,7 @@ LIB_OBJS := $(SMP_OBJS) $(LP_OBJS)
 HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk.o $(OBJ)/sampler/ring.o \
                 $(OBJ)/sampler/snapshot.o $(OBJ)/sampler/app_action.o \
                 $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o $(OBJ)/sampler/jitter.o \
-                $(OBJ)/sampler/toggle.o $(OBJ)/sampler/defer.o \
+                $(OBJ)/sampler/toggle.o $(OBJ)/sampler/defer.o $(OBJ)/sampler/sigstack.o \
                 $(filter $(OBJ)/sampler/walk_unw.o,$(SMP_OBJS))
 
 # Unit tests link the library's objects minus the ones that arm profiling from a

@@ -141,7 +141,9 @@
 #define PROF_STAT_OFFCPU_WEIGHT 29 /* and their summed weight */
 #define PROF_STAT_SWITCHES_LOST 30 /* wall profiles: context-switch records the kernel could
                                     * not write (its ring was full) */
-#define PROF_STAT_N 31
+#define PROF_STAT_NO_SIGSTACK 31 /* signals of libprof's whose sample was skipped: no stack
+                                  * with room for the handler (sampler/sigstack.h) */
+#define PROF_STAT_N 32
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \
