@@ -377,16 +377,35 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
     add(PROF_STAT_FRAMES_PENDING, walk.n_pending);
 }
 
-/* take_sample() on the stack smp_sigstack_run() chose. */
-struct sample_args {
-    uint32_t weight;
+/* One signal of ours: its weight, the timer's next interval, the sample. On the stack
+ * smp_sigstack_run() chose; without one (skip set), the same but the sample, which is
+ * counted skipped. */
+struct our_signal {
+    const siginfo_t *info;
     const ucontext_t *uc;
+    int skip;
 };
 
-static void take_sample_on_stack(void *p)
+static void on_our_signal(void *p)
 {
-    const struct sample_args *a = p;
-    take_sample(a->weight, a->uc);
+    const struct our_signal *o = p;
+    /* Announce the sample before looking at `active`; libprof/ clears `active` before it
+     * waits for in_flight to drain: with both sides sequentially consistent, either the
+     * finisher sees this handler in flight or this handler sees sampling stopped. */
+    atomic_fetch_add(&smp_sampler.in_flight, 1);
+    uint32_t weight = our_weight(o->info);
+    if (atomic_load(&smp_sampler.active)) {
+        rearm_cpu_timer(o->info);
+        if (!o->skip) {
+            take_sample(weight, o->uc);
+        } else {
+            count(PROF_STAT_SIGNALS);
+            count(PROF_STAT_NO_SIGSTACK);
+        }
+    }
+    int was = atomic_fetch_sub_explicit(&smp_sampler.in_flight, 1, memory_order_release);
+    SMP_RAW_CHECK(was > 0, "handler: in_flight went below zero");
+    (void)was;
 }
 
 /* The application blocks this signal on this thread in its view (smp_self.app_blocked is
@@ -429,21 +448,12 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
             errno = saved_errno;
         return;
     }
-    /* Announce the sample before looking at `active`; libprof/ clears `active` before it
-     * waits for in_flight to drain: with both sides sequentially consistent, either the
-     * finisher sees this handler in flight or this handler sees sampling stopped. */
-    atomic_fetch_add(&smp_sampler.in_flight, 1);
-    uint32_t weight = our_weight(info);
-    if (atomic_load(&smp_sampler.active)) {
-        rearm_cpu_timer(info);
-        struct sample_args a = {weight, ucontext};
-        if (smp_sigstack_run(take_sample_on_stack, &a) != 0) {
-            count(PROF_STAT_SIGNALS);
-            count(PROF_STAT_NO_SIGSTACK);
-        }
+    /* Everything else runs on a stack of libprof's (sampler/sigstack.h): the kernel may
+     * have left this one a few hundred bytes. Without one, the timer is still re-armed. */
+    struct our_signal o = {info, ucontext, 0};
+    if (smp_sigstack_run(on_our_signal, &o) != 0) {
+        o.skip = 1;
+        on_our_signal(&o);
     }
-    int was = atomic_fetch_sub_explicit(&smp_sampler.in_flight, 1, memory_order_release);
-    SMP_RAW_CHECK(was > 0, "handler: in_flight went below zero");
-    (void)was;
     errno = saved_errno;
 }
