@@ -148,6 +148,14 @@ $(BUILD)/workloads/%: tests/workloads/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(WORK_CFLAGS) -MF $@.d -o $@ $< -lpthread -lm
 
+# nofp linked by LLD (Debian's lld), whose layout maps the executable segment at a
+# different distance from its file offset than the read-only one before it (rustc's
+# toolchain links so): tests/e2e/test_runtimes.c.
+$(BUILD)/workloads/nofp_lld: tests/workloads/nofp.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(WORK_CFLAGS) -fuse-ld=lld -MF $@.d -o $@ $< -lpthread -lm
+WORKLOADS += $(if $(shell command -v ld.lld 2>/dev/null),$(BUILD)/workloads/nofp_lld)
+
 # The examples include the API as an installed program does: <libprof/prof.h>.
 $(BUILD)/examples/%: examples/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
