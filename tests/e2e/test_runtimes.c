@@ -266,3 +266,63 @@ Test(e2e_runtimes, rust_threads_and_main_are_walked_whole, .timeout = 300)
     }
     cr_assert_gt(built, 0, "no rustc: scripts/setup.sh installs Debian's rustc");
 }
+
+/* The README's recipe for Java (Debian's OpenJDK 17): frame pointers kept in JIT code and a
+ * perf map written at exit. 90 % of the samples stopped in JIT code (bounds) without it. */
+Test(e2e_runtimes, java_with_the_readme_s_recipe_is_walked_and_named, .timeout = 240)
+{
+    if (access("/usr/bin/javac", X_OK) != 0 || access("/usr/bin/java", X_OK) != 0)
+        cr_assert_fail("java or javac is missing: scripts/setup.sh installs openjdk-17-jdk-headless");
+    struct e2e_proc p;
+    struct e2e_opts o = {.timeout_s = 120};
+    e2e_run(&p, &o, E2E_ARGV("/usr/bin/javac", "-d", e2e_dir(),
+                             SRC_DIR "/tests/workloads/java/Pool.java"));
+    cr_assert_eq(p.status, 0, "javac:\n%s", p.err);
+    e2e_proc_free(&p);
+    run_both("java.prof", E2E_ARGV("PROF_FREQ=1000"), 1,
+             E2E_ARGV("/usr/bin/java", "-XX:+PreserveFramePointer", "-XX:+UnlockDiagnosticVMOptions",
+                      "-XX:+DumpPerfMapAtExit", "-cp", e2e_dir(), "Pool", "40000000"));
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("java.prof"));
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("java.prof"));
+    long rooted, n = rooted_at(&f, "long Pool.work(int)", E2E_ARGV("thread_native_entry"),
+                               &rooted);
+    cr_log_info("java: %zu samples, %zu truncated; %ld of %ld in Pool.work from "
+                "thread_native_entry", s.n_samples, s.n_truncated, rooted, n);
+    cr_expect_gt(n * 2, (long)s.n_samples, "%ld of %zu samples in Pool.work", n, s.n_samples);
+    cr_expect_geq(rooted * 100, n * 95, "%ld of %ld whole", rooted, n);
+    cr_expect_leq(s.n_truncated * 20, s.n_samples, "%zu of %zu truncated", s.n_truncated,
+                  s.n_samples);
+    e2e_folded_free(&f);
+}
+
+/* The README's recipe for Node.js: a perf map, interpreted frames on the native stack. */
+Test(e2e_runtimes, node_with_the_readme_s_recipe_is_walked_and_named, .timeout = 240)
+{
+    const char *node = access("/usr/bin/node", X_OK) == 0 ? "/usr/bin/node" : "/usr/local/bin/node";
+    if (access(node, X_OK) != 0)
+        cr_assert_fail("node is missing: scripts/setup.sh browser installs nodejs");
+    run_both("node.prof", E2E_ARGV("PROF_FREQ=1000"), 1,
+             E2E_ARGV(node, "--perf-basic-prof", "--interpreted-frames-native-stack",
+                      SRC_DIR "/tests/workloads/node/spin.js", "3000000"));
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("node.prof"));
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("node.prof"));
+    long n = 0, whole = 0;
+    for (size_t i = 0; i < f.n_stacks; i++) {
+        const char *st = f.stacks[i].frames;
+        if (strstr(st, "spin.js") == NULL || strstr(st, "work /") == NULL)
+            continue;
+        n += f.stacks[i].count;
+        if (strstr(st, "outer /") != NULL &&
+            (strncmp(st, "node::Start", 11) == 0 || strncmp(st, "main;", 5) == 0))
+            whole += f.stacks[i].count;
+    }
+    cr_log_info("node: %zu samples, %zu truncated; %ld of %ld in work() under outer() from "
+                "main", s.n_samples, s.n_truncated, whole, n);
+    cr_expect_gt(n * 2, (long)s.n_samples, "%ld of %zu samples in work()", n, s.n_samples);
+    cr_expect_geq(whole * 100, n * 95, "%ld of %ld whole", whole, n);
+    e2e_folded_free(&f);
+}
