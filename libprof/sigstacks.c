@@ -101,12 +101,12 @@ int lp_sigstacks_enter(void)
         return -ENOMEM;
     struct smp_sigstack s = bounds_of(m);
     /* The thread's own alternate stack, when it has one, stays: the handler runs there
-     * when it has room, and switches to this one when not. */
-    stack_t now;
-    if (sigaltstack(NULL, &now) == 0 && (now.ss_flags & SS_DISABLE)) {
-        stack_t ss = {.ss_sp = (void *)s.lo, .ss_size = s.hi - s.lo, .ss_flags = 0};
-        sigaltstack(&ss, NULL);
-    }
+     * when it has room, and switches to this one when not. A thread pthread_create()
+     * starts has none, so one call sets libprof's; the rare thread that had one gets it
+     * back. */
+    stack_t ss = {.ss_sp = (void *)s.lo, .ss_size = s.hi - s.lo, .ss_flags = 0}, before;
+    if (sigaltstack(&ss, &before) == 0 && !(before.ss_flags & SS_DISABLE))
+        sigaltstack(&before, NULL);
     smp_sigstack_self = s;
     return 0;
 }
@@ -116,14 +116,12 @@ void lp_sigstacks_leave(void)
     struct smp_sigstack s = smp_sigstack_self;
     if (s.hi == 0)
         return;
-    stack_t now;
-    if (sigaltstack(NULL, &now) == 0 && !(now.ss_flags & SS_DISABLE) &&
-        (uintptr_t)now.ss_sp == s.lo) {
-        stack_t off = {.ss_flags = SS_DISABLE};
-        /* Refused (EPERM) only while a handler runs on it: the stack is then kept. */
-        if (sigaltstack(&off, NULL) != 0)
-            return;
-    }
+    /* Turned off in one call; when it was the program's own by then, it is put back. */
+    stack_t off = {.ss_flags = SS_DISABLE}, before;
+    if (sigaltstack(&off, &before) != 0)
+        return; /* EPERM: a handler runs on it; the stack is kept */
+    if (!(before.ss_flags & SS_DISABLE) && (uintptr_t)before.ss_sp != s.lo)
+        sigaltstack(&before, NULL);
     smp_sigstack_self = (struct smp_sigstack){0, 0};
     atomic_signal_fence(memory_order_seq_cst);
     void *m = (void *)(s.lo - GUARD_BYTES);
