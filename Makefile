@@ -76,7 +76,7 @@ LIB_OBJS := $(SMP_OBJS) $(LP_OBJS)
 HANDLER_OBJS := $(OBJ)/sampler/handler.o $(OBJ)/sampler/walk.o $(OBJ)/sampler/ring.o \
                 $(OBJ)/sampler/snapshot.o $(OBJ)/sampler/app_action.o \
                 $(OBJ)/sampler/probe.o $(OBJ)/sampler/codemap.o $(OBJ)/sampler/jitter.o \
-                $(OBJ)/sampler/toggle.o $(OBJ)/sampler/defer.o \
+                $(OBJ)/sampler/toggle.o $(OBJ)/sampler/defer.o $(OBJ)/sampler/sigstack.o \
                 $(filter $(OBJ)/sampler/walk_unw.o,$(SMP_OBJS))
 
 # Unit tests link the library's objects minus the ones that arm profiling from a
@@ -147,6 +147,14 @@ $(PROF): $(REP_OBJS) $(ATT_OBJS) $(FLAGS_FILE)
 $(BUILD)/workloads/%: tests/workloads/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(WORK_CFLAGS) -MF $@.d -o $@ $< -lpthread -lm
+
+# nofp linked by LLD (Debian's lld), whose layout maps the executable segment at a
+# different distance from its file offset than the read-only one before it (rustc's
+# toolchain links so): tests/e2e/test_runtimes.c.
+$(BUILD)/workloads/nofp_lld: tests/workloads/nofp.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(WORK_CFLAGS) -fuse-ld=lld -MF $@.d -o $@ $< -lpthread -lm
+WORKLOADS += $(if $(shell command -v ld.lld 2>/dev/null),$(BUILD)/workloads/nofp_lld)
 
 # The examples include the API as an installed program does: <libprof/prof.h>.
 $(BUILD)/examples/%: examples/%.c $(FLAGS_FILE)

@@ -252,4 +252,40 @@ static inline uintptr_t arch_sigframe_info_at(uintptr_t sp)
 }
 #define ARCH_UC_LR_OFF (offsetof(ucontext_t, uc_mcontext.regs) + 30 * sizeof(uint64_t))
 
+/* The C library's __start_context (see arch/x86_64.h): not recognised here. */
+#define ARCH_CONTEXT_START 0
+#define ARCH_CONTEXT_START_LEN 4u
+static inline int arch_context_start(const uint8_t *code)
+{
+    (void)code;
+    return 0;
+}
+
+/* Calling fn(arg) on another stack (see arch/x86_64.h): the frame record (x29) is left
+ * alone, the old stack pointer kept in callee-saved x19. */
+#define ARCH_STACK_ALIGN 16u
+static inline void arch_call_on_stack(void (*fn)(void *), void *arg, uintptr_t top)
+{
+    register void *x0 __asm__("x0") = arg;
+    __asm__ volatile("mov x19, sp\n\t"
+                     "mov sp, %[top]\n\t"
+                     "blr %[fn]\n\t"
+                     "mov sp, x19"
+                     : "+r"(x0), [fn] "+r"(fn), [top] "+r"(top)
+                     :
+                     : "x1", "x2", "x3", "x4", "x5", "x6", "x7", "x8", "x9", "x10", "x11", "x12",
+                       "x13", "x14", "x15", "x16", "x17", "x18", "x19", "x30", "memory", "cc",
+                       "v0", "v1", "v2", "v3", "v4", "v5", "v6", "v7", "v16", "v17", "v18",
+                       "v19", "v20", "v21", "v22", "v23", "v24", "v25", "v26", "v27", "v28",
+                       "v29", "v30", "v31");
+}
+
+/* The stack pointer of the calling function (an upper bound of what it uses below). */
+static inline uintptr_t arch_sp_here(void)
+{
+    uintptr_t sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    return sp;
+}
+
 #endif

@@ -320,4 +320,52 @@ static inline uintptr_t arch_sigframe_info_at(uintptr_t sp)
 }
 #define ARCH_UC_LR_OFF 0 /* no link register */
 
+/*
+ * The C library's __start_context (glibc, x86_64: `mov %rbx,%rsp; mov (%rsp),%rdi`): where
+ * a coroutine that makecontext() set up returns to. makecontext() writes its address as the
+ * return address of the coroutine's function, so a walk meets it as a frame whose pc is the
+ * first instruction of __start_context (pc - 1 lies outside it: no row there); the frame
+ * below it is the coroutine's first. ARCH_CONTEXT_START_LEN bytes at that pc.
+ */
+#define ARCH_CONTEXT_START 1
+#define ARCH_CONTEXT_START_LEN 7u
+static inline int arch_context_start(const uint8_t *code)
+{
+    static const uint8_t start[ARCH_CONTEXT_START_LEN] = {0x48, 0x89, 0xdc, 0x48, 0x8b, 0x3c, 0x24};
+    for (unsigned i = 0; i < ARCH_CONTEXT_START_LEN; i++)
+        if (code[i] != start[i])
+            return 0;
+    return 1;
+}
+
+/*
+ * Calling fn(arg) on another stack, whose top (one past its highest byte) is top, aligned
+ * to ARCH_STACK_ALIGN: the stack pointer is moved there for the call and back after it. The
+ * frame pointer is left alone, so that fn's first frame links to the caller's on the old
+ * stack and a frame-pointer walk crosses over. The old stack pointer is kept in a
+ * callee-saved register; everything a call may clobber is declared so.
+ */
+#define ARCH_STACK_ALIGN 16u
+static inline void arch_call_on_stack(void (*fn)(void *), void *arg, uintptr_t top)
+{
+    __asm__ volatile("mov %%rsp, %%rbx\n\t"
+                     "mov %[top], %%rsp\n\t"
+                     "call *%[fn]\n\t"
+                     "mov %%rbx, %%rsp"
+                     : "+D"(arg), [fn] "+a"(fn), [top] "+S"(top)
+                     :
+                     : "rbx", "rcx", "rdx", "r8", "r9", "r10", "r11", "memory", "cc", "xmm0",
+                       "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9",
+                       "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15", "st", "st(1)",
+                       "st(2)", "st(3)", "st(4)", "st(5)", "st(6)", "st(7)");
+}
+
+/* The stack pointer of the calling function (an upper bound of what it uses below). */
+static inline uintptr_t arch_sp_here(void)
+{
+    uintptr_t sp;
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+    return sp;
+}
+
 #endif

@@ -236,7 +236,8 @@ const struct cmn_uw_table *att_uwtables_find(struct att_uwtables *u, const struc
                                   .dev = m->dev, .ino = m->inode, .module = module_of(u, m)};
         uint64_t vaddr;
         const struct att_uw_module *mod = e->module >= 0 ? &u->mods[e->module] : NULL;
-        if (mod != NULL && cmn_elf_vaddr_of(mod->loads, mod->n_loads, m->offset, &vaddr))
+        if (mod != NULL && cmn_elf_vaddr_of(mod->loads, mod->n_loads, m->offset,
+                                            (m->prot & PROF_MAP_EXEC) != 0, &vaddr))
             e->bias = m->start - vaddr;
         else
             e->module = -1; /* no segment holds the mapping: its addresses are not known */

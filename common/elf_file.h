@@ -28,7 +28,12 @@ struct cmn_elf_load {
     uint64_t vaddr;
     uint64_t filesz;
     uint64_t memsz;
+    uint32_t flags; /* p_flags: PF_X, PF_W, PF_R */
 };
+
+/* The largest page a loader maps a segment with: a mapping starts at its segment's file
+ * offset rounded down to a page (4 KiB to 64 KiB). */
+#define CMN_ELF_MAX_PAGE 0x10000u
 
 /* Reads exactly n bytes at off; 0 or -errno (-EIO when the file is shorter). */
 static inline int cmn_elf_pread(int fd, void *dst, size_t n, uint64_t off)
@@ -72,23 +77,40 @@ static inline int cmn_elf_loads(int fd, struct cmn_elf_load *loads, unsigned cap
         if ((rc = cmn_elf_pread(fd, &ph, sizeof(ph), eh.e_phoff + (uint64_t)i * sizeof(ph))))
             return rc;
         if (ph.p_type == PT_LOAD)
-            loads[n++] = (struct cmn_elf_load){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz};
+            loads[n++] = (struct cmn_elf_load){ph.p_offset, ph.p_vaddr, ph.p_filesz, ph.p_memsz,
+                                               ph.p_flags};
     }
     return (int)n;
 }
 
-/* The link-time address of file offset off into *vaddr, by the segment holding it: 1, or 0
- * when none does. */
+/* The link-time address of the mapping that starts at file offset off into *vaddr, by the
+ * segment it maps: 1, or 0 when none does. A mapping starts at its segment's offset rounded
+ * down to a page, so that its first page may hold the end of the segment before it, whose
+ * addresses may differ from this one's by other than a multiple of the page: LLD lays out
+ * an executable segment at file offset 0x158a0 and address 0x168a0 after a read-only one
+ * at 0 and 0, and the page at 0x15000 is then mapped twice, at 0x15000 for the first and
+ * at 0x16000 for the second. So the segment is the one whose protection is the mapping's
+ * (exec: PF_X), among those whose pages hold off; else the one whose bytes hold it. */
 static inline int cmn_elf_vaddr_of(const struct cmn_elf_load *loads, unsigned n, uint64_t off,
-                                   uint64_t *vaddr)
+                                   int exec, uint64_t *vaddr)
 {
+    const struct cmn_elf_load *best = NULL;
     for (unsigned i = 0; i < n; i++) {
-        if (off >= loads[i].offset && off - loads[i].offset < loads[i].filesz) {
-            *vaddr = loads[i].vaddr + (off - loads[i].offset);
-            return 1;
+        const struct cmn_elf_load *l = &loads[i];
+        uint64_t first = l->offset & ~(uint64_t)(CMN_ELF_MAX_PAGE - 1);
+        int holds = off >= l->offset && off - l->offset < l->filesz;
+        int pages = off >= first && off < l->offset + l->filesz;
+        if (pages && ((l->flags & PF_X) != 0) == (exec != 0)) {
+            best = l;
+            break;
         }
+        if (holds && best == NULL)
+            best = l;
     }
-    return 0;
+    if (best == NULL)
+        return 0;
+    *vaddr = best->vaddr + off - best->offset; /* modulo 2^64 when off < best->offset */
+    return 1;
 }
 
 /* A section's header by name; 0, -ENOENT when there is none, or -errno. */

@@ -23,7 +23,8 @@
  * every CFA must lie strictly above the last, every return address in code; anything
  * else stops the walk with its reason (PROF_STOP_*). It stops complete (PROF_STOP_END)
  * at a frame whose return address is undefined (the C library's _start and the first
- * frame of a clone()d thread say so), at a new thread still in the C library's clone()
+ * frame of a clone()d thread say so), at a return into the C library's __start_context
+ * (a makecontext() coroutine's first frame: cmn_uw_context_start()), at a new thread still in the C library's clone()
  * (cmn_uw_clone_tail(), cmn_uw_clone_child()), at a null return address or frame
  * pointer, or at root_fp, the frame of the caller's entry trampoline, which is not
  * recorded. Header-only; async-signal-safe when the accessors are.
@@ -305,6 +306,16 @@ CMN_FP_INLINE int cmn_uw_vfork(const struct cmn_uw_mem *m, struct cmn_uw_frame *
     return 1;
 }
 
+/* 1 when the frame f, a return address without a row in a module that has a table, is the
+ * C library's __start_context (arch_context_start()): the frame below is a coroutine's
+ * first, and the walk is complete there. */
+CMN_FP_INLINE int cmn_uw_context_start(const struct cmn_uw_mem *m, const struct cmn_uw_frame *f)
+{
+    uint8_t code[ARCH_CONTEXT_START_LEN];
+    return ARCH_CONTEXT_START && !f->exact &&
+           m->fp.code(&m->fp, f->pc, code, sizeof(code)) == 0 && arch_context_start(code);
+}
+
 /* A frame of a known frameless stub (arch_stub_cfa(): a code generator's trampoline in
  * anonymous memory, without unwind information): 1 with f stepped to its caller, 0 when
  * the bytes around the return address are no known stub. */
@@ -446,6 +457,8 @@ CMN_FP_INLINE unsigned cmn_uw_walk(const struct cmn_uw_mem *m, const struct cmn_
              * code is read only for such rows, never for the many leaves without one. */
             why = PROF_STOP_END;
             leaf_caller = 1;
+        } else if (t != NULL && cmn_uw_kind(rule) == CMN_UW_NONE && cmn_uw_context_start(m, &f)) {
+            why = CMN_UW_ENDED; /* a coroutine's first frame returns there */
         } else if (info & CMN_UW_PENDING) {
             /* Without its table a frame-pointer step could skip the caller of a function
              * that keeps no frame pointer: the walk stops for the moment it takes (at the

@@ -49,6 +49,7 @@ static void thread_exit(void *unused)
     sigset_t mask;
     lp_signals_block(&mask);
     lp_session_thread_exit();
+    lp_thread_leave();
     lp_signals_restore(&mask);
 }
 

@@ -62,6 +62,7 @@
 #include "libprof/process.h"
 #include "libprof/rings.h"
 #include "libprof/snapshot.h"
+#include "libprof/sigstacks.h"
 #include "libprof/threads.h"
 #include "libprof/timers.h"
 #include "libprof/trampolines.h"
@@ -871,6 +872,9 @@ static int start_session_steps(enum start_mode mode, int sample_now)
     smp_sampler.source = session.timer.source;
     smp_sampler.period_ns = session.timer.period_ns;
     smp_sampler.interval_ns = session.timer.interval_ns;
+    if (lp_sigstacks_init() != 0)
+        lp_note("cannot map the spare stack for libprof's handler: threads that libprof did "
+                "not start are not sampled");
     lp_thread_enter();
     if ((rc = install_handler(session.timer.signo,
                               session.timer.source != PROF_TIMER_ITIMER)) != 0) {

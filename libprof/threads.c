@@ -15,6 +15,7 @@
 
 #include "common/record.h"
 #include "libprof/fd.h"
+#include "libprof/sigstacks.h"
 #include "libprof/writer.h"
 #include "sampler/handler.h"
 
@@ -24,6 +25,7 @@ int lp_thread_enter(void)
     void *addr;
     size_t size;
     smp_self.tid = (uint32_t)syscall(SYS_gettid);
+    lp_sigstacks_enter();
     int rc = pthread_getattr_np(pthread_self(), &attr);
     if (rc != 0)
         return -rc;
@@ -38,6 +40,11 @@ int lp_thread_enter(void)
     atomic_signal_fence(memory_order_seq_cst);
     smp_self.stack_hi = (uintptr_t)addr + size;
     return 0;
+}
+
+void lp_thread_leave(void)
+{
+    lp_sigstacks_leave();
 }
 
 /* The name in /proc/self/task/<tid>/comm, without its newline; 0 or -1. */

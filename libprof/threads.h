@@ -12,9 +12,14 @@
 
 struct lp_writer;
 
-/* Not async-signal-safe (pthread_getattr_np allocates). Fills in smp_self for the calling
- * thread. 0 or -errno (then the thread is sampled leaf-only). */
+/* Not async-signal-safe (pthread_getattr_np allocates); with libprof's signals blocked.
+ * Fills in smp_self for the calling thread and gives it a stack for libprof's handlers
+ * (libprof/sigstacks.h). 0 or -errno (then the thread is sampled leaf-only). */
 int lp_thread_enter(void);
+
+/* Not async-signal-safe; on an exiting thread, with libprof's signals blocked, after its
+ * last sample: hands back its stack for libprof's handlers. */
+void lp_thread_leave(void);
 
 /* Not async-signal-safe. Appends a PROF_REC_THREAD record for every live thread of the
  * process (from /proc/self/task). Returns the number written. */

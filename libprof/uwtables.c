@@ -252,7 +252,7 @@ void lp_uwtables_annotate(struct smp_code_range *r, uint32_t id, uint64_t offset
     uint64_t vaddr;
     if (mod->state == LP_UW_PENDING)
         r->module = id;
-    else if (mod->state == LP_UW_BUILT && cmn_elf_vaddr_of(mod->loads, mod->n_loads, offset,
+    else if (mod->state == LP_UW_BUILT && cmn_elf_vaddr_of(mod->loads, mod->n_loads, offset, 1,
                                                            &vaddr)) {
         r->table = mod->table;
         r->bias = r->start - (uintptr_t)vaddr;
@@ -290,7 +290,8 @@ static void take_loads(struct module *mod, const struct lp_object *o)
         const ElfW(Phdr) *ph = &o->phdrs[i];
         if (ph->p_type == PT_LOAD)
             mod->loads[mod->n_loads++] = (struct cmn_elf_load){ph->p_offset, ph->p_vaddr,
-                                                               ph->p_filesz, ph->p_memsz};
+                                                               ph->p_filesz, ph->p_memsz,
+                                                               ph->p_flags};
     }
 }
 

@@ -4,12 +4,31 @@
 
 #include <string.h>
 
+#include "sampler/probe.h"
 #include "sampler/walk.h"
 
 struct smp_defer *_Atomic smp_defer_pool;
 
+/* The stack of a probed walk (smp_stack.probed), copied through the probe page by page
+ * from the stack pointer's, as far as the pages are readable: the bytes kept. */
+static uintptr_t copy_probed(unsigned char *to, uintptr_t sp, uintptr_t len)
+{
+    uintptr_t page = sp & ~(uintptr_t)(SMP_PROBE_PAGE - 1), done = 0;
+    unsigned char buf[SMP_PROBE_PAGE];
+    while (done < len) {
+        if (smp_probe_pages(buf, page, 1) != 0)
+            break;
+        uintptr_t from = page > sp ? page : sp, end = page + SMP_PROBE_PAGE;
+        uintptr_t n = end - from < len - done ? end - from : len - done;
+        memcpy(to + done, buf + (from - page), n);
+        done += n;
+        page = end;
+    }
+    return done - done % sizeof(uintptr_t);
+}
+
 SMP_READS_STACK uint32_t smp_defer_take(const struct cmn_fp_regs *regs, uintptr_t lo,
-                                        uintptr_t hi)
+                                        uintptr_t hi, int probed)
 {
     struct smp_defer *pool = atomic_load_explicit(&smp_defer_pool, memory_order_acquire);
     if (pool == NULL || regs->sp < lo || regs->sp >= hi)
@@ -23,6 +42,11 @@ SMP_READS_STACK uint32_t smp_defer_take(const struct cmn_fp_regs *regs, uintptr_
         uintptr_t len = hi - regs->sp < SMP_DEFER_BYTES ? hi - regs->sp : SMP_DEFER_BYTES;
         len -= len % sizeof(uintptr_t);
         pool[i].regs = *regs;
+        if (probed) {
+            pool[i].len = copy_probed(pool[i].stack, regs->sp, len);
+            atomic_store_explicit(&pool[i].state, SMP_DEFER_READY, memory_order_release);
+            return i + 1;
+        }
         pool[i].len = len;
         /* Word by word: the bounds are the walk's, which reads the same words; a library
          * memcpy could be instrumented where the walk's reads are not. */

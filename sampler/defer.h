@@ -43,8 +43,11 @@ extern struct smp_defer *_Atomic smp_defer_pool;
 
 /* Async-signal-safe, re-entrant. Copies regs and the stack [regs->sp, min(hi, regs->sp +
  * SMP_DEFER_BYTES)) into a free slot: its number + 1, or 0 when none is free, there is no
- * pool, or the stack pointer is outside [lo, hi) (the walk's proven bounds). */
-uint32_t smp_defer_take(const struct cmn_fp_regs *regs, uintptr_t lo, uintptr_t hi);
+ * pool, or the stack pointer is outside [lo, hi) (the walk's bounds). probed: [lo, hi) is
+ * not proven readable (sampler/walk.h): the copy goes through the probe, as far as the
+ * stack's pages are readable. */
+uint32_t smp_defer_take(const struct cmn_fp_regs *regs, uintptr_t lo, uintptr_t hi,
+                        int probed);
 
 /* The slot that number (smp_defer_take()'s) names, READY; NULL for 0. */
 const struct smp_defer *smp_defer_get(uint32_t number);

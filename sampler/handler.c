@@ -19,6 +19,7 @@
 #include "sampler/check.h"
 #include "sampler/defer.h"
 #include "sampler/ring.h"
+#include "sampler/sigstack.h"
 #include "sampler/timer_perf.h"
 #include "sampler/timer_thread.h"
 #include "sampler/walk.h"
@@ -69,21 +70,24 @@ SMP_SYSCALL_SITE uint32_t smp_self_tid(void)
 /* When the interrupted code runs on the thread's alternate signal stack (an application
  * signal handler installed with SA_ONSTACK), that stack's bounds replace the thread's: the
  * walk then reads the handler's frames there, and crosses the signal frame back to the
- * thread's own stack. */
+ * thread's own stack. On any other stack (a coroutine's, a goroutine's), the walk's bounds
+ * are the memory the stack pointer is in, read through the probe (sampler/walk.h). */
 SMP_SYSCALL_SITE static void use_alt_stack_if_there(uintptr_t sp, struct smp_stack *stack)
 {
     stack_t ss;
     if (sp >= stack->lo && sp < stack->hi)
         return;
-    if (syscall(SYS_sigaltstack, NULL, &ss) != 0 || (ss.ss_flags & SS_DISABLE))
+    stack->thread_lo = stack->lo;
+    stack->thread_hi = stack->hi;
+    if (syscall(SYS_sigaltstack, NULL, &ss) == 0 && !(ss.ss_flags & SS_DISABLE) &&
+        sp >= (uintptr_t)ss.ss_sp && sp - (uintptr_t)ss.ss_sp < ss.ss_size) {
+        stack->lo = (uintptr_t)ss.ss_sp;
+        stack->hi = (uintptr_t)ss.ss_sp + ss.ss_size;
         return;
-    uintptr_t lo = (uintptr_t)ss.ss_sp, hi = lo + ss.ss_size;
-    if (sp >= lo && sp < hi) {
-        stack->thread_lo = stack->lo;
-        stack->thread_hi = stack->hi;
-        stack->lo = lo;
-        stack->hi = hi;
     }
+    stack->lo = sp;
+    stack->hi = sp + SMP_PROBED_SPAN > sp ? sp + SMP_PROBED_SPAN : UINTPTR_MAX;
+    stack->probed = 1;
 }
 
 /* The registers and the stack a walk of context uc starts from; 0 when the thread's stack
@@ -139,7 +143,7 @@ SMP_READS_STACK uint8_t smp_take_stack(struct prof_rec_sample *rec, uint64_t *fr
      * is made again by the writer once it has them (sampler/defer.h). */
     if (keep && (out->stop_reason == PROF_STOP_PENDING ||
                  (out->n_unknown > 0 && out->stop_reason != PROF_STOP_END)))
-        out->deferred = smp_defer_take(&regs, stack.lo, stack.hi);
+        out->deferred = smp_defer_take(&regs, stack.lo, stack.hi, stack.probed);
     return out->stop_reason;
 }
 
@@ -375,6 +379,37 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
 #endif
 }
 
+/* One signal of ours: its weight, the timer's next interval, the sample. On the stack
+ * smp_sigstack_run() chose; without one (skip set), the same but the sample, which is
+ * counted skipped. */
+struct our_signal {
+    const siginfo_t *info;
+    const ucontext_t *uc;
+    int skip;
+};
+
+static void on_our_signal(void *p)
+{
+    const struct our_signal *o = p;
+    /* Announce the sample before looking at `active`; libprof/ clears `active` before it
+     * waits for in_flight to drain: with both sides sequentially consistent, either the
+     * finisher sees this handler in flight or this handler sees sampling stopped. */
+    atomic_fetch_add(&smp_sampler.in_flight, 1);
+    uint32_t weight = our_weight(o->info);
+    if (atomic_load(&smp_sampler.active)) {
+        rearm_cpu_timer(o->info);
+        if (!o->skip) {
+            take_sample(weight, o->uc);
+        } else {
+            count(PROF_STAT_SIGNALS);
+            count(PROF_STAT_NO_SIGSTACK);
+        }
+    }
+    int was = atomic_fetch_sub_explicit(&smp_sampler.in_flight, 1, memory_order_release);
+    SMP_RAW_CHECK(was > 0, "handler: in_flight went below zero");
+    (void)was;
+}
+
 /* The application blocks this signal on this thread in its view (smp_self.app_blocked is
  * sig), the kernel does not: its own instance waits, as it would, pending until the application
  * unblocks the signal. It is queued again with its siginfo and blocked for real from this
@@ -415,17 +450,12 @@ void smp_handler(int sig, siginfo_t *info, void *ucontext)
             errno = saved_errno;
         return;
     }
-    /* Announce the sample before looking at `active`; libprof/ clears `active` before it
-     * waits for in_flight to drain: with both sides sequentially consistent, either the
-     * finisher sees this handler in flight or this handler sees sampling stopped. */
-    atomic_fetch_add(&smp_sampler.in_flight, 1);
-    uint32_t weight = our_weight(info);
-    if (atomic_load(&smp_sampler.active)) {
-        rearm_cpu_timer(info);
-        take_sample(weight, ucontext);
+    /* Everything else runs on a stack of libprof's (sampler/sigstack.h): the kernel may
+     * have left this one a few hundred bytes. Without one, the timer is still re-armed. */
+    struct our_signal o = {info, ucontext, 0};
+    if (smp_sigstack_run(on_our_signal, &o) != 0) {
+        o.skip = 1;
+        on_our_signal(&o);
     }
-    int was = atomic_fetch_sub_explicit(&smp_sampler.in_flight, 1, memory_order_release);
-    SMP_RAW_CHECK(was > 0, "handler: in_flight went below zero");
-    (void)was;
     errno = saved_errno;
 }

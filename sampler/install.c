@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Installs libprof's signal handlers (see install.h). SA_RESTART makes interrupted system
- * calls restart where the kernel allows, so the application sees no EINTR from us.
+ * calls restart where the kernel allows, so the application sees no EINTR from us;
+ * SA_ONSTACK puts the kernel's signal frame on the thread's alternate stack, never on the
+ * small stack the thread may run on (sampler/sigstack.h).
  */
 #include "sampler/install.h"
 
@@ -29,7 +31,7 @@ int smp_install(int signo, void (*handler)(int, siginfo_t *, void *), struct sig
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = handler;
-    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     smp_install_mask(&sa.sa_mask);
     return sigaction_fn(signo, &sa, old) == 0 ? 0 : -errno;
 }

@@ -23,9 +23,10 @@ typedef int smp_sigaction_fn(int, const struct sigaction *, struct sigaction *);
 /* Not async-signal-safe. The mask our handlers run with (see above) into *set. */
 void smp_install_mask(sigset_t *set);
 
-/* Not async-signal-safe. Installs smp_handler() for signo with SA_SIGINFO | SA_RESTART
- * (not SA_ONSTACK: the handler must never run on an application's small alternate
- * stack) and the mask above, through sigaction_fn (libc's sigaction: libprof/ interposes
+/* Not async-signal-safe. Installs smp_handler() for signo with SA_SIGINFO | SA_RESTART |
+ * SA_ONSTACK (the kernel's signal frame goes on the thread's alternate stack, libprof's or
+ * the application's, never on a goroutine's or a coroutine's few KiB; the sample itself
+ * runs on a stack of libprof's, sampler/sigstack.h) and the mask above, through sigaction_fn (libc's sigaction: libprof/ interposes
  * the exported one). The previous action goes to *old when old is not NULL. 0 or -errno. */
 int smp_install_handler(int signo, struct sigaction *old, smp_sigaction_fn *sigaction_fn);
 /* The same for another of our handlers (the snapshot signal's). */

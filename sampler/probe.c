@@ -68,6 +68,50 @@ int smp_probe_read(void *dst, uintptr_t addr, size_t n)
     return rc;
 }
 
+/* The kernel's copy of n bytes, as far as they are readable: the bytes copied; -ENOSYS
+ * when process_vm_readv is refused. iov_local entries of the same buffer take one page
+ * each, so that a span of pages is proven readable by one call. */
+static long read_vm_pages(void *page, uintptr_t from, unsigned n_pages)
+{
+    struct iovec local[SMP_PROBE_MAX_PAGES];
+    struct iovec remote = {.iov_base = (void *)from, .iov_len = (size_t)n_pages * SMP_PROBE_PAGE};
+    for (unsigned i = 0; i < n_pages; i++)
+        local[i] = (struct iovec){.iov_base = page, .iov_len = SMP_PROBE_PAGE};
+    long rc = syscall(SYS_process_vm_readv, (long)syscall(SYS_getpid), local,
+                      (unsigned long)n_pages, &remote, 1UL, 0UL);
+    if (rc < 0)
+        return errno == ENOSYS || errno == EPERM ? -ENOSYS : 0;
+    return rc;
+}
+
+/* The same by the fallback: each page checked, the last one loaded. */
+static long read_checked_pages(void *page, uintptr_t from, unsigned n_pages)
+{
+    for (unsigned i = 0; i < n_pages; i++)
+        if (!readable8(from + (uintptr_t)i * SMP_PROBE_PAGE) ||
+            !readable8(from + (uintptr_t)(i + 1) * SMP_PROBE_PAGE - 8))
+            return (long)i * SMP_PROBE_PAGE;
+    memcpy(page, (const void *)(from + (uintptr_t)(n_pages - 1) * SMP_PROBE_PAGE), SMP_PROBE_PAGE);
+    return (long)n_pages * SMP_PROBE_PAGE;
+}
+
+int smp_probe_pages(void *page, uintptr_t from, unsigned n_pages)
+{
+    if (n_pages == 0 || n_pages > SMP_PROBE_MAX_PAGES || (from & (SMP_PROBE_PAGE - 1)) ||
+        from + (uintptr_t)n_pages * SMP_PROBE_PAGE < from)
+        return -EINVAL;
+    int saved_errno = errno;
+    long want = (long)n_pages * SMP_PROBE_PAGE;
+    long got = use_sigprocmask ? read_checked_pages(page, from, n_pages)
+                               : read_vm_pages(page, from, n_pages);
+    if (got == -ENOSYS) {
+        use_sigprocmask = 1;
+        got = read_checked_pages(page, from, n_pages);
+    }
+    errno = saved_errno;
+    return got == want ? 0 : -EFAULT;
+}
+
 int smp_probe_readable8(uintptr_t addr)
 {
     int saved_errno = errno;

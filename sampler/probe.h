@@ -22,11 +22,18 @@
 #include <stdint.h>
 
 #define SMP_PROBE_MAX_BYTES 64u /* largest single read smp_probe_read() accepts */
+#define SMP_PROBE_PAGE 4096u    /* the unit smp_probe_pages() reads (the smallest page) */
+#define SMP_PROBE_MAX_PAGES 16u /* pages one smp_probe_pages() proves at most */
 
 /* Async-signal-safe, re-entrant. */
 /* Copies n bytes (1..SMP_PROBE_MAX_BYTES) at addr into dst. Returns 0, or -EFAULT when any
  * of them is not readable (dst is then undefined), -EINVAL for a bad n. Keeps errno. */
 int smp_probe_read(void *dst, uintptr_t addr, size_t n);
+/* Proves the n_pages pages (1..SMP_PROBE_MAX_PAGES of SMP_PROBE_PAGE bytes) from `from`
+ * (aligned) readable, all of them, and copies the last one into page (SMP_PROBE_PAGE
+ * bytes): 0, or -EFAULT when one is not (page is then undefined), -EINVAL for bad
+ * arguments. One process_vm_readv. Keeps errno. */
+int smp_probe_pages(void *page, uintptr_t from, unsigned n_pages);
 /* 1 when the 8 bytes at addr are readable now, 0 otherwise (rt_sigprocmask probe). Keeps
  * errno. */
 int smp_probe_readable8(uintptr_t addr);

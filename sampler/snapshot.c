@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "sampler/handler.h"
+#include "sampler/sigstack.h"
 
 struct smp_snap smp_snap;
 
@@ -48,6 +49,11 @@ static void answer(const ucontext_t *uc)
     }
 }
 
+static void answer_on_stack(void *uc)
+{
+    answer(uc);
+}
+
 /* Queues an outside request for the writer thread; counts it when the queue is full. */
 static void queue_request(uint64_t value)
 {
@@ -67,7 +73,8 @@ void smp_snap_handler(int sig, siginfo_t *info, void *ucontext)
 
     if (info->si_code == SI_QUEUE && info->si_value.sival_ptr == SMP_SNAP_COOKIE &&
         info->si_pid == getpid()) {
-        answer(ucontext);
+        /* Without a safe stack the slot stays unanswered: the thread is listed without. */
+        (void)smp_sigstack_run(answer_on_stack, ucontext);
     } else if (info->si_code == SI_QUEUE && value >> 32 == SMP_SNAP_PROF_MAGIC) {
         queue_request(SMP_SNAP_FROM_PROF | (value & 0xffffffffu));
     } else {

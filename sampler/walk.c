@@ -24,12 +24,53 @@ struct self_mem {
     unsigned n_pending;
     unsigned n_unknown;
     uintptr_t thread_lo, thread_hi;
+    /* A probed stack (smp_stack.probed): [probed_lo, proven_hi) is proven readable, page by
+     * page from the first; the page at win_lo is copied in win. */
+    int probed;
+    uintptr_t probed_lo, proven_hi, win_lo;
+    int win_valid;
+    uint8_t win[SMP_PROBE_PAGE];
 };
+
+/* The word at addr of a probed stack: its page is proven readable, with every page below it
+ * down to the stack's first, then read through the window. 0 when it is not. */
+static int probed_word(struct self_mem *s, uintptr_t addr, uintptr_t *out)
+{
+    uintptr_t page = addr & ~(uintptr_t)(SMP_PROBE_PAGE - 1);
+    if ((addr & (sizeof(uintptr_t) - 1)) || addr < s->probed_lo)
+        return 0;
+    if (!s->win_valid || page != s->win_lo) {
+        if (page >= s->proven_hi && page - s->proven_hi >= SMP_PROBED_JUMP)
+            return 0;
+        while (s->proven_hi <= page) {
+            unsigned n = (unsigned)((page - s->proven_hi) / SMP_PROBE_PAGE) + 1;
+            if (n > SMP_PROBE_MAX_PAGES)
+                n = SMP_PROBE_MAX_PAGES;
+            s->win_valid = 0;
+            if (smp_probe_pages(s->win, s->proven_hi, n) != 0)
+                return 0;
+            s->proven_hi += (uintptr_t)n * SMP_PROBE_PAGE;
+            s->win_lo = s->proven_hi - SMP_PROBE_PAGE;
+            s->win_valid = 1;
+        }
+        if (!s->win_valid || page != s->win_lo) {
+            s->win_valid = 0;
+            if (smp_probe_pages(s->win, page, 1) != 0)
+                return 0;
+            s->win_lo = page;
+            s->win_valid = 1;
+        }
+    }
+    __builtin_memcpy(out, s->win + (addr - page), sizeof(*out));
+    return 1;
+}
 
 SMP_READS_STACK static int self_stack_word(const struct cmn_fp_mem *m, uintptr_t addr,
                                            uintptr_t *out)
 {
-    (void)m;
+    struct self_mem *s = (struct self_mem *)m;
+    if (s->probed && (addr < s->thread_lo || addr >= s->thread_hi))
+        return probed_word(s, addr, out);
     *out = *(const uintptr_t *)addr;
     return 1;
 }
@@ -109,14 +150,19 @@ SMP_READS_STACK unsigned smp_walk(const struct cmn_fp_regs *regs, const struct s
                                   uint64_t *frames, unsigned max_frames, unsigned mode,
                                   struct smp_walk_out *out)
 {
-    struct self_mem m = {
-        .base = {.fp = {self_stack_word, self_code, self_is_code},
-                 .table = self_table,
-                 .other_stack = self_other_stack},
-        .use_tables = mode != SMP_WALK_FP,
-        .thread_lo = stack->thread_lo,
-        .thread_hi = stack->thread_hi,
-    };
+    struct self_mem m;
+    m.base = (struct cmn_uw_mem){.fp = {self_stack_word, self_code, self_is_code},
+                                 .table = self_table,
+                                 .other_stack = self_other_stack};
+    m.last = NULL;
+    m.use_tables = mode != SMP_WALK_FP;
+    m.n_pending = m.n_unknown = 0;
+    m.thread_lo = stack->thread_lo;
+    m.thread_hi = stack->thread_hi;
+    m.probed = stack->probed;
+    m.probed_lo = m.proven_hi = stack->lo & ~(uintptr_t)(SMP_PROBE_PAGE - 1);
+    m.win_lo = 0;
+    m.win_valid = 0;
     struct cmn_uw_walk w = {.lo = stack->lo, .hi = stack->hi, .root_fp = stack->root_fp,
                             .frames = frames, .max_frames = max_frames,
                             .stop_lo = stack->root_lo, .stop_hi = stack->root_hi,

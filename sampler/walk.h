@@ -9,7 +9,8 @@
  * pointers would skip a caller.
  *
  * Reads stack words directly, only inside the bounds it is given (the thread's stack,
- * proven readable outside the handler, or the alternate signal stack it runs on);
+ * proven readable outside the handler, or the alternate signal stack it runs on), and
+ * through the probe on any other stack (a coroutine's: struct smp_stack.probed);
  * instruction bytes only through the fault-proof probe (sampler/probe.h). It stops, and
  * says why, at the first frame it cannot prove (PROF_STOP_* in
  * include/libprof/prof_format.h) instead of guessing.
@@ -32,7 +33,17 @@ struct smp_stack {
                                      * back to it; 0 = the same */
     uintptr_t root_lo, root_hi; /* the entry trampolines' code: a return address in it ends
                                  * the walk complete, without it; 0 = none */
+    int probed;        /* 1: [lo, hi) is memory the thread runs on that is not its own stack
+                        * (a coroutine's, a goroutine's): not proven readable, so every word
+                        * outside [thread_lo, thread_hi) is read through the probe, and only
+                        * while every page from lo up to it is readable (a walk that leaves
+                        * that memory stops, PROF_STOP_BOUNDS) */
 };
+
+/* A probed stack's extent at most, from its stack pointer's page (SMP_PROBED_SPAN), and
+ * the distance one step may prove in one go (a frame larger than it stops the walk). */
+#define SMP_PROBED_SPAN (1ull << 30)
+#define SMP_PROBED_JUMP (1u << 20)
 
 /* How frames are stepped (PROF_UNWIND). */
 #define SMP_WALK_FP 0u     /* frame pointers only */

@@ -16,10 +16,13 @@ set -eu
 # xz-utils serve and build the debug files of their end-to-end tests.
 # gcc-aarch64-linux-gnu, libc6-dev-arm64-cross and qemu-user run the steppers' unit tests
 # for aarch64 (make test-aarch64, part of make test).
+# lld and rustc build the end-to-end tests' programs linked by LLD and written in Rust;
+# golang-go also builds their Go program that calls C, openjdk-17-jdk-headless their Java
+# program (tests/e2e/test_runtimes.c).
 PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config python3
       gcc-aarch64-linux-gnu libc6-dev-arm64-cross qemu-user
       libc6-dbg golang-go libdebuginfod-dev liblzma-dev debuginfod elfutils xz-utils sqlite3
-      clang libclang-rt-dev"
+      clang libclang-rt-dev lld rustc openjdk-17-jdk-headless"
 if [ "${1:-}" = bench ]; then
     PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf gdb"
 fi

@@ -146,7 +146,9 @@
 #define PROF_STAT_UNWRITTEN 32    /* samples taken that never reached the file: the writer
                                    * thread could not finish it in time at the end (its
                                    * STATS then written by the thread that ended the run) */
-#define PROF_STAT_N 33
+#define PROF_STAT_NO_SIGSTACK 33 /* signals of libprof's whose sample was skipped: no stack
+                                  * with room for the handler (sampler/sigstack.h) */
+#define PROF_STAT_N 34
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \

@@ -34,6 +34,11 @@ void rep_profile_warn(const struct rep_profile *p)
         rep_warnf("%s: %" PRIu64 " records of mappings, thread names or notes were dropped "
                   "(the writer's queue was full); some frames or threads may go unnamed",
                   p->name, p->stats[PROF_STAT_POSTS_DROPPED]);
+    if (p->has_stats && p->stats[PROF_STAT_NO_SIGSTACK] > 0)
+        rep_warnf("%s: %" PRIu64 " samples were skipped: no stack had room for libprof's "
+                  "handler (a thread libprof did not start, on a small alternate stack of the "
+                  "program's); the profile under-counts",
+                  p->name, p->stats[PROF_STAT_NO_SIGSTACK]);
     if (p->has_stats && p->stats[PROF_STAT_WRITE_ERRORS] > 0)
         rep_warnf("%s: writing the profile failed %" PRIu64 " times; records are missing", p->name,
                   p->stats[PROF_STAT_WRITE_ERRORS]);

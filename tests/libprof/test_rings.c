@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "libprof/rings.h"
+#include "libprof/sigstacks.h"
 #include "libprof/writer.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
@@ -111,6 +112,8 @@ Test(rings, handler_uses_the_thread_ring_then_the_shared_one_then_drops)
     smp_sampler.max_frames = FRAMES;
     smp_sampler.source = PROF_TIMER_THREAD;
     atomic_store(&smp_sampler.active, 1);
+    cr_assert_eq(lp_sigstacks_init(), 0);
+    cr_assert_eq(lp_sigstacks_enter(), 0, "the stack the samples are taken on");
     smp_self.ring = lp_rings_take();
     for (int i = 0; i < 5; i++)
         fire();

@@ -20,11 +20,14 @@
 #include "sampler/handler.h"
 #include "sampler/install.h"
 #include "sampler/ring.h"
+#include "sampler/sigstack.h"
 #include "sampler/timer_perf.h"
 #include "sampler/timer_thread.h"
 
 static uint64_t mem[8192];
 static struct smp_ring ring;
+/* The stack of libprof's the samples run on (sampler/sigstack.h). */
+static _Alignas(16) uint8_t own_stack[SMP_SIGSTACK_BYTES];
 
 static void setup_sampler(size_t n_slots, int with_bounds)
 {
@@ -34,6 +37,8 @@ static void setup_sampler(size_t n_slots, int with_bounds)
     smp_sampler.max_frames = 64;
     smp_sampler.source = PROF_TIMER_THREAD;
     memset(&smp_self, 0, sizeof(smp_self));
+    smp_sigstack_self = (struct smp_sigstack){(uintptr_t)own_stack,
+                                              (uintptr_t)own_stack + sizeof(own_stack)};
     if (with_bounds) {
         pthread_attr_t attr;
         void *addr;

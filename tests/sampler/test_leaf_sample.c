@@ -12,6 +12,7 @@
 #include "include/libprof/prof_format.h"
 #include "sampler/handler.h"
 #include "sampler/ring.h"
+#include "sampler/sigstack.h"
 #include "sampler/timer_thread.h"
 
 #if defined(__x86_64__)
@@ -20,6 +21,9 @@ static struct smp_ring ring;
 static uintptr_t stk[64] __attribute__((aligned(16)));
 static const uint8_t code_ret[] = {0xc3, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc};
 static const uint8_t code_nop[] = {0x90, 0x90, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc, 0xcc};
+
+/* The stack of libprof's the sample runs on (sampler/sigstack.h). */
+static _Alignas(16) uint8_t own_stack[SMP_SIGSTACK_BYTES];
 
 /* Runs the handler on a context at pc with sp = stk[0] and the frame pointer at stk[10]
  * (a two-frame chain), and returns the sample it recorded. */
@@ -31,6 +35,8 @@ static struct smp_slot *sample_at(const uint8_t *pc)
     smp_sampler.max_frames = 64;
     smp_sampler.source = PROF_TIMER_THREAD;
     memset(&smp_self, 0, sizeof(smp_self));
+    smp_sigstack_self = (struct smp_sigstack){(uintptr_t)own_stack,
+                                              (uintptr_t)own_stack + sizeof(own_stack)};
     smp_self.stack_lo = (uintptr_t)&stk[0];
     smp_self.stack_hi = (uintptr_t)&stk[64];
     atomic_store(&smp_sampler.active, 1);
