@@ -13,6 +13,7 @@
 
 #include "common/clock.h"
 #include "common/grow.h"
+#include "common/hash.h"
 
 #define JITTER_MIN_NS 10000u /* the kernel's shortest software clock period */
 
@@ -26,6 +27,7 @@ void att_jitter_init(struct att_jitter *j, uint64_t mean_ns)
 void att_jitter_fini(struct att_jitter *j)
 {
     free(j->plans);
+    cmn_hashtab_fini(&j->plan_table);
     free(j->inherited);
     memset(j, 0, sizeof(*j));
 }
@@ -58,39 +60,28 @@ static bool is_inherited(const struct att_jitter *j, pid_t tid)
     return false;
 }
 
-static size_t slot_of(uint64_t id, size_t cap)
+static uint64_t plan_hash(const void *ctx, uint32_t i)
 {
-    return (size_t)(id * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+    return cmn_hash_word(((const struct att_jitter *)ctx)->plans[i].id);
+}
+
+static bool is_plan(const void *ctx, uint32_t i, const void *id)
+{
+    return ((const struct att_jitter *)ctx)->plans[i].id == *(const uint64_t *)id;
 }
 
 /* The plan of counter id, added when new; NULL without memory. */
 static struct att_jitter_plan *plan_of(struct att_jitter *j, uint64_t id)
 {
-    if ((j->n_plans + 1) * 2 > j->cap_plans) {
-        size_t cap = j->cap_plans ? j->cap_plans * 2 : 64;
-        struct att_jitter_plan *t = calloc(cap, sizeof(*t));
-        if (t == NULL)
-            return NULL;
-        for (size_t i = 0; i < j->cap_plans; i++) {
-            if (j->plans[i].id == 0)
-                continue;
-            size_t k = slot_of(j->plans[i].id, cap);
-            while (t[k].id != 0)
-                k = (k + 1) & (cap - 1);
-            t[k] = j->plans[i];
-        }
-        free(j->plans);
-        j->plans = t;
-        j->cap_plans = cap;
-    }
-    size_t k = slot_of(id, j->cap_plans);
-    while (j->plans[k].id != 0 && j->plans[k].id != id)
-        k = (k + 1) & (j->cap_plans - 1);
-    if (j->plans[k].id == 0) {
-        j->plans[k] = (struct att_jitter_plan){.id = id, .period = j->mean_ns};
-        j->n_plans++;
-    }
-    return &j->plans[k];
+    uint32_t i = cmn_hashtab_find(&j->plan_table, cmn_hash_word(id), is_plan, j, &id);
+    if (i != CMN_HASHTAB_NONE)
+        return &j->plans[i];
+    if (!CMN_GROW(j->plans, j->cap_plans, j->n_plans + 1, 32) ||
+        cmn_hashtab_reserve(&j->plan_table, plan_hash, j) != 0)
+        return NULL;
+    j->plans[j->n_plans] = (struct att_jitter_plan){.id = id, .period = j->mean_ns};
+    cmn_hashtab_insert(&j->plan_table, cmn_hash_word(id), (uint32_t)j->n_plans);
+    return &j->plans[j->n_plans++];
 }
 
 bool att_jitter_sampled(struct att_jitter *j, int fd, uint64_t id, pid_t tid)

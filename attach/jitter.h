@@ -24,9 +24,11 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/hashtab.h"
+
 /* Per counter: where it should next overflow, in its own count. */
 struct att_jitter_plan {
-    uint64_t id;     /* the counter's kernel id; 0 = a free slot */
+    uint64_t id;     /* the counter's kernel id */
     uint64_t at;     /* its count at the planned overflow, 0 unknown */
     uint64_t period; /* the period it was armed with */
     int64_t debt_ns; /* counted time an interval could not take off */
@@ -35,8 +37,9 @@ struct att_jitter_plan {
 struct att_jitter {
     uint64_t mean_ns;              /* the period asked for */
     uint64_t rng;                  /* xorshift state */
-    struct att_jitter_plan *plans; /* open addressing by id, a power of two, half full at most */
+    struct att_jitter_plan *plans; /* one per counter sampled, in order of first sample */
     size_t n_plans, cap_plans;
+    struct cmn_hashtab plan_table; /* plans by id (common/hashtab.h) */
     pid_t *inherited;              /* threads whose counters others inherited: never drawn */
     size_t n_inherited, cap_inherited;
     uint64_t n_drawn;              /* intervals drawn */

@@ -60,7 +60,9 @@
 #include "attach/uwtables.h"
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/hash.h"
+#include "common/hashtab.h"
 #include "common/intern.h"
 #include "common/record.h"
 #include "include/libprof/prof_format.h"
@@ -74,9 +76,9 @@
 #define INHERIT_MARGIN_NS 1000000u /* from copying a creator's counters to its FORK record */
 #define EXE_MAX 4096u
 
-/* What prof knows of a thread id; in an open-addressing table keyed by tid. */
+/* What prof knows of a thread id; found by tid through a hash table. */
 struct tid_info {
-    pid_t tid;           /* 0: a free slot */
+    pid_t tid;           /* the thread id */
     pid_t counted_by;    /* whose counters its samples are taken from; 0: not bound yet */
     uint64_t full_since; /* from then on, counted_by's counters cover it on every CPU; 0:
                           * not known to (it needs counters of its own while attaching) */
@@ -97,8 +99,9 @@ struct session {
     struct att_pring perf;    /* the counters and the rings they write into */
     struct att_jitter jitter; /* each counter's next interval, drawn (attach/jitter.h) */
 
-    struct tid_info *tids; /* a power of two of slots, at most half full */
+    struct tid_info *tids; /* in order of first sight */
     size_t n_tids, cap_tids, n_sampled;
+    struct cmn_hashtab tid_table;      /* tids by tid (common/hashtab.h) */
     struct att_rwalk_code_cache *code; /* code bytes the walks read; emptied when code is
                                         * mapped anew */
     uint64_t n_ignored; /* samples not counted: another process's, through a counter set the
@@ -133,48 +136,35 @@ static void on_signal(int sig)
 
 /* ---- the thread table ---- */
 
-static bool grow_tids(struct session *s)
+static uint64_t tid_hash(const void *ctx, uint32_t i)
 {
-    size_t cap = s->cap_tids ? 2 * s->cap_tids : 64;
-    struct tid_info *t = calloc(cap, sizeof(*t));
-    if (t == NULL)
-        return false;
-    for (size_t i = 0; i < s->cap_tids; i++) {
-        if (s->tids[i].tid == 0)
-            continue;
-        size_t at = cmn_hash_word((uint64_t)s->tids[i].tid) & (cap - 1);
-        while (t[at].tid != 0)
-            at = (at + 1) & (cap - 1);
-        t[at] = s->tids[i];
-    }
-    free(s->tids);
-    s->tids = t;
-    s->cap_tids = cap;
-    return true;
+    return cmn_hash_word((uint64_t)((const struct session *)ctx)->tids[i].tid);
+}
+
+static bool is_tid(const void *ctx, uint32_t i, const void *tid)
+{
+    return ((const struct session *)ctx)->tids[i].tid == *(const pid_t *)tid;
 }
 
 /* The entry of tid, added when missing if add is set; NULL when it is missing (or cannot be
- * added: s->rc is then CMN_E_NOMEM). */
+ * added: s->rc is then CMN_E_NOMEM). A pointer returned is dead after the next call that
+ * adds. */
 static struct tid_info *tid_get(struct session *s, pid_t tid, bool add)
 {
-    if (add && (s->n_tids + 1) * 2 > s->cap_tids && !grow_tids(s)) {
+    uint64_t hash = cmn_hash_word((uint64_t)tid);
+    uint32_t i = cmn_hashtab_find(&s->tid_table, hash, is_tid, s, &tid);
+    if (i != CMN_HASHTAB_NONE)
+        return &s->tids[i];
+    if (!add)
+        return NULL;
+    if (!CMN_GROW(s->tids, s->cap_tids, s->n_tids + 1, 64) ||
+        cmn_hashtab_reserve(&s->tid_table, tid_hash, s) != 0) {
         s->rc = CMN_E_NOMEM;
         return NULL;
     }
-    if (s->cap_tids == 0)
-        return NULL;
-    size_t mask = s->cap_tids - 1;
-    for (size_t at = cmn_hash_word((uint64_t)tid) & mask;; at = (at + 1) & mask) {
-        if (s->tids[at].tid == tid)
-            return &s->tids[at];
-        if (s->tids[at].tid == 0) {
-            if (!add)
-                return NULL;
-            s->tids[at] = (struct tid_info){.tid = tid};
-            s->n_tids++;
-            return &s->tids[at];
-        }
-    }
+    s->tids[s->n_tids] = (struct tid_info){.tid = tid};
+    cmn_hashtab_insert(&s->tid_table, hash, (uint32_t)s->n_tids);
+    return &s->tids[s->n_tids++];
 }
 
 /* ---- writing the profile ---- */
@@ -860,6 +850,7 @@ static void session_fini(struct session *s)
     att_pring_fini(&s->perf);
     att_jitter_fini(&s->jitter);
     free(s->tids);
+    cmn_hashtab_fini(&s->tid_table);
     att_maps_free(&s->maps);
     cmn_intern_fini(&s->intern);
     free(s->rec);
