@@ -35,6 +35,7 @@
 #include "attach/procstat.h"
 #include "common/err.h"
 #include "common/grow.h"
+#include "common/ranges.h"
 
 /*
  * Bytes of user stack the kernel copies into each sample, from the stack pointer up. The
@@ -359,17 +360,8 @@ int att_pring_open(struct att_pring *p, pid_t tid, size_t k, struct cmn_err *err
 
 const struct att_pring_counter *att_pring_counter_of(const struct att_pring *p, uint64_t id)
 {
-    size_t lo = 0, hi = p->n_counters;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->counters[mid].id < id)
-            lo = mid + 1;
-        else if (p->counters[mid].id > id)
-            hi = mid;
-        else
-            return &p->counters[mid];
-    }
-    return NULL;
+    size_t i = CMN_RANGE_UPPER(p->counters, p->n_counters, id, id);
+    return i > 0 && p->counters[i - 1].id == id ? &p->counters[i - 1] : NULL;
 }
 
 /* Every counter that writes into a ring is woken with it, so any one of them answers;

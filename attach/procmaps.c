@@ -24,6 +24,7 @@
 #include "common/err.h"
 #include "common/grow.h"
 #include "common/maps_line.h"
+#include "common/ranges.h"
 #include "common/record.h"
 
 #define NOTES_MAX 65536u /* note segment bytes looked at */
@@ -180,17 +181,8 @@ void att_maps_free(struct att_maps *m)
 
 const struct att_map *att_maps_find(const struct att_maps *m, uint64_t addr)
 {
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (addr < m->v[mid].start)
-            hi = mid;
-        else if (addr >= m->v[mid].end)
-            lo = mid + 1;
-        else
-            return &m->v[mid];
-    }
-    return NULL;
+    size_t i = CMN_RANGE_FIND(m->v, m->n, start, end, addr);
+    return i < m->n ? &m->v[i] : NULL;
 }
 
 bool att_maps_is_code(const struct att_maps *m, uint64_t addr)

@@ -20,6 +20,7 @@
 #include "common/err.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "common/ranges.h"
 #include "reporter/base/warn.h"
 #include "reporter/input/profile.h"
 #include "reporter/symbols/debuginfod.h"
@@ -150,14 +151,7 @@ static bool is_better_map(const struct rep_map *c, const struct rep_map *b, uint
 static long find_map(const struct rep_sym *s, uint64_t a, uint64_t time_ns)
 {
     const struct rep_map *maps = s->prof->maps;
-    size_t lo = 0, hi = s->prof->n_maps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (maps[mid].start <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = CMN_RANGE_UPPER(maps, s->prof->n_maps, start, a);
     long best = -1;
     for (size_t j = lo; j-- > 0 && s->max_end[j] > a;) {
         if (a < maps[j].end && (best < 0 || is_better_map(&maps[j], &maps[best], time_ns)))
