@@ -15,6 +15,8 @@
  * which cmn_intern_stack() refuses and the caller writes the sample in full. Not
  * async-signal-safe (malloc). Header-only (static inline) so that the prof command shares
  * it without linking the library; an internal header, not installed.
+ *
+ * Signal handler's path: not allowed (malloc).
  */
 #ifndef PROF_COMMON_INTERN_H
 #define PROF_COMMON_INTERN_H

@@ -15,6 +15,8 @@
  *             cmn_pring_copy(&pr, at, buf, h.size - sizeof(h));   (the body, if it fits)
  *         cmn_pring_end(&pr);
  *     }
+ *
+ * Signal handler's path: not allowed (only the writer thread reads the kernel's rings).
  */
 #ifndef PROF_COMMON_PERF_RING_H
 #define PROF_COMMON_PERF_RING_H

@@ -31,6 +31,9 @@
  * the PLT's and the realigned frame's, offsets that are not multiples of 8 or beyond
  * 256 KiB) are CMN_UW_STOP: a walk that meets one stops and says why instead of guessing.
  * Header-only, never installed; the lookup is async-signal-safe.
+ *
+ * Signal handler's path: allowed: cmn_uw_lookup() and the accessors of a built table; the
+ * layout and index functions are for the thread that builds one.
  */
 #ifndef PROF_COMMON_UW_TABLE_H
 #define PROF_COMMON_UW_TABLE_H
