@@ -38,7 +38,6 @@
  */
 #include "attach/record_pid.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
@@ -64,6 +63,7 @@
 #include "common/hash.h"
 #include "common/hashtab.h"
 #include "common/intern.h"
+#include "common/proc.h"
 #include "common/record.h"
 #include "include/libprof/prof_format.h"
 
@@ -552,37 +552,26 @@ static int add_thread(struct session *s, pid_t tid, struct cmn_err *err)
 /* The thread ids in /proc/PID/task. */
 static int list_tids(pid_t pid, int **tids, size_t *n)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    struct cmn_proc_tasks it;
+    size_t cap = 0;
     *tids = NULL;
     *n = 0;
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return -errno;
-    size_t cap = 0;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        long tid = strtol(e->d_name, NULL, 10);
-        if (tid > 0)
-            rc = att_pring_push_int(tids, n, &cap, (int)tid);
-    }
-    closedir(d);
+    int rc = cmn_proc_tasks_open(&(struct cmn_proc){.pid = pid}, &it);
+    for (pid_t tid; rc == 0 && (tid = cmn_proc_tasks_next(&it)) > 0;)
+        rc = att_pring_push_int(tids, n, &cap, (int)tid);
+    cmn_proc_tasks_close(&it);
     return rc;
 }
 
 /* Where pid's main thread's stack starts: field 28 of /proc/PID/stat; 0 when unknown. */
 static uint64_t read_start_stack(pid_t pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (att_proc_read(path, buf, sizeof(buf)) <= 0)
-        return 0;
-    /* The fields after "(COMM) ", which may hold spaces, start with the third. */
-    const char *at = strrchr(buf, ')');
-    for (int field = 2; at != NULL && field < 28; field++)
-        at = strchr(at + 1, ' ');
-    return at != NULL ? strtoull(at + 1, NULL, 10) : 0;
+    char buf[CMN_PROC_STAT_BYTES];
+    const struct cmn_proc proc = {.pid = pid};
+    const char *start = cmn_proc_read_file(&proc, 0, "stat", buf, sizeof(buf)) > 0
+                            ? cmn_proc_stat_field(buf, 28)
+                            : NULL;
+    return start != NULL ? strtoull(start, NULL, 10) : 0;
 }
 
 /* That pid names a process prof may try: it exists, it is not a thread of another, and it
