@@ -44,8 +44,8 @@ Test(jitter, draws_each_interval_within_half_and_one_and_a_half_periods)
             if (j.plans[k].id == id)
                 p = &j.plans[k];
         cr_assert_not_null(p);
-        lo = p->period < lo ? p->period : lo;
-        hi = p->period > hi ? p->period : hi;
+        lo = p->plan.period < lo ? p->plan.period : lo;
+        hi = p->plan.period > hi ? p->plan.period : hi;
     }
     cr_assert_eq(j.n_drawn, 200);
     /* What the counter counted past its plan comes off: at most a little under half. */
