@@ -63,6 +63,7 @@
 #include "common/hash.h"
 #include "common/hashtab.h"
 #include "common/intern.h"
+#include "common/perf_record.h"
 #include "common/proc.h"
 #include "common/record.h"
 #include "include/libprof/prof_format.h"
@@ -291,7 +292,7 @@ static bool reached_start(const struct session *s, const unsigned char *stack, u
 
 /* The registers and the stack copy of a sample of thread tid, walked with libprof's
  * walk. Returns the number of frames. */
-static unsigned walk_copy(struct session *s, pid_t tid, const struct att_pring_sample *d,
+static unsigned walk_copy(struct session *s, pid_t tid, const struct cmn_perf_sample *d,
                           uint8_t *stop_reason, uint8_t *flags)
 {
     const unsigned char *stack = d->stack;
@@ -320,7 +321,7 @@ static unsigned walk_copy(struct session *s, pid_t tid, const struct att_pring_s
 /* The kernel's callchain of a sample. It walks the frame pointers without our checks, so
  * its chain is cut, like the stepper's, at the first return address outside code (the walk
  * went through a frame without a frame pointer, or below the root). */
-static unsigned kernel_chain(struct session *s, const struct att_pring_sample *d,
+static unsigned kernel_chain(struct session *s, const struct cmn_perf_sample *d,
                              uint8_t *stop_reason)
 {
     unsigned n = 0;
@@ -364,8 +365,10 @@ static bool is_counted_by(struct session *s, pid_t tid, pid_t by)
 
 static void on_sample(struct session *s, const unsigned char *p, size_t size)
 {
-    struct att_pring_sample d;
-    if (!att_pring_decode_sample(p, size, s->is_kernel_callchain, &d))
+    struct cmn_perf_sample d;
+    if (!cmn_perf_decode_sample(p + sizeof(struct perf_event_header),
+                                size - sizeof(struct perf_event_header), s->perf.attr.sample_type,
+                                &d))
         return;
     const struct att_pring_counter *by = att_pring_counter_of(&s->perf, d.id);
     if (d.pid != (uint32_t)s->pid || by == NULL || (s->exec_ns && d.time_ns >= s->exec_ns) ||
@@ -392,8 +395,9 @@ static void on_sample(struct session *s, const unsigned char *p, size_t size)
 
 static void on_comm(struct session *s, const unsigned char *p, const struct perf_event_header *h)
 {
-    struct att_pring_comm d;
-    if (!att_pring_decode_comm(p, h, &d) || d.pid != (uint32_t)s->pid)
+    struct cmn_perf_comm d;
+    if (!cmn_perf_decode_comm(h, p + sizeof(*h), s->perf.attr.sample_type, &d) ||
+        d.pid != (uint32_t)s->pid)
         return;
     if (d.is_exec) {
         /* Only kernels without remove_on_exec (before 5.13) get here: the process is
@@ -419,8 +423,8 @@ static void on_comm(struct session *s, const unsigned char *p, const struct perf
  */
 static void on_task(struct session *s, const unsigned char *p, const struct perf_event_header *h)
 {
-    struct att_pring_task body;
-    if (!att_pring_decode_task(p, h, &body))
+    struct cmn_perf_task body;
+    if (!cmn_perf_decode_task(h, p + sizeof(*h), &body))
         return;
     if (body.pid != (uint32_t)s->pid)
         return; /* a child process: not ours to sample */
@@ -451,8 +455,8 @@ static void on_task(struct session *s, const unsigned char *p, const struct perf
 
 static void on_mmap(struct session *s, const unsigned char *p, const struct perf_event_header *h)
 {
-    struct att_pring_mmap body;
-    if (!att_pring_decode_mmap(p, h, &body))
+    struct cmn_perf_mmap body;
+    if (!cmn_perf_decode_mmap(h, p + sizeof(*h), s->perf.attr.sample_type, &body))
         return;
     const char *path = body.path;
     if (body.pid != (uint32_t)s->pid || path == NULL || body.len == 0)
@@ -488,7 +492,7 @@ static void on_record(struct session *s, const unsigned char *p, const struct pe
     case PERF_RECORD_LOST:
         /* The ring was full: the kernel counts what it could not write (samples, but for
          * the rare side-band record). */
-        n_lost = att_pring_decode_lost(p, h);
+        n_lost = cmn_perf_decode_lost(h, p + sizeof(*h));
         s->counters_stat[PROF_STAT_SIGNALS] += n_lost;
         s->counters_stat[PROF_STAT_DROPPED] += n_lost;
         break;
