@@ -33,6 +33,7 @@
 
 #include "arch/arch.h"
 #include "attach/procstat.h"
+#include "common/check.h"
 #include "common/err.h"
 #include "common/grow.h"
 #include "common/ranges.h"
@@ -413,7 +414,12 @@ const unsigned char *att_pring_read_next(struct att_pring_reader *rd, struct per
     uint64_t body;
     if (!cmn_pring_next(&rd->ring, h, &body))
         return NULL;
-    return cmn_pring_record(&rd->ring, h, body, rd->wrap);
+    const unsigned char *rec = cmn_pring_record(&rd->ring, h, body, rd->wrap);
+    /* A whole record, in the ring's area or made whole in wrap. */
+    assert(h->size >= sizeof(*h) &&
+           (rec == rd->wrap ||
+            (rec >= rd->ring.data && (uint64_t)(rec - rd->ring.data) + h->size <= rd->ring.size)));
+    return rec;
 }
 
 void att_pring_read_end(struct att_pring_reader *rd)
