@@ -13,6 +13,7 @@
 
 #include "attach/ptrace_unwind.h"
 #include "common/err.h"
+#include "reporter/cmd/check.h"
 #include "reporter/cmd/cmd.h"
 #include "reporter/cmd/diff.h"
 #include "reporter/cmd/record.h"
