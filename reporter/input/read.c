@@ -527,20 +527,15 @@ static int parse(struct rep_profile *p, struct cmn_err *err)
 /* Reads all of fd into a malloc'd buffer; the size is a hint (0 for pipes). */
 static int slurp(int fd, size_t size_hint, unsigned char **buf /* out */, size_t *n /* out */)
 {
-    size_t cap = size_hint + 1, len = 0;
-    unsigned char *b = malloc(cap);
-    if (b == NULL)
+    /* The size said, exactly; then twice as much each time it is not enough. */
+    unsigned char *b = NULL;
+    size_t cap = 0, len = 0;
+    if (!CMN_GROW(b, cap, size_hint + 1, size_hint + 1))
         return CMN_E_NOMEM;
     for (;;) {
-        if (len == cap) {
-            size_t new_cap = cap + (cap > READ_CHUNK_BYTES ? cap : READ_CHUNK_BYTES);
-            unsigned char *nb = realloc(b, new_cap);
-            if (nb == NULL) {
-                free(b);
-                return CMN_E_NOMEM;
-            }
-            b = nb;
-            cap = new_cap;
+        if (len == cap && !CMN_GROW(b, cap, len + 1, READ_CHUNK_BYTES)) {
+            free(b);
+            return CMN_E_NOMEM;
         }
         ssize_t got = read(fd, b + len, cap - len);
         if (got == 0)
