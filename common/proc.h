@@ -85,26 +85,33 @@ static inline int cmn_proc_open_with(cmn_proc_open_fn *open_fn, const char *path
     return (open_fn != NULL ? open_fn : cmn_proc_open)(path, flags | O_CLOEXEC, 0);
 }
 
+/* Reads fd into buf (cap bytes, one kept for a NUL) after the *n bytes already there,
+ * until buf is full or the file ends; reads again after EINTR. 0, or the errno of a read
+ * that failed (what was read before it is counted in *n). */
+static inline int cmn_proc_read_fd(int fd, char *buf, size_t cap, size_t *n)
+{
+    while (*n + 1 < cap) {
+        ssize_t got = read(fd, buf + *n, cap - 1 - *n);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return errno;
+        if (got == 0)
+            break;
+        *n += (size_t)got;
+    }
+    return 0;
+}
+
 /* Reads the file at path (opened by open_fn, NULL for cmn_proc_open()), at most cap - 1
- * bytes, into buf, NUL-terminated; reads again after EINTR and short reads. The bytes
- * read, or -errno. */
+ * bytes, into buf, NUL-terminated. The bytes read, or -errno. */
 static inline long cmn_proc_read(cmn_proc_open_fn *open_fn, const char *path, char *buf, size_t cap)
 {
     int fd = cmn_proc_open_with(open_fn, path, O_RDONLY);
     if (fd < 0)
         return fd;
     size_t n = 0;
-    int e = 0;
-    while (n + 1 < cap) {
-        ssize_t got = read(fd, buf + n, cap - 1 - n);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            e = errno;
-        if (got <= 0)
-            break;
-        n += (size_t)got;
-    }
+    int e = cmn_proc_read_fd(fd, buf, cap, &n);
     close(fd);
     buf[n] = '\0';
     return e != 0 ? -e : (long)n;
@@ -149,22 +156,15 @@ static inline char *cmn_proc_slurp(cmn_proc_open_fn *open_fn, const char *path, 
     char *buf = NULL;
     size_t cap = 0, n = 0;
     int e = 0;
-    for (;;) {
+    do {
         if (!CMN_GROW(buf, cap, n + 4096, 16384)) {
             free(buf);
             close(fd);
             errno = ENOMEM;
             return NULL;
         }
-        ssize_t got = read(fd, buf + n, cap - n - 1);
-        if (got < 0 && errno == EINTR)
-            continue;
-        if (got < 0)
-            e = errno;
-        if (got <= 0)
-            break;
-        n += (size_t)got;
-    }
+        e = cmn_proc_read_fd(fd, buf, cap, &n);
+    } while (e == 0 && n + 1 == cap); /* full: there may be more */
     close(fd);
     buf[n] = '\0';
     if (len != NULL)
