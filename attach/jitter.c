@@ -13,8 +13,7 @@
 
 #include "common/clock.h"
 #include "common/grow.h"
-
-#define JITTER_MIN_NS 10000u /* the kernel's shortest software clock period */
+#include "common/hash.h"
 
 void att_jitter_init(struct att_jitter *j, uint64_t mean_ns)
 {
@@ -26,19 +25,9 @@ void att_jitter_init(struct att_jitter *j, uint64_t mean_ns)
 void att_jitter_fini(struct att_jitter *j)
 {
     free(j->plans);
+    cmn_hashtab_fini(&j->plan_table);
     free(j->inherited);
     memset(j, 0, sizeof(*j));
-}
-
-/* xorshift64*. */
-static uint64_t next_random(struct att_jitter *j)
-{
-    uint64_t x = j->rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    j->rng = x;
-    return x * 0x2545f4914f6cdd1dull;
 }
 
 void att_jitter_inherited(struct att_jitter *j, pid_t counted_by)
@@ -58,39 +47,28 @@ static bool is_inherited(const struct att_jitter *j, pid_t tid)
     return false;
 }
 
-static size_t slot_of(uint64_t id, size_t cap)
+static uint64_t plan_hash(const void *ctx, uint32_t i)
 {
-    return (size_t)(id * 0x9e3779b97f4a7c15ull >> 20) & (cap - 1);
+    return cmn_hash_word(((const struct att_jitter *)ctx)->plans[i].id);
+}
+
+static bool is_plan(const void *ctx, uint32_t i, const void *id)
+{
+    return ((const struct att_jitter *)ctx)->plans[i].id == *(const uint64_t *)id;
 }
 
 /* The plan of counter id, added when new; NULL without memory. */
 static struct att_jitter_plan *plan_of(struct att_jitter *j, uint64_t id)
 {
-    if ((j->n_plans + 1) * 2 > j->cap_plans) {
-        size_t cap = j->cap_plans ? j->cap_plans * 2 : 64;
-        struct att_jitter_plan *t = calloc(cap, sizeof(*t));
-        if (t == NULL)
-            return NULL;
-        for (size_t i = 0; i < j->cap_plans; i++) {
-            if (j->plans[i].id == 0)
-                continue;
-            size_t k = slot_of(j->plans[i].id, cap);
-            while (t[k].id != 0)
-                k = (k + 1) & (cap - 1);
-            t[k] = j->plans[i];
-        }
-        free(j->plans);
-        j->plans = t;
-        j->cap_plans = cap;
-    }
-    size_t k = slot_of(id, j->cap_plans);
-    while (j->plans[k].id != 0 && j->plans[k].id != id)
-        k = (k + 1) & (j->cap_plans - 1);
-    if (j->plans[k].id == 0) {
-        j->plans[k] = (struct att_jitter_plan){.id = id, .period = j->mean_ns};
-        j->n_plans++;
-    }
-    return &j->plans[k];
+    uint32_t i = cmn_hashtab_find(&j->plan_table, cmn_hash_word(id), is_plan, j, &id);
+    if (i != CMN_HASHTAB_NONE)
+        return &j->plans[i];
+    if (!CMN_GROW(j->plans, j->cap_plans, j->n_plans + 1, 32) ||
+        cmn_hashtab_reserve(&j->plan_table, plan_hash, j) != 0)
+        return NULL;
+    j->plans[j->n_plans] = (struct att_jitter_plan){.id = id, .plan = {.period = j->mean_ns}};
+    cmn_hashtab_insert(&j->plan_table, cmn_hash_word(id), (uint32_t)j->n_plans);
+    return &j->plans[j->n_plans++];
 }
 
 bool att_jitter_sampled(struct att_jitter *j, int fd, uint64_t id, pid_t tid)
@@ -106,20 +84,14 @@ bool att_jitter_sampled(struct att_jitter *j, int fd, uint64_t id, pid_t tid)
     /* The counter's first overflow came at one fixed period (the one it was opened with),
      * and every later one at the period drawn, or whole periods after it when the clock's
      * expiry met the thread in the kernel (user space only is sampled). */
-    if (p->at == 0)
-        p->at = p->period;
-    int64_t late = count >= p->at ? (int64_t)((count - p->at) % p->period) : 0;
-    uint64_t u = next_random(j) >> 32;
-    int64_t period = (int64_t)(j->mean_ns / 2 + (uint64_t)(((unsigned __int128)j->mean_ns * u) >> 32)) -
-                     late - p->debt_ns;
-    int64_t min = (int64_t)(j->mean_ns / 8 > JITTER_MIN_NS ? j->mean_ns / 8 : JITTER_MIN_NS);
-    p->debt_ns = period < min ? min - period : 0;
-    if (period < min)
-        period = min;
-    uint64_t next = (uint64_t)period;
+    struct cmn_jitter_plan *plan = &p->plan;
+    if (plan->at == 0)
+        plan->at = plan->period;
+    uint64_t interval = cmn_jitter_interval(cmn_jitter_random(&j->rng), j->mean_ns);
+    uint64_t next = cmn_jitter_period(interval, j->mean_ns, count, plan, &plan->debt_ns);
     if (ioctl(fd, PERF_EVENT_IOC_PERIOD, &next) == 0) {
-        p->at = count + next;
-        p->period = next;
+        plan->at = count + next;
+        plan->period = next;
         j->n_drawn++;
     }
     return true;

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Random sampling intervals for `prof record -p` (attach/record_pid.h), as libprof draws
- * them in-process (sampler/jitter.h): after each sample through a counter, that counter's
- * next interval is drawn uniformly between half and one and a half times the period, so
- * that a program whose work repeats at the sampling period is not sampled at the same
- * phases of every round. PERF_EVENT_IOC_PERIOD starts the counter's interval afresh: what
- * it counted since its overflow (prof reads the counter; prof learns of the sample some
- * time after it, and the counter ran on) comes off the interval drawn, so that the
- * intervals between overflows are the ones drawn and the mean rate stays the one asked for.
+ * them in-process (sampler/jitter.h), by the same arithmetic (common/jitter.h): after each
+ * sample through a counter, that counter's next interval is drawn uniformly between half
+ * and one and a half times the period, so that a program whose work repeats at the
+ * sampling period is not sampled at the same phases of every round. PERF_EVENT_IOC_PERIOD
+ * starts the counter's interval afresh: what it counted since its overflow (prof reads the
+ * counter; prof learns of the sample some time after it, and the counter ran on) comes off
+ * the interval drawn, so that the intervals between overflows are the ones drawn and the
+ * mean rate stays the one asked for.
  *
  * What cannot be drawn so: a counter other threads inherited (threads started by its
  * thread, or by those, since prof attached). PERF_EVENT_IOC_PERIOD applies to every
@@ -24,19 +25,21 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "common/hashtab.h"
+#include "common/jitter.h"
+
 /* Per counter: where it should next overflow, in its own count. */
 struct att_jitter_plan {
-    uint64_t id;     /* the counter's kernel id; 0 = a free slot */
-    uint64_t at;     /* its count at the planned overflow, 0 unknown */
-    uint64_t period; /* the period it was armed with */
-    int64_t debt_ns; /* counted time an interval could not take off */
+    uint64_t id;                 /* the counter's kernel id */
+    struct cmn_jitter_plan plan; /* its planned overflow (common/jitter.h) */
 };
 
 struct att_jitter {
     uint64_t mean_ns;              /* the period asked for */
-    uint64_t rng;                  /* xorshift state */
-    struct att_jitter_plan *plans; /* open addressing by id, a power of two, half full at most */
+    uint64_t rng;                  /* the generator's state (cmn_jitter_random) */
+    struct att_jitter_plan *plans; /* one per counter sampled, in order of first sample */
     size_t n_plans, cap_plans;
+    struct cmn_hashtab plan_table; /* plans by id (common/hashtab.h) */
     pid_t *inherited;              /* threads whose counters others inherited: never drawn */
     size_t n_inherited, cap_inherited;
     uint64_t n_drawn;              /* intervals drawn */

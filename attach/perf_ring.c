@@ -14,7 +14,8 @@
  *
  * The id is the counter's that was opened, also in the records of the threads that
  * inherited it (PERF_SAMPLE_IDENTIFIER), so each record says through whose counters it
- * came.
+ * came. The rings are read by common/perf_ring.h and the records decoded by
+ * common/perf_record.h.
  */
 #include "attach/perf_ring.h"
 
@@ -30,11 +31,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <asm/perf_regs.h>
-
+#include "arch/arch.h"
 #include "attach/procstat.h"
+#include "common/check.h"
 #include "common/err.h"
 #include "common/grow.h"
+#include "common/ranges.h"
 
 /*
  * Bytes of user stack the kernel copies into each sample, from the stack pointer up. The
@@ -52,16 +54,6 @@
 #define RING_MAX_BYTES (2u << 20)     /* one ring at most: about 60 samples with stacks */
 #define RING_MIN_BYTES (128u << 10)   /* one ring at least: 3 samples with stacks */
 #define KERNEL_RING_DIV 16u /* --unwind kernel: samples of 1 KiB or less, rings 16x smaller */
-#define SAMPLE_ID_BYTES 24u /* the trailer of side-band records: pid tid, time, id */
-
-#define REGS_MASK ARCH_PERF_REGS_MASK
-#define N_REGS ARCH_PERF_N_REGS
-static struct cmn_fp_regs regs_from(const uint64_t *r)
-{
-    struct cmn_fp_regs regs = {.ret_known = 1, .arg_known = 1};
-    arch_perf_regs(r, &regs.pc, &regs.sp, &regs.fp, &regs.lr, &regs.ret, &regs.arg);
-    return regs;
-}
 
 /* An integer from a one-line /proc file (a sysctl), or fallback. */
 static long read_proc_long(const char *path, long fallback)
@@ -140,7 +132,7 @@ static void fill_attr(struct att_pring *p, unsigned hz, unsigned max_depth)
         a->sample_max_stack = (uint16_t)(max_depth + (max_depth < p->max_stack));
     } else {
         a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-        a->sample_regs_user = REGS_MASK;
+        a->sample_regs_user = ARCH_PERF_REGS_MASK;
         a->sample_stack_user = STACK_COPY_BYTES;
     }
     a->exclude_kernel = 1; /* user-space samples only, as perf_event_paranoid 2 allows */
@@ -359,17 +351,8 @@ int att_pring_open(struct att_pring *p, pid_t tid, size_t k, struct cmn_err *err
 
 const struct att_pring_counter *att_pring_counter_of(const struct att_pring *p, uint64_t id)
 {
-    size_t lo = 0, hi = p->n_counters;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->counters[mid].id < id)
-            lo = mid + 1;
-        else if (p->counters[mid].id > id)
-            hi = mid;
-        else
-            return &p->counters[mid];
-    }
-    return NULL;
+    size_t i = CMN_RANGE_UPPER(p->counters, p->n_counters, id, id);
+    return i > 0 && p->counters[i - 1].id == id ? &p->counters[i - 1] : NULL;
 }
 
 /* Every counter that writes into a ring is woken with it, so any one of them answers;
@@ -421,194 +404,25 @@ bool att_pring_read_begin(struct att_pring *p, size_t k, struct att_pring_reader
     struct att_pring_buf *r = &p->rings[k];
     if (r->fd < 0)
         return false;
-    *rd = (struct att_pring_reader){.ring = r,
-                                    .wrap = p->wrap,
-                                    .head = __atomic_load_n(&r->meta->data_head, __ATOMIC_ACQUIRE),
-                                    .tail = r->meta->data_tail};
+    rd->wrap = p->wrap;
+    cmn_pring_begin_at(&rd->ring, r->meta, r->data, r->data_bytes);
     return true;
 }
 
 const unsigned char *att_pring_read_next(struct att_pring_reader *rd, struct perf_event_header *h)
 {
-    const struct att_pring_buf *r = rd->ring;
-    if (rd->tail >= rd->head)
+    uint64_t body;
+    if (!cmn_pring_next(&rd->ring, h, &body))
         return NULL;
-    /* Records are 8-aligned and the area is a power of two: a header never wraps. */
-    size_t at = (size_t)(rd->tail & (r->data_bytes - 1));
-    memcpy(h, r->data + at, sizeof(*h));
-    if (h->size < sizeof(*h) || h->size > rd->head - rd->tail) {
-        rd->tail = rd->head; /* not a record the kernel writes: skip what is there */
-        return NULL;
-    }
-    const unsigned char *p = r->data + at;
-    if (at + h->size > r->data_bytes) {
-        size_t first = (size_t)(r->data_bytes - at);
-        memcpy(rd->wrap, r->data + at, first);
-        memcpy(rd->wrap + first, r->data, h->size - first);
-        p = rd->wrap;
-    }
-    rd->tail += h->size;
-    return p;
+    const unsigned char *rec = cmn_pring_record(&rd->ring, h, body, rd->wrap);
+    /* A whole record, in the ring's area or made whole in wrap. */
+    assert(h->size >= sizeof(*h) &&
+           (rec == rd->wrap ||
+            (rec >= rd->ring.data && (uint64_t)(rec - rd->ring.data) + h->size <= rd->ring.size)));
+    return rec;
 }
 
 void att_pring_read_end(struct att_pring_reader *rd)
 {
-    __atomic_store_n(&rd->ring->meta->data_tail, rd->tail, __ATOMIC_RELEASE);
-}
-
-/* ---- decoding records ---- */
-
-struct cursor {
-    const unsigned char *at, *end;
-};
-
-static bool take(struct cursor *c, void *out, size_t n)
-{
-    if ((size_t)(c->end - c->at) < n)
-        return false;
-    memcpy(out, c->at, n);
-    c->at += n;
-    return true;
-}
-
-/* The registers and the stack copy of a sample; false when they are cut or the sample has
- * no user registers. */
-static bool take_regs(struct cursor *c, struct att_pring_sample *out)
-{
-    uint64_t abi, regs[N_REGS], size, dyn_size = 0;
-    if (!take(c, &abi, sizeof(abi)) || abi == PERF_SAMPLE_REGS_ABI_NONE ||
-        !take(c, regs, sizeof(regs)) || !take(c, &size, sizeof(size)))
-        return false;
-    const unsigned char *stack = c->at;
-    if (size > 0) {
-        if ((size_t)(c->end - c->at) < size + sizeof(dyn_size))
-            return false;
-        c->at += size;
-        take(c, &dyn_size, sizeof(dyn_size));
-        if (dyn_size > size)
-            dyn_size = size;
-    }
-    out->regs_abi = abi;
-    out->regs = regs_from(regs);
-    out->stack = stack;
-    out->stack_len = (size_t)dyn_size;
-    return true;
-}
-
-/* The kernel's callchain of a sample; false when it is cut. */
-static bool take_chain(struct cursor *c, struct att_pring_sample *out)
-{
-    uint64_t nr;
-    if (!take(c, &nr, sizeof(nr)) || nr > (size_t)(c->end - c->at) / sizeof(uint64_t))
-        return false;
-    out->ips = c->at;
-    out->n_ips = nr;
-    return true;
-}
-
-bool att_pring_decode_sample(const unsigned char *rec, size_t size, bool is_kernel_callchain,
-                             struct att_pring_sample *out)
-{
-    struct cursor c = {rec + sizeof(struct perf_event_header), rec + size};
-    uint32_t ids[2]; /* pid, tid */
-    memset(out, 0, sizeof(*out));
-    if (!take(&c, &out->id, sizeof(out->id)) || !take(&c, ids, sizeof(ids)) ||
-        !take(&c, &out->time_ns, sizeof(out->time_ns)))
-        return false;
-    out->pid = ids[0];
-    out->tid = ids[1];
-    out->is_whole = is_kernel_callchain ? take_chain(&c, out) : take_regs(&c, out);
-    return true;
-}
-
-/* The time of a side-band record, from its sample_id trailer. */
-static uint64_t trailer_time(const unsigned char *p, size_t size)
-{
-    uint64_t t = 0;
-    if (size >= sizeof(struct perf_event_header) + SAMPLE_ID_BYTES)
-        memcpy(&t, p + size - 2 * sizeof(t), sizeof(t));
-    return t;
-}
-
-/* The NUL-terminated string at offset at of a side-band record, or NULL when it does not
- * end before the trailer. */
-static const char *record_string(const unsigned char *p, size_t size, size_t at)
-{
-    if (size < at + SAMPLE_ID_BYTES || memchr(p + at, '\0', size - at - SAMPLE_ID_BYTES) == NULL)
-        return NULL;
-    return (const char *)(p + at);
-}
-
-bool att_pring_decode_comm(const unsigned char *rec, const struct perf_event_header *h,
-                           struct att_pring_comm *out)
-{
-    uint32_t ids[2]; /* pid, tid */
-    if (h->size < sizeof(*h) + sizeof(ids))
-        return false;
-    memcpy(ids, rec + sizeof(*h), sizeof(ids));
-    *out = (struct att_pring_comm){
-        .pid = ids[0],
-        .tid = ids[1],
-        .is_exec = (h->misc & PERF_RECORD_MISC_COMM_EXEC) != 0,
-        .comm = record_string(rec, h->size, sizeof(*h) + sizeof(ids)),
-        .time_ns = trailer_time(rec, h->size),
-    };
-    return true;
-}
-
-bool att_pring_decode_task(const unsigned char *rec, const struct perf_event_header *h,
-                           struct att_pring_task *out)
-{
-    struct {
-        uint32_t pid, ppid, tid, ptid;
-        uint64_t time_ns;
-    } body;
-    if (h->size < sizeof(*h) + sizeof(body))
-        return false;
-    memcpy(&body, rec + sizeof(*h), sizeof(body));
-    *out = (struct att_pring_task){.pid = body.pid,
-                                   .ppid = body.ppid,
-                                   .tid = body.tid,
-                                   .ptid = body.ptid,
-                                   .time_ns = body.time_ns};
-    return true;
-}
-
-bool att_pring_decode_mmap(const unsigned char *rec, const struct perf_event_header *h,
-                           struct att_pring_mmap *out)
-{
-    struct {
-        uint32_t pid, tid;
-        uint64_t addr, len, pgoff;
-        uint32_t maj, min; /* or the build-id's size and bytes with MISC_MMAP_BUILD_ID */
-        uint64_t ino, ino_generation;
-        uint32_t prot, flags;
-    } body;
-    if (h->size < sizeof(*h) + sizeof(body))
-        return false;
-    memcpy(&body, rec + sizeof(*h), sizeof(body));
-    *out = (struct att_pring_mmap){
-        .pid = body.pid,
-        .tid = body.tid,
-        .addr = body.addr,
-        .len = body.len,
-        .pgoff = body.pgoff,
-        .prot = body.prot,
-        .path = record_string(rec, h->size, sizeof(*h) + sizeof(body)),
-        .time_ns = trailer_time(rec, h->size),
-    };
-    if (!(h->misc & PERF_RECORD_MISC_MMAP_BUILD_ID)) {
-        out->dev = (uint64_t)body.maj << 32 | body.min;
-        out->ino = body.ino;
-    }
-    return true;
-}
-
-uint64_t att_pring_decode_lost(const unsigned char *rec, const struct perf_event_header *h)
-{
-    uint64_t lost[2]; /* id, count */
-    if (h->size < sizeof(*h) + sizeof(lost))
-        return 0;
-    memcpy(lost, rec + sizeof(*h), sizeof(lost));
-    return lost[1];
+    cmn_pring_end(&rd->ring);
 }

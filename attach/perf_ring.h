@@ -4,14 +4,14 @@
  * it opens on another process's threads (user space only, one per thread and CPU, set up
  * for one of the two sample layouts: registers and a copy of the top of the user stack by
  * default, the kernel's own callchain with --unwind kernel), the ring buffer per CPU
- * that every counter on that CPU writes into, reading whole records out of a ring, and
- * decoding the kernel's record layouts into the plain structs below. It knows nothing of
- * the profile format, of which thread counts through which counters or of what a record
- * means to the profile: record_pid.c decides that. Reporter thread only, single-threaded:
+ * that every counter on that CPU writes into, and reading whole records out of a ring
+ * (common/perf_ring.h), which common/perf_record.h decodes by attr.sample_type. It knows
+ * nothing of the profile format, of which thread counts through which counters or of what
+ * a record means to the profile: record_pid.c decides that. Reporter thread only, single-threaded:
  * a struct att_pring is used by one thread from att_pring_init() to att_pring_fini(), and
  * owns every descriptor, mapping and buffer it holds until then. Functions that can fail
  * return CMN_OK or a CMN_E_* code with a one-line message in a caller-owned struct cmn_err
- * (common/err.h); the decoders only say whether a record is whole.
+ * (common/err.h).
  */
 #ifndef PROF_ATTACH_PERF_RING_H
 #define PROF_ATTACH_PERF_RING_H
@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "common/fp_step.h"
+#include "common/perf_ring.h"
 
 struct cmn_err;
 
@@ -54,7 +54,8 @@ struct att_pring {
     pid_t pid;                   /* the process, for messages */
     bool is_kernel_callchain;    /* --unwind kernel */
     unsigned max_stack;          /* --unwind kernel: kernel.perf_event_max_stack */
-    struct perf_event_attr attr; /* of every counter */
+    struct perf_event_attr attr; /* of every counter; attr.sample_type is the layout of the
+                                  * samples (common/perf_record.h decodes it) */
     size_t page_bytes;           /* the system's page: a ring's metadata page */
     size_t ring_bytes; /* the data area of the next ring; halved under the locked-memory cap */
 
@@ -73,54 +74,8 @@ struct att_pring {
 /* Reading the records of one ring: att_pring_read_begin(), att_pring_read_next() until it
  * returns NULL or the caller stops, then att_pring_read_end(). On the caller's stack. */
 struct att_pring_reader {
-    struct att_pring_buf *ring; /* the ring read */
-    unsigned char *wrap;        /* where a record that wraps is copied (the att_pring's) */
-    uint64_t head;              /* the kernel's data_head when reading began */
-    uint64_t tail;              /* the end of what was read; data_tail at att_pring_read_end */
-};
-
-/* A PERF_RECORD_SAMPLE. The pointers point into the record that was decoded. */
-struct att_pring_sample {
-    uint64_t id;      /* the counter's it came through (also an inherited counter's) */
-    uint32_t pid;     /* the process of the thread sampled */
-    uint32_t tid;     /* the thread sampled */
-    uint64_t time_ns; /* CLOCK_MONOTONIC */
-    bool is_whole;    /* the part below is whole and, by default, has user registers; a
-                       * sample without it counts as dropped */
-    /* By default: */
-    uint64_t regs_abi;          /* PERF_SAMPLE_REGS_ABI_32 or _64 */
-    struct cmn_fp_regs regs;    /* the thread's user registers */
-    const unsigned char *stack; /* a copy of its user stack from regs.sp up ... */
-    size_t stack_len;           /* ... this many bytes of it (what the kernel could copy) */
-    /* With --unwind kernel: */
-    const unsigned char *ips; /* n_ips u64 addresses, unaligned, PERF_CONTEXT_* included */
-    uint64_t n_ips;
-};
-
-/* A PERF_RECORD_COMM: a thread's new name, or the process called exec. */
-struct att_pring_comm {
-    uint32_t pid, tid;
-    bool is_exec;     /* PERF_RECORD_MISC_COMM_EXEC: the process called exec */
-    const char *comm; /* the name, NUL-terminated, in the record; NULL when it is cut */
-    uint64_t time_ns; /* CLOCK_MONOTONIC; 0 when the record carries no time */
-};
-
-/* A PERF_RECORD_FORK or PERF_RECORD_EXIT: a thread started or ended. */
-struct att_pring_task {
-    uint32_t pid, ppid; /* its process, and its creator's */
-    uint32_t tid, ptid; /* the thread, and its creator */
-    uint64_t time_ns;   /* CLOCK_MONOTONIC */
-};
-
-/* A PERF_RECORD_MMAP2: a mapping made. */
-struct att_pring_mmap {
-    uint32_t pid, tid;
-    uint64_t addr, len, pgoff; /* [addr, addr + len) maps the file from pgoff */
-    uint64_t dev, ino;         /* the file's device ((major << 32) | minor) and inode */
-    uint32_t prot;             /* PROT_* */
-    const char *path;          /* NUL-terminated, in the record ("//anon" for anonymous
-                                * memory); NULL when it is cut */
-    uint64_t time_ns;          /* CLOCK_MONOTONIC; 0 when the record carries no time */
+    struct cmn_pring ring; /* the ring read (common/perf_ring.h) */
+    unsigned char *wrap;   /* where a record that wraps is made whole (the att_pring's) */
 };
 
 /* Not async-signal-safe; reporter thread only. */
@@ -154,28 +109,13 @@ uint64_t att_pring_close(struct att_pring *p);
 
 /* Begins reading the ring of CPU p->cpus[k]; false when it is not mapped. */
 bool att_pring_read_begin(struct att_pring *p, size_t k, struct att_pring_reader *rd);
-/* The next whole record of the ring, its header in *h (out), or NULL when there is none
- * (or what is there is no record the kernel writes: it is skipped). The record stays valid
- * until the next call: one that wraps around the ring's end is copied into p->wrap. */
+/* The next whole record of the ring (header included), its header in *h (out), or NULL
+ * when there is none (or what is there is no record the kernel writes: it is skipped). The
+ * record stays valid until the next call: one that wraps around the ring's end is copied
+ * into p->wrap. */
 const unsigned char *att_pring_read_next(struct att_pring_reader *rd, struct perf_event_header *h);
 /* Gives what was read back to the kernel. */
 void att_pring_read_end(struct att_pring_reader *rd);
-
-/* The decoders: rec is a whole record of size h->size (as att_pring_read_next() gives it);
- * the results point into it. */
-/* A sample, in the layout of p's counters (is_kernel_callchain). False when even its
- * fixed part (id, pid, tid, time) is cut; out->is_whole says whether the rest is there. */
-bool att_pring_decode_sample(const unsigned char *rec, size_t size, bool is_kernel_callchain,
-                             struct att_pring_sample *out);
-/* False when the record is too short for the struct's fixed fields. */
-bool att_pring_decode_comm(const unsigned char *rec, const struct perf_event_header *h,
-                           struct att_pring_comm *out);
-bool att_pring_decode_task(const unsigned char *rec, const struct perf_event_header *h,
-                           struct att_pring_task *out);
-bool att_pring_decode_mmap(const unsigned char *rec, const struct perf_event_header *h,
-                           struct att_pring_mmap *out);
-/* The records a PERF_RECORD_LOST says the kernel could not write; 0 when it is cut. */
-uint64_t att_pring_decode_lost(const unsigned char *rec, const struct perf_event_header *h);
 
 /* Appends v to the growing array *out (malloc'd; *n used, *cap allocated): the lists of
  * CPUs and of thread ids. 0 or -ENOMEM. */

@@ -10,7 +10,6 @@
  */
 #include "attach/procmaps.h"
 
-#include <assert.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -21,9 +20,12 @@
 #include <unistd.h>
 
 #include "common/build_id.h"
+#include "common/check.h"
 #include "common/err.h"
 #include "common/grow.h"
 #include "common/maps_line.h"
+#include "common/proc.h"
+#include "common/ranges.h"
 #include "common/record.h"
 
 #define NOTES_MAX 65536u /* note segment bytes looked at */
@@ -127,35 +129,30 @@ int att_maps_read(pid_t pid, struct att_maps *out, struct cmn_err *err)
     memset(out, 0, sizeof(*out));
     char path[64];
     snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        if (errno == ENOENT)
-            return cmn_err_set(err, CMN_E_INPUT, "no process %d", (int)pid);
-        return cmn_err_set(err, CMN_E_INPUT, "cannot read %s: %s", path, strerror(errno));
-    }
-    char *line = NULL;
-    size_t line_cap = 0, cap = 0;
-    ssize_t got;
+    struct cmn_proc_lines lines;
+    int e = cmn_proc_lines_open(&(struct cmn_proc){.pid = pid}, "maps", &lines);
+    if (e == -ENOENT)
+        return cmn_err_set(err, CMN_E_INPUT, "no process %d", (int)pid);
+    if (e == -ENOMEM)
+        return cmn_err_nomem(err);
+    if (e != 0)
+        return cmn_err_set(err, CMN_E_INPUT, "cannot read %s: %s", path, strerror(-e));
+    size_t cap = 0;
     int rc = CMN_OK;
-    while ((got = getline(&line, &line_cap, f)) > 0) {
-        if (line[got - 1] == '\n')
-            line[got - 1] = '\0';
+    for (char *line; rc == CMN_OK && (line = cmn_proc_lines_next(&lines)) != NULL;) {
         if (!CMN_GROW(out->v, cap, out->n + 1, 64)) {
             rc = cmn_err_nomem(err);
             break;
         }
         int r = parse_line(line, &out->v[out->n]);
-        if (r == -ENOMEM) {
+        if (r == -ENOMEM)
             rc = cmn_err_nomem(err);
-            break;
-        }
-        if (r == 0)
+        else if (r == 0)
             out->n++;
     }
     /* Reading another user's maps opens fine and then fails (EACCES) or reads nothing. */
-    int read_errno = ferror(f) ? errno : 0;
-    free(line);
-    fclose(f);
+    int read_errno = lines.read_errno;
+    cmn_proc_lines_close(&lines);
     if (rc == CMN_OK && out->n == 0)
         rc = cmn_err_set(err, CMN_E_INPUT, "cannot read %s: %s", path,
                          read_errno ? strerror(read_errno) : "no mappings (a kernel thread?)");
@@ -180,17 +177,8 @@ void att_maps_free(struct att_maps *m)
 
 const struct att_map *att_maps_find(const struct att_maps *m, uint64_t addr)
 {
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (addr < m->v[mid].start)
-            hi = mid;
-        else if (addr >= m->v[mid].end)
-            lo = mid + 1;
-        else
-            return &m->v[mid];
-    }
-    return NULL;
+    size_t i = CMN_RANGE_FIND(m->v, m->n, start, end, addr);
+    return i < m->n ? &m->v[i] : NULL;
 }
 
 bool att_maps_is_code(const struct att_maps *m, uint64_t addr)

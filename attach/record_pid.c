@@ -38,7 +38,6 @@
  */
 #include "attach/record_pid.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <linux/perf_event.h>
@@ -60,8 +59,12 @@
 #include "attach/uwtables.h"
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/hash.h"
+#include "common/hashtab.h"
 #include "common/intern.h"
+#include "common/perf_record.h"
+#include "common/proc.h"
 #include "common/record.h"
 #include "include/libprof/prof_format.h"
 
@@ -74,9 +77,9 @@
 #define INHERIT_MARGIN_NS 1000000u /* from copying a creator's counters to its FORK record */
 #define EXE_MAX 4096u
 
-/* What prof knows of a thread id; in an open-addressing table keyed by tid. */
+/* What prof knows of a thread id; found by tid through a hash table. */
 struct tid_info {
-    pid_t tid;           /* 0: a free slot */
+    pid_t tid;           /* the thread id */
     pid_t counted_by;    /* whose counters its samples are taken from; 0: not bound yet */
     uint64_t full_since; /* from then on, counted_by's counters cover it on every CPU; 0:
                           * not known to (it needs counters of its own while attaching) */
@@ -97,8 +100,9 @@ struct session {
     struct att_pring perf;    /* the counters and the rings they write into */
     struct att_jitter jitter; /* each counter's next interval, drawn (attach/jitter.h) */
 
-    struct tid_info *tids; /* a power of two of slots, at most half full */
+    struct tid_info *tids; /* in order of first sight */
     size_t n_tids, cap_tids, n_sampled;
+    struct cmn_hashtab tid_table;      /* tids by tid (common/hashtab.h) */
     struct att_rwalk_code_cache *code; /* code bytes the walks read; emptied when code is
                                         * mapped anew */
     uint64_t n_ignored; /* samples not counted: another process's, through a counter set the
@@ -133,48 +137,35 @@ static void on_signal(int sig)
 
 /* ---- the thread table ---- */
 
-static bool grow_tids(struct session *s)
+static uint64_t tid_hash(const void *ctx, uint32_t i)
 {
-    size_t cap = s->cap_tids ? 2 * s->cap_tids : 64;
-    struct tid_info *t = calloc(cap, sizeof(*t));
-    if (t == NULL)
-        return false;
-    for (size_t i = 0; i < s->cap_tids; i++) {
-        if (s->tids[i].tid == 0)
-            continue;
-        size_t at = cmn_hash_word((uint64_t)s->tids[i].tid) & (cap - 1);
-        while (t[at].tid != 0)
-            at = (at + 1) & (cap - 1);
-        t[at] = s->tids[i];
-    }
-    free(s->tids);
-    s->tids = t;
-    s->cap_tids = cap;
-    return true;
+    return cmn_hash_word((uint64_t)((const struct session *)ctx)->tids[i].tid);
+}
+
+static bool is_tid(const void *ctx, uint32_t i, const void *tid)
+{
+    return ((const struct session *)ctx)->tids[i].tid == *(const pid_t *)tid;
 }
 
 /* The entry of tid, added when missing if add is set; NULL when it is missing (or cannot be
- * added: s->rc is then CMN_E_NOMEM). */
+ * added: s->rc is then CMN_E_NOMEM). A pointer returned is dead after the next call that
+ * adds. */
 static struct tid_info *tid_get(struct session *s, pid_t tid, bool add)
 {
-    if (add && (s->n_tids + 1) * 2 > s->cap_tids && !grow_tids(s)) {
+    uint64_t hash = cmn_hash_word((uint64_t)tid);
+    uint32_t i = cmn_hashtab_find(&s->tid_table, hash, is_tid, s, &tid);
+    if (i != CMN_HASHTAB_NONE)
+        return &s->tids[i];
+    if (!add)
+        return NULL;
+    if (!CMN_GROW(s->tids, s->cap_tids, s->n_tids + 1, 64) ||
+        cmn_hashtab_reserve(&s->tid_table, tid_hash, s) != 0) {
         s->rc = CMN_E_NOMEM;
         return NULL;
     }
-    if (s->cap_tids == 0)
-        return NULL;
-    size_t mask = s->cap_tids - 1;
-    for (size_t at = cmn_hash_word((uint64_t)tid) & mask;; at = (at + 1) & mask) {
-        if (s->tids[at].tid == tid)
-            return &s->tids[at];
-        if (s->tids[at].tid == 0) {
-            if (!add)
-                return NULL;
-            s->tids[at] = (struct tid_info){.tid = tid};
-            s->n_tids++;
-            return &s->tids[at];
-        }
-    }
+    s->tids[s->n_tids] = (struct tid_info){.tid = tid};
+    cmn_hashtab_insert(&s->tid_table, hash, (uint32_t)s->n_tids);
+    return &s->tids[s->n_tids++];
 }
 
 /* ---- writing the profile ---- */
@@ -301,7 +292,7 @@ static bool reached_start(const struct session *s, const unsigned char *stack, u
 
 /* The registers and the stack copy of a sample of thread tid, walked with libprof's
  * walk. Returns the number of frames. */
-static unsigned walk_copy(struct session *s, pid_t tid, const struct att_pring_sample *d,
+static unsigned walk_copy(struct session *s, pid_t tid, const struct cmn_perf_sample *d,
                           uint8_t *stop_reason, uint8_t *flags)
 {
     const unsigned char *stack = d->stack;
@@ -330,7 +321,7 @@ static unsigned walk_copy(struct session *s, pid_t tid, const struct att_pring_s
 /* The kernel's callchain of a sample. It walks the frame pointers without our checks, so
  * its chain is cut, like the stepper's, at the first return address outside code (the walk
  * went through a frame without a frame pointer, or below the root). */
-static unsigned kernel_chain(struct session *s, const struct att_pring_sample *d,
+static unsigned kernel_chain(struct session *s, const struct cmn_perf_sample *d,
                              uint8_t *stop_reason)
 {
     unsigned n = 0;
@@ -374,8 +365,10 @@ static bool is_counted_by(struct session *s, pid_t tid, pid_t by)
 
 static void on_sample(struct session *s, const unsigned char *p, size_t size)
 {
-    struct att_pring_sample d;
-    if (!att_pring_decode_sample(p, size, s->is_kernel_callchain, &d))
+    struct cmn_perf_sample d;
+    if (!cmn_perf_decode_sample(p + sizeof(struct perf_event_header),
+                                size - sizeof(struct perf_event_header), s->perf.attr.sample_type,
+                                &d))
         return;
     const struct att_pring_counter *by = att_pring_counter_of(&s->perf, d.id);
     if (d.pid != (uint32_t)s->pid || by == NULL || (s->exec_ns && d.time_ns >= s->exec_ns) ||
@@ -402,8 +395,9 @@ static void on_sample(struct session *s, const unsigned char *p, size_t size)
 
 static void on_comm(struct session *s, const unsigned char *p, const struct perf_event_header *h)
 {
-    struct att_pring_comm d;
-    if (!att_pring_decode_comm(p, h, &d) || d.pid != (uint32_t)s->pid)
+    struct cmn_perf_comm d;
+    if (!cmn_perf_decode_comm(h, p + sizeof(*h), s->perf.attr.sample_type, &d) ||
+        d.pid != (uint32_t)s->pid)
         return;
     if (d.is_exec) {
         /* Only kernels without remove_on_exec (before 5.13) get here: the process is
@@ -429,8 +423,8 @@ static void on_comm(struct session *s, const unsigned char *p, const struct perf
  */
 static void on_task(struct session *s, const unsigned char *p, const struct perf_event_header *h)
 {
-    struct att_pring_task body;
-    if (!att_pring_decode_task(p, h, &body))
+    struct cmn_perf_task body;
+    if (!cmn_perf_decode_task(h, p + sizeof(*h), &body))
         return;
     if (body.pid != (uint32_t)s->pid)
         return; /* a child process: not ours to sample */
@@ -461,8 +455,8 @@ static void on_task(struct session *s, const unsigned char *p, const struct perf
 
 static void on_mmap(struct session *s, const unsigned char *p, const struct perf_event_header *h)
 {
-    struct att_pring_mmap body;
-    if (!att_pring_decode_mmap(p, h, &body))
+    struct cmn_perf_mmap body;
+    if (!cmn_perf_decode_mmap(h, p + sizeof(*h), s->perf.attr.sample_type, &body))
         return;
     const char *path = body.path;
     if (body.pid != (uint32_t)s->pid || path == NULL || body.len == 0)
@@ -498,7 +492,7 @@ static void on_record(struct session *s, const unsigned char *p, const struct pe
     case PERF_RECORD_LOST:
         /* The ring was full: the kernel counts what it could not write (samples, but for
          * the rare side-band record). */
-        n_lost = att_pring_decode_lost(p, h);
+        n_lost = cmn_perf_decode_lost(h, p + sizeof(*h));
         s->counters_stat[PROF_STAT_SIGNALS] += n_lost;
         s->counters_stat[PROF_STAT_DROPPED] += n_lost;
         break;
@@ -562,37 +556,26 @@ static int add_thread(struct session *s, pid_t tid, struct cmn_err *err)
 /* The thread ids in /proc/PID/task. */
 static int list_tids(pid_t pid, int **tids, size_t *n)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    struct cmn_proc_tasks it;
+    size_t cap = 0;
     *tids = NULL;
     *n = 0;
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return -errno;
-    size_t cap = 0;
-    int rc = 0;
-    struct dirent *e;
-    while (rc == 0 && (e = readdir(d)) != NULL) {
-        long tid = strtol(e->d_name, NULL, 10);
-        if (tid > 0)
-            rc = att_pring_push_int(tids, n, &cap, (int)tid);
-    }
-    closedir(d);
+    int rc = cmn_proc_tasks_open(&(struct cmn_proc){.pid = pid}, &it);
+    for (pid_t tid; rc == 0 && (tid = cmn_proc_tasks_next(&it)) > 0;)
+        rc = att_pring_push_int(tids, n, &cap, (int)tid);
+    cmn_proc_tasks_close(&it);
     return rc;
 }
 
 /* Where pid's main thread's stack starts: field 28 of /proc/PID/stat; 0 when unknown. */
 static uint64_t read_start_stack(pid_t pid)
 {
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    if (att_proc_read(path, buf, sizeof(buf)) <= 0)
-        return 0;
-    /* The fields after "(COMM) ", which may hold spaces, start with the third. */
-    const char *at = strrchr(buf, ')');
-    for (int field = 2; at != NULL && field < 28; field++)
-        at = strchr(at + 1, ' ');
-    return at != NULL ? strtoull(at + 1, NULL, 10) : 0;
+    char buf[CMN_PROC_STAT_BYTES];
+    const struct cmn_proc proc = {.pid = pid};
+    const char *start = cmn_proc_read_file(&proc, 0, "stat", buf, sizeof(buf)) > 0
+                            ? cmn_proc_stat_field(buf, 28)
+                            : NULL;
+    return start != NULL ? strtoull(start, NULL, 10) : 0;
 }
 
 /* That pid names a process prof may try: it exists, it is not a thread of another, and it
@@ -860,6 +843,7 @@ static void session_fini(struct session *s)
     att_pring_fini(&s->perf);
     att_jitter_fini(&s->jitter);
     free(s->tids);
+    cmn_hashtab_fini(&s->tid_table);
     att_maps_free(&s->maps);
     cmn_intern_fini(&s->intern);
     free(s->rec);

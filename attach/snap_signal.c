@@ -10,7 +10,6 @@
  */
 #include "attach/snap_signal.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -28,6 +27,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/parse.h"
+#include "common/proc.h"
 
 #define ENVIRON_MAX (1u << 20) /* bytes of /proc/PID/environ looked at */
 
@@ -49,23 +49,16 @@ int att_snap_signal_parse(const char *s, int *sig /* out */, struct cmn_err *err
 
 bool att_snap_signal_has_libprof(pid_t pid)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (f == NULL)
+    struct cmn_proc_lines lines;
+    if (cmn_proc_lines_open(&(struct cmn_proc){.pid = pid}, "maps", &lines) != 0)
         return false;
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
     bool found = false;
-    while (!found && (n = getline(&line, &cap, f)) > 0) {
-        line[strcspn(line, "\n")] = '\0';
+    for (char *line; !found && (line = cmn_proc_lines_next(&lines)) != NULL;) {
         const char *slash = strrchr(line, '/');
         found = slash != NULL && (strcmp(slash + 1, "libprof.so") == 0 ||
                                   strcmp(slash + 1, "libprof.so (deleted)") == 0);
     }
-    free(line);
-    fclose(f);
+    cmn_proc_lines_close(&lines);
     return found;
 }
 
@@ -152,23 +145,18 @@ static int create_answer(pid_t pid, uint32_t *nonce, char *path, size_t cap, str
 /* The thread of libprof's writer in process pid (its name says it), 0 when there is none. */
 static pid_t writer_tid(pid_t pid)
 {
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
-    DIR *d = opendir(path);
-    if (d == NULL)
-        return 0;
+    const struct cmn_proc proc = {.pid = pid};
+    struct cmn_proc_tasks it;
     pid_t found = 0;
-    struct dirent *e;
-    while (found == 0 && (e = readdir(d)) != NULL) {
-        long tid = strtol(e->d_name, NULL, 10);
-        char name[PROF_THREAD_NAME_MAX];
-        if (tid <= 0)
-            continue;
-        att_proc_task_name(pid, (pid_t)tid, name);
-        if (strcmp(name, ATT_SNAP_SIGNAL_WRITER) == 0)
-            found = (pid_t)tid;
+    if (cmn_proc_tasks_open(&proc, &it) == 0) {
+        for (pid_t tid; found == 0 && (tid = cmn_proc_tasks_next(&it)) > 0;) {
+            char name[PROF_THREAD_NAME_MAX];
+            cmn_proc_task_name(&proc, tid, name);
+            if (strcmp(name, ATT_SNAP_SIGNAL_WRITER) == 0)
+                found = tid;
+        }
     }
-    closedir(d);
+    cmn_proc_tasks_close(&it);
     return found;
 }
 

@@ -3,6 +3,8 @@
  * The GNU build-id of an ELF object from its note bytes (common to the library, which
  * reads its objects in memory, and to the reporter, which reads them from files).
  * Header-only, never installed.
+ *
+ * Signal handler's path: not allowed (nothing there needs it; memcmp is not on its list).
  */
 #ifndef PROF_COMMON_BUILD_ID_H
 #define PROF_COMMON_BUILD_ID_H

@@ -8,6 +8,9 @@
  * are the plain test in release builds, so the code handles the case either way:
  *     if (PROF_NEVER(n > cap)) return CMN_E_INPUT;
  * The handler path has its own check (sampler/check.h). Header-only, never installed.
+ *
+ * Signal handler's path: not allowed (assert() prints through stdio); the handler has SMP_RAW_CHECK
+ * (sampler/check.h).
  */
 #ifndef PROF_COMMON_CHECK_H
 #define PROF_COMMON_CHECK_H

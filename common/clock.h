@@ -4,6 +4,8 @@
  * CLOCK_REALTIME for the wall-clock start, the CPU-time clocks for rates). Through
  * clock_gettime(), so through the vDSO: not for the signal handler, which reads its clock
  * by system call (sampler/handler.h, smp_clock_ns()). Header-only, never installed.
+ *
+ * Signal handler's path: not allowed (the vDSO's clock reads fault where the TSC is turned off).
  */
 #ifndef PROF_COMMON_CLOCK_H
 #define PROF_COMMON_CLOCK_H

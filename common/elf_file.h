@@ -6,6 +6,8 @@
  * read is a pread() checked against the file's size, so a truncated or hostile file gives
  * an error, never a fault. Used by the preloaded library's writer thread and by the prof
  * command. Header-only, never installed; not async-signal-safe (it allocates).
+ *
+ * Signal handler's path: not allowed (it allocates and reads files).
  */
 #ifndef PROF_COMMON_ELF_FILE_H
 #define PROF_COMMON_ELF_FILE_H

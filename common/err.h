@@ -7,6 +7,8 @@
  * main() prints that line and turns the code into an exit status, so the functions stay
  * testable and the command says one thing per failure. Single-threaded, like all of the
  * reporter.
+ *
+ * Signal handler's path: not allowed (vsnprintf).
  */
 #ifndef PROF_COMMON_ERR_H
 #define PROF_COMMON_ERR_H

@@ -20,6 +20,8 @@
  * link register. Anywhere else they prove nothing, and nothing is taken: a word at the
  * stack pointer that looks like a return address may be a stale one left in a slot the
  * leaf reserved and never wrote (`sub $8,%rsp`).
+ *
+ * Signal handler's path: allowed: it calls nothing but the caller's accessors.
  */
 #ifndef PROF_COMMON_FP_STEP_H
 #define PROF_COMMON_FP_STEP_H

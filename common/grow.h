@@ -4,6 +4,8 @@
  * overflow and leaves the array as it was when memory runs out. Used by the reporter,
  * attach/ and libprof/ outside the handler (it calls realloc). Header-only, never
  * installed.
+ *
+ * Signal handler's path: not allowed (realloc).
  */
 #ifndef PROF_COMMON_GROW_H
 #define PROF_COMMON_GROW_H

@@ -3,6 +3,8 @@
  * Hash functions for the reporter's open-addressing tables (names, stacks, the address
  * cache). Header-only: pure functions, no state. Not for anything adversarial: a crafted
  * profile can make a table slow, never wrong.
+ *
+ * Signal handler's path: allowed: pure arithmetic.
  */
 #ifndef PROF_COMMON_HASH_H
 #define PROF_COMMON_HASH_H

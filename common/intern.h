@@ -10,22 +10,26 @@
  * merge. Which sp_word goes in is the caller's
  * choice (docs/FORMAT.md: only one that points into code).
  *
- * A hash table over a growing frame pool, owned by the one thread that writes the file;
- * memory grows with distinct stacks up to max_frames_total frames, after which
- * cmn_intern_stack() refuses and the caller writes the sample in full. Not
+ * A hash table (common/hashtab.h) over a growing frame pool, owned by the one thread that
+ * writes the file; memory grows with distinct stacks up to max_frames_total frames, after
+ * which cmn_intern_stack() refuses and the caller writes the sample in full. Not
  * async-signal-safe (malloc). Header-only (static inline) so that the prof command shares
  * it without linking the library; an internal header, not installed.
+ *
+ * Signal handler's path: not allowed (malloc).
  */
 #ifndef PROF_COMMON_INTERN_H
 #define PROF_COMMON_INTERN_H
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/grow.h"
+#include "common/hashtab.h"
 
 /* One distinct stack. */
 struct cmn_intern_stack {
@@ -44,8 +48,7 @@ struct cmn_intern {
     size_t max_frames_total; /* refuse new stacks beyond this many frames in all */
     struct cmn_intern_stack *stacks;
     size_t n_stacks, cap_stacks;
-    uint32_t *table;  /* open addressing: stack index + 1, 0 empty */
-    size_t table_cap; /* a power of two, at most half full */
+    struct cmn_hashtab table; /* the stacks by their hash and contents */
 };
 
 static inline uint64_t cmn_intern_mix(uint64_t h, uint64_t v)
@@ -57,6 +60,7 @@ static inline uint64_t cmn_intern_mix(uint64_t h, uint64_t v)
 static inline void cmn_intern_init(struct cmn_intern *t, size_t max_frames_total)
 {
     memset(t, 0, sizeof(*t));
+    cmn_hashtab_init(&t->table, 1024);
     t->max_frames_total = max_frames_total;
 }
 
@@ -65,35 +69,34 @@ static inline void cmn_intern_fini(struct cmn_intern *t)
 {
     free(t->frames);
     free(t->stacks);
-    free(t->table);
+    cmn_hashtab_fini(&t->table);
     memset(t, 0, sizeof(*t));
 }
 
-static inline int cmn_intern_same(const struct cmn_intern *t, const struct cmn_intern_stack *s,
-                                   const uint64_t *frames, uint16_t n, uint8_t stop, uint8_t flags,
-                                   uint64_t sp, uint32_t state)
+/* A stack as looked up (cmn_intern_stack_state()'s arguments). */
+struct cmn_intern_key {
+    uint64_t hash;
+    const uint64_t *frames;
+    uint64_t sp_word;
+    uint32_t state;
+    uint16_t n_frames;
+    uint8_t stop_reason;
+    uint8_t flags;
+};
+
+static inline bool cmn_intern_same(const void *ctx, uint32_t id, const void *key)
 {
-    return s->n_frames == n && s->stop_reason == stop && s->flags == flags && s->sp_word == sp &&
-           s->state == state &&
-           memcmp(t->frames + s->at, frames, n * sizeof(uint64_t)) == 0;
+    const struct cmn_intern *t = ctx;
+    const struct cmn_intern_stack *s = &t->stacks[id];
+    const struct cmn_intern_key *k = key;
+    return s->hash == k->hash && s->n_frames == k->n_frames && s->stop_reason == k->stop_reason &&
+           s->flags == k->flags && s->sp_word == k->sp_word && s->state == k->state &&
+           memcmp(t->frames + s->at, k->frames, k->n_frames * sizeof(uint64_t)) == 0;
 }
 
-static inline int cmn_intern_grow_table(struct cmn_intern *t)
+static inline uint64_t cmn_intern_hash_of(const void *ctx, uint32_t id)
 {
-    size_t cap = t->table_cap ? t->table_cap * 2 : 1024;
-    uint32_t *table = calloc(cap, sizeof(*table));
-    if (!table)
-        return -ENOMEM;
-    for (size_t i = 0; i < t->n_stacks; i++) {
-        size_t slot = t->stacks[i].hash & (cap - 1);
-        while (table[slot])
-            slot = (slot + 1) & (cap - 1);
-        table[slot] = (uint32_t)i + 1;
-    }
-    free(t->table);
-    t->table = table;
-    t->table_cap = cap;
-    return 0;
+    return ((const struct cmn_intern *)ctx)->stacks[id].hash;
 }
 
 /* Room for one more stack of n_frames. 0, -ENOSPC (the frame budget) or -ENOMEM. */
@@ -105,9 +108,7 @@ static inline int cmn_intern_reserve(struct cmn_intern *t, size_t n_frames)
         return -ENOMEM;
     if (!CMN_GROW(t->stacks, t->cap_stacks, t->n_stacks + 1, 256))
         return -ENOMEM;
-    if ((t->n_stacks + 1) * 2 > t->table_cap)
-        return cmn_intern_grow_table(t);
-    return 0;
+    return cmn_hashtab_reserve(&t->table, cmn_intern_hash_of, t);
 }
 
 /* The id of this stack with thread state `state` (0 outside wall profiles; ids count from
@@ -125,16 +126,17 @@ static inline int cmn_intern_stack_state(struct cmn_intern *t, const uint64_t *f
     for (uint16_t i = 0; i < n_frames; i++)
         h = cmn_intern_mix(h, frames[i]);
     *is_new = 0;
-    if (t->table_cap) {
-        for (size_t slot = h & (t->table_cap - 1); t->table[slot];
-             slot = (slot + 1) & (t->table_cap - 1)) {
-            const struct cmn_intern_stack *s = &t->stacks[t->table[slot] - 1];
-            if (s->hash == h &&
-                cmn_intern_same(t, s, frames, n_frames, stop_reason, flags, sp_word, state)) {
-                *id = t->table[slot] - 1;
-                return 0;
-            }
-        }
+    struct cmn_intern_key key = {.hash = h,
+                                 .frames = frames,
+                                 .sp_word = sp_word,
+                                 .state = state,
+                                 .n_frames = n_frames,
+                                 .stop_reason = stop_reason,
+                                 .flags = flags};
+    uint32_t found = cmn_hashtab_find(&t->table, h, cmn_intern_same, t, &key);
+    if (found != CMN_HASHTAB_NONE) {
+        *id = found;
+        return 0;
     }
     int rc = cmn_intern_reserve(t, n_frames);
     if (rc != 0)
@@ -149,10 +151,7 @@ static inline int cmn_intern_stack_state(struct cmn_intern *t, const uint64_t *f
                                     .flags = flags};
     memcpy(t->frames + t->n_frames, frames, n_frames * sizeof(uint64_t));
     t->n_frames += n_frames;
-    size_t slot = h & (t->table_cap - 1);
-    while (t->table[slot])
-        slot = (slot + 1) & (t->table_cap - 1);
-    t->table[slot] = (uint32_t)t->n_stacks + 1;
+    cmn_hashtab_insert(&t->table, h, (uint32_t)t->n_stacks);
     *id = (uint32_t)t->n_stacks++;
     *is_new = 1;
     return 0;

@@ -2,6 +2,8 @@
 /*
  * Parsing one line of /proc/PID/maps (common to the library, which records its own
  * mappings, and to the commands that read another process's). Header-only, never installed.
+ *
+ * Signal handler's path: not allowed (strtoull and strchr are not on its list).
  */
 #ifndef PROF_COMMON_MAPS_LINE_H
 #define PROF_COMMON_MAPS_LINE_H

@@ -9,6 +9,8 @@
  * "5m"); a signal is a number or a name with or without "SIG" (PROF, VTALRM, ALRM, USR1,
  * USR2, RTMIN, RTMAX, RTMIN+N, RTMAX-N). Pure functions, header-only, never installed; not
  * async-signal-safe (strtod reads the locale).
+ *
+ * Signal handler's path: not allowed (strtod reads the locale).
  */
 #ifndef PROF_COMMON_PARSE_H
 #define PROF_COMMON_PARSE_H

@@ -8,6 +8,8 @@
  * next record starts aligned. Each encoder returns the bytes written, or 0 when the record
  * does not fit in cap (nothing is written then). Not async-signal-safe (memcpy/strlen only,
  * but not checked for it). Header-only (static inline), never installed.
+ *
+ * Signal handler's path: not allowed (strlen is not on its list).
  */
 #ifndef PROF_COMMON_RECORD_H
 #define PROF_COMMON_RECORD_H

@@ -3,6 +3,8 @@
  * The system calls a signal handler cuts short, by number (common to the library, which
  * leaves a thread asleep in one alone when it takes a snapshot, and to `prof stacks`, which
  * prints the name). Header-only, never installed.
+ *
+ * Signal handler's path: not allowed (nothing there needs it).
  */
 #ifndef PROF_COMMON_SNAP_CALLS_H
 #define PROF_COMMON_SNAP_CALLS_H

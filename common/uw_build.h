@@ -26,6 +26,8 @@
  * could not be followed on: CMN_UW_STOP), never the build. Work is linear in the input:
  * instructions are read once per FDE, and rows are at most the instruction bytes plus two
  * per FDE.
+ *
+ * Signal handler's path: not allowed (it allocates).
  */
 #ifndef PROF_COMMON_UW_BUILD_H
 #define PROF_COMMON_UW_BUILD_H

@@ -28,6 +28,8 @@
  * (cmn_uw_clone_tail(), cmn_uw_clone_child()), at a null return address or frame
  * pointer, or at root_fp, the frame of the caller's entry trampoline, which is not
  * recorded. Header-only; async-signal-safe when the accessors are.
+ *
+ * Signal handler's path: allowed, with accessors that are async-signal-safe.
  */
 #ifndef PROF_COMMON_UW_STEP_H
 #define PROF_COMMON_UW_STEP_H

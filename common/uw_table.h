@@ -31,12 +31,17 @@
  * the PLT's and the realigned frame's, offsets that are not multiples of 8 or beyond
  * 256 KiB) are CMN_UW_STOP: a walk that meets one stops and says why instead of guessing.
  * Header-only, never installed; the lookup is async-signal-safe.
+ *
+ * Signal handler's path: allowed: cmn_uw_lookup() and the accessors of a built table; the
+ * layout and index functions are for the thread that builds one.
  */
 #ifndef PROF_COMMON_UW_TABLE_H
 #define PROF_COMMON_UW_TABLE_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/ranges.h"
 
 #define CMN_UW_MAGIC 0x31545755u /* "UWT1" */
 #define CMN_UW_PAGE_SHIFT 8u /* 256-byte buckets ("pages"): a few rows each, a short search */
@@ -141,13 +146,7 @@ static inline uint32_t cmn_uw_lookup(const struct cmn_uw_table *t, uint64_t addr
         hi = t->n_rows;
     if (lo >= hi || pc[lo] > off)
         return 0;
-    while (hi - lo > 1) {
-        uint32_t mid = lo + (hi - lo) / 2;
-        if (pc[mid] <= off)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    lo += (uint32_t)cmn_range_upper(pc + lo, hi - lo, sizeof(*pc), 0, sizeof(*pc), off) - 1;
     return cmn_uw_rules(t)[lo];
 }
 

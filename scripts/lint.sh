@@ -4,7 +4,9 @@
 #  1. the objects on the signal handler's path call only async-signal-safe functions
 #     (from their undefined symbols) and reach TLS without __tls_get_addr (initial-exec);
 #  2. each folder includes only the folders below it, and its modules include each other
-#     without a cycle (docs/ARCHITECTURE.md, "The layout"; scripts/lint_layers.py);
+#     without a cycle (docs/ARCHITECTURE.md, "The layout"; scripts/lint_layers.py); the
+#     handler objects' sources reach only the common/ headers that say the signal
+#     handler's path may use them;
 #  3. libprof.so exports only the public API and the libc calls it interposes;
 #  4. the prof command contains no library (smp_/lp_) code.
 # Prints one line per violation and exits 1 if there is any.
@@ -61,8 +63,16 @@ for o in $handler_objs; do
 done
 
 # 2. Layering: includes are written from the root, so the layer is in the line; each
-# folder uses only those below it, without cycles inside (scripts/lint_layers.py).
-python3 "$(dirname "$0")/lint_layers.py" "$(dirname "$0")/.." || fail=1
+# folder uses only those below it, without cycles inside; the handler objects' sources
+# (obj/sampler/x.o is sampler/x.c) reach only the common/ headers allowed on the handler's
+# path (scripts/lint_layers.py).
+handler_srcs=""
+for o in $handler_objs $unw_obj; do
+    s=${o#"$obj"/}
+    handler_srcs="$handler_srcs ${s%.o}.c"
+done
+# shellcheck disable=SC2086 # a list of paths without spaces
+python3 "$(dirname "$0")/lint_layers.py" "$(dirname "$0")/.." $handler_srcs || fail=1
 
 # 3. Exported symbols of the library.
 exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd prof_snapshot

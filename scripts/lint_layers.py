@@ -8,8 +8,13 @@ graph names the folder it goes to. Two rules:
      reporter's layers each use only the layers before them in REPORTER_LAYERS);
   2. inside a folder the modules (x.c with x.h) include each other without a cycle, so
      that its files stack in layers that call only downwards.
+Given the signal handler's sources (make lint passes those of its handler objects), a
+third: every common/ header says in its comment whether the handler's path may use it
+("Signal handler's path: allowed" or "... not allowed"), one that is allowed includes only
+allowed ones, and the handler's sources reach, through any chain of includes, only
+allowed ones. (What they call is checked on their objects: scripts/lint.sh.)
 Prints one line per violation and exits 1 if there is any.
-  scripts/lint_layers.py [ROOT]
+  scripts/lint_layers.py [ROOT [HANDLER_SOURCE...]]
 """
 import os
 import re
@@ -29,6 +34,7 @@ REPORTER_USES = ['common', 'include/libprof/prof_format.h']
 REPORTER_CMD_USES = ['attach']  # the out-of-process producer, run by commands only
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
+HANDLER_MARK = re.compile(r"Signal handler's path: (allowed|not allowed)")
 
 
 def allowed_for(folder):
@@ -81,6 +87,53 @@ def find_cycle(graph):
     return None
 
 
+def includes(root, path):
+    """The project files path includes, in order."""
+    full = os.path.join(root, path)
+    if not os.path.isfile(full):
+        return []
+    text = open(full, encoding='utf-8').read()
+    return [inc for inc in INCLUDE.findall(text) if os.path.isfile(os.path.join(root, inc))]
+
+
+def handler_errors(root, sources):
+    """Rule 3: the common/ headers the handler's path may use, and what it reaches."""
+    errors = []
+    allowed = {}
+    common = os.path.join(root, 'common')
+    for name in sorted(os.listdir(common)) if os.path.isdir(common) else []:
+        if not name.endswith('.h'):
+            continue
+        path = 'common/' + name
+        marks = HANDLER_MARK.findall(open(os.path.join(root, path), encoding='utf-8').read())
+        if len(marks) != 1:
+            errors.append("%s: says neither \"Signal handler's path: allowed\" nor "
+                          "\"... not allowed\" in its comment" % path)
+            continue
+        allowed[path] = marks[0] == 'allowed'
+    for path in sorted(p for p, ok in allowed.items() if ok):
+        for inc in includes(root, path):
+            if inc.startswith('common/') and not allowed.get(inc, False):
+                errors.append('%s: allowed on the handler\'s path, includes "%s", which is '
+                              'not' % (path, inc))
+    for src in sources:
+        via = {src: None}
+        todo = [src]
+        while todo:
+            path = todo.pop(0)
+            for inc in includes(root, path):
+                if inc not in via:
+                    via[inc] = path
+                    todo.append(inc)
+        for path in sorted(p for p in via if p.startswith('common/') and not allowed.get(p)):
+            chain = [path]
+            while via[chain[-1]] is not None:
+                chain.append(via[chain[-1]])
+            errors.append('%s: on the signal handler\'s path, reaches "%s" (%s), which is not '
+                          'allowed there' % (src, path, ' <- '.join(chain[1:])))
+    return errors
+
+
 def main():
     root = sys.argv[1] if len(sys.argv) > 1 else '.'
     errors = []
@@ -111,6 +164,7 @@ def main():
         if cycle:
             errors.append('%s/: modules include each other in a cycle: %s' %
                           (folder, ' -> '.join(os.path.basename(c) for c in cycle)))
+    errors += handler_errors(root, sys.argv[2:]) if len(sys.argv) > 2 else []
     for e in errors:
         print('lint: layering: ' + e, file=sys.stderr)
     return 1 if errors else 0

@@ -13,8 +13,10 @@
 
 #include "attach/ptrace_unwind.h"
 #include "common/err.h"
+#include "reporter/cmd/check.h"
 #include "reporter/cmd/cmd.h"
 #include "reporter/cmd/diff.h"
+#include "reporter/cmd/launch.h"
 #include "reporter/cmd/record.h"
 #include "reporter/cmd/report.h"
 #include "reporter/cmd/stacks.h"
@@ -108,7 +110,7 @@ static void print_version(void)
            att_punw_is_built() ? "yes (PROF_UNWIND=libunwind, prof stacks --unwind libunwind)"
                                : "no (built without libunwind's header)");
     char *lib = NULL;
-    if (rep_record_find_library(&lib, NULL) == CMN_OK)
+    if (rep_launch_find_library(&lib, NULL) == CMN_OK)
         printf("library: %s\n", lib);
     else
         printf("library: not found (set PROF_LIBRARY)\n");

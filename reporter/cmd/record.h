@@ -1,15 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * `prof record`: runs a command with libprof.so preloaded and the PROF_* variables set
- * from the options, waits for it, and hands back its exit status, like a shell would (a
- * command killed by signal N gives 128 + N). While it waits, prof ignores SIGINT and
- * SIGQUIT, as system() does, so that Ctrl-C stops the command (whose profile is then
- * written by the library) rather than prof. With -p it samples a running process from
- * outside instead (attach/record_pid.h). Reporter thread.
- *
- * The library is found at $PROF_LIBRARY, else next to the prof executable (a build tree),
- * else in ../lib relative to it (an installed tree), as libprof.so or by its soname,
- * libprof.so.0 (an install without the development link).
+ * from the options (reporter/cmd/launch.h), waits for it, and hands back its exit status,
+ * like a shell would; then lists the profiles its processes wrote. With -p it samples a
+ * running process from outside instead (attach/record_pid.h). Reporter thread.
  */
 #ifndef PROF_REPORTER_CMD_RECORD_H
 #define PROF_REPORTER_CMD_RECORD_H
@@ -59,14 +53,13 @@ struct rep_record_opts {
 /* The help of `prof record` (prof record --help). */
 extern const char rep_cmd_record_help[];
 
+#define REP_RECORD_N_VARS 18u /* the PROF_* variables the options may set */
+
 /* Not async-signal-safe. */
-/* Finds libprof.so; *path is malloc'd (free it). CMN_OK, CMN_E_INPUT (message in err) or
- * CMN_E_NOMEM. */
-int rep_record_find_library(char **path /* out */, struct cmn_err *err);
-/* Runs the command and waits. CMN_OK with *status its exit status as a shell reports it;
- * CMN_E_NOCMD or CMN_E_NOEXEC when it could not be started; CMN_E_INPUT when the library
- * cannot be found; CMN_E_NOMEM. *child (when not NULL) is the command's process id once
- * it was forked. Changes prof's own environment (it is about to exit). */
+/* Runs the command with the options' variables (rep_launch_run()) and waits. CMN_OK with *status
+ * its exit status as a shell reports it; CMN_E_NOCMD or CMN_E_NOEXEC when it could not be started;
+ * CMN_E_INPUT when the library cannot be found; CMN_E_NOMEM. *child (when not NULL) is the
+ * command's process id once it was forked. Changes prof's own environment (it is about to exit). */
 int rep_record_run(const struct rep_record_opts *o, int *status /* out */, pid_t *child /* out */,
                    struct cmn_err *err);
 

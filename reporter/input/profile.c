@@ -14,6 +14,7 @@
 #include "common/check.h"
 #include "common/err.h"
 #include "common/grow.h"
+#include "common/ranges.h"
 
 const char *rep_stop_name(unsigned r)
 {
@@ -172,17 +173,11 @@ void rep_profile_finish(struct rep_profile *p)
 
 const char *rep_profile_thread_name(const struct rep_profile *p, uint32_t tid)
 {
-    size_t lo = 0, hi = p->n_threads;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (p->threads[mid].tid < tid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    assert(lo == 0 || p->threads[lo - 1].tid < tid);
-    if (lo < p->n_threads && p->threads[lo].tid == tid)
-        return p->threads[lo].name;
+    /* Sorted by tid, one entry a tid (rep_profile_finish()). */
+    size_t i = CMN_RANGE_UPPER(p->threads, p->n_threads, tid, tid);
+    assert(i == p->n_threads || p->threads[i].tid > tid);
+    if (i > 0 && p->threads[i - 1].tid == tid)
+        return p->threads[i - 1].name;
     return NULL;
 }
 

@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/check.h"
 #include "common/err.h"
 #include "common/grow.h"
 #include "include/libprof/prof_format.h"
@@ -68,6 +69,27 @@ struct record {
     uint64_t offset;         /* its offset in the file, for messages */
     uint32_t type;
     uint32_t size_bytes;
+    const char *str; /* the NUL-terminated string after the fixed part, for the types that
+                      * have one (set by read_record() once it is checked) */
+};
+
+/* The fixed part of each type of record read here, and whether a NUL-terminated string
+ * follows it: read_record() checks both before the type's reader runs. */
+static const struct record_shape {
+    uint32_t type;
+    uint32_t fixed_bytes;
+    bool has_string;
+} shapes[] = {
+    {PROF_REC_PROCESS, sizeof(struct prof_rec_process), true},
+    {PROF_REC_MAP, sizeof(struct prof_rec_map), true},
+    {PROF_REC_THREAD, sizeof(struct prof_rec_thread), true},
+    {PROF_REC_SAMPLE, sizeof(struct prof_rec_sample), false},
+    {PROF_REC_STACK, sizeof(struct prof_rec_stack), false},
+    {PROF_REC_SAMPLES, sizeof(struct prof_rec_samples), false},
+    {PROF_REC_SNAPSHOT, sizeof(struct prof_rec_snapshot), false},
+    {PROF_REC_STATS, sizeof(struct prof_rec_stats), false},
+    {PROF_REC_NOTE, sizeof(struct prof_rec_note), true},
+    {PROF_REC_LABELS, sizeof(struct prof_rec_labels), false},
 };
 
 static int corrupt(const struct rep_profile *p, const struct record *r, struct cmn_err *err,
@@ -77,30 +99,38 @@ static int corrupt(const struct rep_profile *p, const struct record *r, struct c
                        p->name, r->offset, r->type, what);
 }
 
-/* Checks that the record holds its fixed part and, when has_string, that the bytes after
- * it contain a NUL; *str is set to those bytes. */
-static int check_fixed(const struct rep_profile *p, const struct record *r, size_t fixed_bytes,
-                       const char **str, struct cmn_err *err)
+/* Checks that the record holds the fixed part of its type and, for a type with a string,
+ * that the bytes after it contain a NUL; r->str is set to those bytes. A type without a
+ * shape passes. */
+static int check_shape(const struct rep_profile *p, struct record *r, struct cmn_err *err)
 {
-    if (r->size_bytes < fixed_bytes)
-        return corrupt(p, r, err, "smaller than its fixed fields");
-    if (str == NULL)
+    const struct record_shape *sh = NULL;
+    for (size_t i = 0; i < sizeof(shapes) / sizeof(shapes[0]) && sh == NULL; i++)
+        sh = shapes[i].type == r->type ? &shapes[i] : NULL;
+    if (sh == NULL)
         return CMN_OK;
-    const unsigned char *tail = r->at + fixed_bytes;
-    if (memchr(tail, '\0', r->size_bytes - fixed_bytes) == NULL)
+    if (r->size_bytes < sh->fixed_bytes)
+        return corrupt(p, r, err, "smaller than its fixed fields");
+    if (!sh->has_string)
+        return CMN_OK;
+    const unsigned char *tail = r->at + sh->fixed_bytes;
+    if (memchr(tail, '\0', r->size_bytes - sh->fixed_bytes) == NULL)
         return corrupt(p, r, err, "string without its terminating NUL");
-    *str = (const char *)tail;
+    r->str = (const char *)tail;
     return CMN_OK;
 }
 
-static int read_process(struct rep_profile *p, const struct record *r, struct cmn_err *err)
+/* Copies the fixed part of r (n bytes, which check_shape() proved there) into rec. */
+static void take_fixed(const struct record *r, void *rec, size_t n)
+{
+    assert(r->size_bytes >= n);
+    memcpy(rec, r->at, n);
+}
+
+static void read_process(struct rep_profile *p, const struct record *r)
 {
     struct prof_rec_process rec;
-    const char *exe;
-    int rc = check_fixed(p, r, sizeof(rec), &exe, err);
-    if (rc != CMN_OK)
-        return rc;
-    memcpy(&rec, r->at, sizeof(rec));
+    take_fixed(r, &rec, sizeof(rec));
     p->has_process = true;
     p->process = (struct rep_process){
         .pid = rec.pid,
@@ -113,19 +143,14 @@ static int read_process(struct rep_profile *p, const struct record *r, struct cm
         .unwinder = rec.unwinder,
         .max_depth = rec.max_depth,
         .mode = rec.mode,
-        .exe = exe,
+        .exe = r->str,
     };
-    return CMN_OK;
 }
 
 static int read_map(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_map rec;
-    const char *path;
-    int rc = check_fixed(p, r, sizeof(rec), &path, err);
-    if (rc != CMN_OK)
-        return rc;
-    memcpy(&rec, r->at, sizeof(rec));
+    take_fixed(r, &rec, sizeof(rec));
     if (rec.build_id_len > PROF_BUILD_ID_MAX)
         return corrupt(p, r, err, "build-id longer than PROF_BUILD_ID_MAX");
     if (rec.end < rec.start)
@@ -137,7 +162,7 @@ static int read_map(struct rep_profile *p, const struct record *r, struct cmn_er
         .file_offset = rec.file_offset,
         .prot = rec.prot,
         .build_id_len = rec.build_id_len,
-        .path = path,
+        .path = r->str,
     };
     memcpy(m.build_id, rec.build_id, rec.build_id_len);
     return rep_profile_add_map(p, &m) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
@@ -146,12 +171,8 @@ static int read_map(struct rep_profile *p, const struct record *r, struct cmn_er
 static int read_thread(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_thread rec;
-    const char *name;
-    int rc = check_fixed(p, r, sizeof(rec), &name, err);
-    if (rc != CMN_OK)
-        return rc;
-    memcpy(&rec, r->at, sizeof(rec));
-    struct rep_thread t = {.time_ns = rec.time_ns, .tid = rec.tid, .name = name};
+    take_fixed(r, &rec, sizeof(rec));
+    struct rep_thread t = {.time_ns = rec.time_ns, .tid = rec.tid, .name = r->str};
     return rep_profile_add_thread(p, &t) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
 }
 
@@ -175,10 +196,7 @@ static int read_sample(struct rep_profile *p, const struct record *r, const stru
                        struct cmn_err *err)
 {
     struct prof_rec_sample rec;
-    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != CMN_OK)
-        return rc;
-    memcpy(&rec, r->at, sizeof(rec));
+    take_fixed(r, &rec, sizeof(rec));
     if ((size_t)rec.n_frames * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
         return corrupt(p, r, err, "more frames than the record holds");
     struct rep_sample s = {
@@ -199,10 +217,7 @@ static int read_stack(struct rep_profile *p, const struct record *r, struct walk
                       struct cmn_err *err)
 {
     struct prof_rec_stack rec;
-    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != CMN_OK)
-        return rc;
-    memcpy(&rec, r->at, sizeof(rec));
+    take_fixed(r, &rec, sizeof(rec));
     if ((size_t)rec.n_frames * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
         return corrupt(p, r, err, "more frames than the record holds");
     if (rec.id != w->n_stacks)
@@ -242,10 +257,7 @@ static int read_samples(struct rep_profile *p, const struct record *r, const str
                         struct cmn_err *err)
 {
     struct prof_rec_samples rec;
-    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != CMN_OK)
-        return rc;
-    memcpy(&rec, r->at, sizeof(rec));
+    take_fixed(r, &rec, sizeof(rec));
     const unsigned char *at = r->at + sizeof(rec), *end = r->at + r->size_bytes;
     uint64_t time = rec.base_time_ns;
     for (uint32_t i = 0; i < rec.n_samples; i++) {
@@ -258,6 +270,7 @@ static int read_samples(struct rep_profile *p, const struct record *r, const str
         if (tid > UINT32_MAX || weight >= UINT32_MAX)
             return corrupt(p, r, err, "a sample's tid or weight is out of range");
         time += (uint64_t)((int64_t)(step >> 1) ^ -(int64_t)(step & 1)); /* zigzag */
+        assert(at <= end && id < w->n_stacks);
         const struct stack_def *st = &w->stacks[id];
         struct rep_sample s = {
             .time_ns = time,
@@ -270,20 +283,18 @@ static int read_samples(struct rep_profile *p, const struct record *r, const str
             .sp_word = st->sp_word,
             .frames = st->frames,
         };
-        rc = take_sample(p, &s, w, err);
+        int rc = take_sample(p, &s, w, err);
         if (rc != CMN_OK)
             return rc;
     }
+    assert(at <= end);
     return CMN_OK;
 }
 
 static int read_snapshot(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_snapshot rec;
-    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != CMN_OK)
-        return rc;
-    memcpy(&rec, r->at, sizeof(rec));
+    take_fixed(r, &rec, sizeof(rec));
     struct rep_snap_thread t = {.time_ns = rec.time_ns,
                                 .tid = rec.tid,
                                 .status = rec.status,
@@ -295,14 +306,12 @@ static int read_snapshot(struct rep_profile *p, const struct record *r, struct c
 static int read_stats(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_stats rec;
-    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != CMN_OK)
-        return rc;
-    memcpy(&rec, r->at, sizeof(rec));
+    take_fixed(r, &rec, sizeof(rec));
     if ((uint64_t)rec.n_counters * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
         return corrupt(p, r, err, "more counters than the record holds");
     /* Counters this reader does not know are ignored; ones the writer did not know are 0. */
     size_t n = rec.n_counters < PROF_STAT_N ? rec.n_counters : PROF_STAT_N;
+    assert(n * sizeof(uint64_t) <= r->size_bytes - sizeof(rec));
     memset(p->stats, 0, sizeof(p->stats));
     memcpy(p->stats, r->at + sizeof(rec), n * sizeof(uint64_t));
     p->has_stats = true;
@@ -311,11 +320,7 @@ static int read_stats(struct rep_profile *p, const struct record *r, struct cmn_
 
 static int read_note(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
-    const char *text;
-    int rc = check_fixed(p, r, sizeof(struct prof_rec_note), &text, err);
-    if (rc != CMN_OK)
-        return rc;
-    return rep_profile_add_note(p, text) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
+    return rep_profile_add_note(p, r->str) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
 }
 
 /* PROF_REC_LABELS: n pairs of strings after the fixed part, each NUL-terminated inside the
@@ -323,10 +328,7 @@ static int read_note(struct rep_profile *p, const struct record *r, struct cmn_e
 static int read_labels(struct rep_profile *p, const struct record *r, struct cmn_err *err)
 {
     struct prof_rec_labels rec;
-    int rc = check_fixed(p, r, sizeof(rec), NULL, err);
-    if (rc != CMN_OK)
-        return rc;
-    memcpy(&rec, r->at, sizeof(rec));
+    take_fixed(r, &rec, sizeof(rec));
     const char *at = (const char *)r->at + sizeof(rec), *end = (const char *)r->at + r->size_bytes;
     if (rec.n_labels > (size_t)(end - at) / 2)
         return corrupt(p, r, err, "more labels than the record holds");
@@ -341,6 +343,7 @@ static int read_labels(struct rep_profile *p, const struct record *r, struct cmn
             free(labels);
             return corrupt(p, r, err, "a label without its terminating NUL");
         }
+        assert(k < v && v <= vend && vend < end);
         labels[i] = (struct rep_label){.key = k, .value = v};
         at = vend + 1;
     }
@@ -350,25 +353,34 @@ static int read_labels(struct rep_profile *p, const struct record *r, struct cmn
     return CMN_OK;
 }
 
-static int read_record(struct rep_profile *p, const struct record *r, struct walk *w,
-                       struct cmn_err *err)
+static int read_record(struct rep_profile *p, struct record *r, struct walk *w, struct cmn_err *err)
 {
-    if (r->type == PROF_REC_STACK)
-        return read_stack(p, r, w, err);
-    if (r->type == PROF_REC_SAMPLES)
-        return read_samples(p, r, w, err);
-    if (w->mode == WALK_SAMPLES)
-        return r->type == PROF_REC_SAMPLE ? read_sample(p, r, w, err) : CMN_OK;
-    p->has_end = false;
+    /* walk_records() hands over whole records, in the file. */
+    assert(r->size_bytes >= sizeof(struct prof_rec_hdr) && r->at >= p->bytes &&
+           (size_t)(r->at - p->bytes) <= p->n_bytes - r->size_bytes);
+    bool is_sample =
+        r->type == PROF_REC_STACK || r->type == PROF_REC_SAMPLES || r->type == PROF_REC_SAMPLE;
+    if (w->mode == WALK_SAMPLES && !is_sample)
+        return CMN_OK; /* a stream's second walk reads the samples only */
+    if (w->mode != WALK_SAMPLES && r->type != PROF_REC_STACK && r->type != PROF_REC_SAMPLES)
+        p->has_end = false; /* set again by an END record that comes last */
+    int rc = check_shape(p, r, err);
+    if (rc != CMN_OK)
+        return rc;
     switch (r->type) {
+    case PROF_REC_STACK:
+        return read_stack(p, r, w, err);
+    case PROF_REC_SAMPLES:
+        return read_samples(p, r, w, err);
+    case PROF_REC_SAMPLE:
+        return read_sample(p, r, w, err);
     case PROF_REC_PROCESS:
-        return read_process(p, r, err);
+        read_process(p, r);
+        return CMN_OK;
     case PROF_REC_MAP:
         return read_map(p, r, err);
     case PROF_REC_THREAD:
         return read_thread(p, r, err);
-    case PROF_REC_SAMPLE:
-        return read_sample(p, r, w, err);
     case PROF_REC_STATS:
         return read_stats(p, r, err);
     case PROF_REC_SNAPSHOT:
@@ -490,6 +502,7 @@ static int walk_records(struct rep_profile *p, struct walk *w, struct cmn_err *e
             return rc;
         off += hdr.size_bytes;
     }
+    assert(off <= p->n_bytes);
     if (w->mode == WALK_SAMPLES)
         return flush_batch(p, w, off, true);
     rep_profile_finish(p);
@@ -514,20 +527,15 @@ static int parse(struct rep_profile *p, struct cmn_err *err)
 /* Reads all of fd into a malloc'd buffer; the size is a hint (0 for pipes). */
 static int slurp(int fd, size_t size_hint, unsigned char **buf /* out */, size_t *n /* out */)
 {
-    size_t cap = size_hint + 1, len = 0;
-    unsigned char *b = malloc(cap);
-    if (b == NULL)
+    /* The size said, exactly; then twice as much each time it is not enough. */
+    unsigned char *b = NULL;
+    size_t cap = 0, len = 0;
+    if (!CMN_GROW(b, cap, size_hint + 1, size_hint + 1))
         return CMN_E_NOMEM;
     for (;;) {
-        if (len == cap) {
-            size_t new_cap = cap + (cap > READ_CHUNK_BYTES ? cap : READ_CHUNK_BYTES);
-            unsigned char *nb = realloc(b, new_cap);
-            if (nb == NULL) {
-                free(b);
-                return CMN_E_NOMEM;
-            }
-            b = nb;
-            cap = new_cap;
+        if (len == cap && !CMN_GROW(b, cap, len + 1, READ_CHUNK_BYTES)) {
+            free(b);
+            return CMN_E_NOMEM;
         }
         ssize_t got = read(fd, b + len, cap - len);
         if (got == 0)

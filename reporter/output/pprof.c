@@ -204,7 +204,7 @@ static bool *used_ids(struct pprof_ctx *c)
     }
     size_t mark = strlen(INLINED_MARK);
     for (uint32_t id = 0; id < c->names->n_names; id++) {
-        uint32_t len = c->names->lens[id];
+        uint32_t len = rep_names_len(c->names, id);
         c->is_inlined[id] =
             len > mark && memcmp(rep_names_get(c->names, id) + len - mark, INLINED_MARK, mark) == 0;
     }
@@ -364,7 +364,7 @@ int rep_out_pprof(FILE *out, const struct rep_agg *a, const struct rep_names *na
     rep_pb_varint(&c.msg, PF_PERIOD, period);
     /* The string table goes last, once every string has its index. */
     for (uint32_t i = 0; i < c.strs.n_names; i++)
-        rep_pb_bytes(&c.msg, PF_STRING_TABLE, rep_names_get(&c.strs, i), c.strs.lens[i]);
+        rep_pb_bytes(&c.msg, PF_STRING_TABLE, rep_names_get(&c.strs, i), rep_names_len(&c.strs, i));
     bool is_failed = c.msg.is_failed || c.sub.is_failed;
     int rc = is_failed ? CMN_E_NOMEM : write_gzip(out, c.msg.data, c.msg.n);
     rep_names_fini(&c.runs);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Stack aggregation: an open-addressing hash table from a stack's ids to its entry in an
+ * Stack aggregation: a hash table (common/hashtab.h) from a stack's ids to its entry in an
  * array of stacks, whose ids live back to back in one growing array. A sample is
  * symbolized leaf first, as recorded, into a scratch array filled from its end, so that
  * it reads root first without a second pass. Reporter thread only.
@@ -24,6 +24,7 @@
 int rep_agg_init(struct rep_agg *a)
 {
     memset(a, 0, sizeof(*a));
+    cmn_hashtab_init(&a->table, 512);
     return CMN_OK;
 }
 
@@ -33,7 +34,7 @@ void rep_agg_fini(struct rep_agg *a)
         return;
     free(a->ids);
     free(a->stacks);
-    free(a->table);
+    cmn_hashtab_fini(&a->table);
     free(a->scratch);
     for (size_t i = 0; i < a->n_maps; i++)
         free(a->maps[i].path);
@@ -48,12 +49,26 @@ void rep_agg_fini(struct rep_agg *a)
     memset(a, 0, sizeof(*a));
 }
 
-static void table_insert(size_t *table, size_t cap, uint64_t hash, size_t index)
+/* A stack's ids, as looked up, and their hash. */
+struct stack_key {
+    const uint32_t *ids;
+    size_t n;
+    uint64_t hash;
+};
+
+static uint64_t stack_hash(const void *ctx, uint32_t i)
 {
-    size_t i = hash & (cap - 1);
-    while (table[i] != 0)
-        i = (i + 1) & (cap - 1);
-    table[i] = index + 1;
+    const struct rep_agg *a = ctx;
+    return a->stacks[i].hash;
+}
+
+static bool is_stack(const void *ctx, uint32_t i, const void *key)
+{
+    const struct rep_agg *a = ctx;
+    const struct stack_key *k = key;
+    const struct rep_stack *st = &a->stacks[i];
+    return st->hash == k->hash && st->n_ids == k->n &&
+           memcmp(a->ids + st->ids_at, k->ids, k->n * sizeof(*k->ids)) == 0;
 }
 
 /* Room for one more stack of n ids. */
@@ -63,18 +78,7 @@ static int reserve(struct rep_agg *a, size_t n)
         return CMN_E_NOMEM;
     if (!CMN_GROW(a->stacks, a->cap_stacks, a->n_stacks + 1, 256))
         return CMN_E_NOMEM;
-    if ((a->n_stacks + 1) * 2 > a->table_cap) {
-        size_t cap = a->table_cap ? a->table_cap * 2 : 512;
-        size_t *table = calloc(cap, sizeof(*table));
-        if (table == NULL)
-            return CMN_E_NOMEM;
-        for (size_t i = 0; i < a->n_stacks; i++)
-            table_insert(table, cap, a->stacks[i].hash, i);
-        free(a->table);
-        a->table = table;
-        a->table_cap = cap;
-    }
-    return CMN_OK;
+    return cmn_hashtab_reserve(&a->table, stack_hash, a) == 0 ? CMN_OK : CMN_E_NOMEM;
 }
 
 int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight)
@@ -94,17 +98,12 @@ int rep_agg_add_split(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t
         return CMN_OK;
     }
     uint64_t hash = cmn_hash_bytes(ids, n * sizeof(*ids));
-    if (a->table_cap != 0) {
-        for (size_t i = hash & (a->table_cap - 1); a->table[i] != 0;
-             i = (i + 1) & (a->table_cap - 1)) {
-            struct rep_stack *st = &a->stacks[a->table[i] - 1];
-            if (st->hash == hash && st->n_ids == n &&
-                memcmp(a->ids + st->ids_at, ids, n * sizeof(*ids)) == 0) {
-                st->weight += weight;
-                st->off_weight += off_weight;
-                return CMN_OK;
-            }
-        }
+    struct stack_key key = {ids, n, hash};
+    uint32_t i = cmn_hashtab_find(&a->table, hash, is_stack, a, &key);
+    if (i != CMN_HASHTAB_NONE) {
+        a->stacks[i].weight += weight;
+        a->stacks[i].off_weight += off_weight;
+        return CMN_OK;
     }
     if (reserve(a, n) != CMN_OK) {
         a->n_samples--;
@@ -118,7 +117,7 @@ int rep_agg_add_split(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t
                                                 .weight = weight,
                                                 .off_weight = off_weight,
                                                 .hash = hash};
-    table_insert(a->table, a->table_cap, hash, a->n_stacks);
+    cmn_hashtab_insert(&a->table, hash, (uint32_t)a->n_stacks);
     a->n_ids += n;
     a->n_stacks++;
     return CMN_OK;

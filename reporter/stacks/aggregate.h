@@ -11,6 +11,7 @@
 #define PROF_REPORTER_STACKS_AGGREGATE_H
 
 #include "common/check.h"
+#include "common/hashtab.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -60,8 +61,7 @@ struct rep_agg {
     size_t n_stacks;
     size_t cap_stacks;
 
-    size_t *table;    /* open addressing: stack index + 1, 0 for empty */
-    size_t table_cap; /* slots, a power of two, at most half full */
+    struct cmn_hashtab table; /* the stacks by their ids (common/hashtab.h) */
 
     uint32_t *scratch; /* one sample's ids while it is built */
     size_t cap_scratch;

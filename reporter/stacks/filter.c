@@ -40,31 +40,30 @@ void rep_filter_fini(struct rep_filter *f)
     memset(f, 0, sizeof(*f));
 }
 
-/* Appends one element of elem_bytes at v to *arr of *n elements. */
-static int append(void **arr, size_t *n, const void *v, size_t elem_bytes)
+/* Appends one element of elem_bytes at v to *arr of *n elements (*cap allocated). */
+static int append(void **arr, size_t *n, size_t *cap, const void *v, size_t elem_bytes)
 {
-    unsigned char *a = realloc(*arr, (*n + 1) * elem_bytes);
-    if (a == NULL)
+    if (!cmn_grow(arr, cap, *n + 1, elem_bytes, 4))
         return CMN_E_NOMEM;
-    memcpy(a + *n * elem_bytes, v, elem_bytes);
-    *arr = a;
+    memcpy((unsigned char *)*arr + *n * elem_bytes, v, elem_bytes);
     (*n)++;
     return CMN_OK;
 }
 
 int rep_filter_add_tid(struct rep_filter *f, uint32_t tid)
 {
-    return append((void **)&f->tids, &f->n_tids, &tid, sizeof(tid));
+    return append((void **)&f->tids, &f->n_tids, &f->cap_tids, &tid, sizeof(tid));
 }
 
 int rep_filter_add_thread(struct rep_filter *f, const char *name)
 {
-    return append((void **)&f->thread_names, &f->n_thread_names, &name, sizeof(name));
+    return append((void **)&f->thread_names, &f->n_thread_names, &f->cap_thread_names, &name,
+                  sizeof(name));
 }
 
 int rep_filter_add_pid(struct rep_filter *f, uint32_t pid)
 {
-    return append((void **)&f->pids, &f->n_pids, &pid, sizeof(pid));
+    return append((void **)&f->pids, &f->n_pids, &f->cap_pids, &pid, sizeof(pid));
 }
 
 static int compile(regex_t *re, bool *has, const char *regex, const char *opt,

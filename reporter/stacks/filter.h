@@ -29,11 +29,11 @@ struct rep_sample;
 
 struct rep_filter {
     uint32_t *tids; /* --tid values; owned */
-    size_t n_tids;
+    size_t n_tids, cap_tids;
     const char **thread_names; /* --thread values; the strings are not owned (argv) */
-    size_t n_thread_names;
+    size_t n_thread_names, cap_thread_names;
     uint32_t *pids; /* --pid values; owned */
-    size_t n_pids;
+    size_t n_pids, cap_pids;
     bool has_from; /* --from was given */
     bool has_to;   /* --to was given */
     uint64_t from_ns; /* window start, nanoseconds after the profile's start */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The flame graph's call tree: nodes in one growing array, found by (parent, name id) in
- * an open-addressing table, linked to their parent and, once ordered, to their first
+ * a hash table (common/hashtab.h), linked to their parent and, once ordered, to their first
  * child and next sibling. Ordering gathers each node's children, sorts them with qsort
  * and relinks them, then walks the tree top down to give every node its start. Reporter
  * thread only.
@@ -23,12 +23,23 @@ static uint64_t key_hash(uint32_t parent, uint32_t name_id)
     return cmn_hash_word(((uint64_t)parent << 32) | name_id);
 }
 
-static void table_insert(uint32_t *table, size_t cap, uint64_t hash, uint32_t node)
+static uint64_t node_hash(const void *ctx, uint32_t node)
 {
-    size_t i = hash & (cap - 1);
-    while (table[i] != 0)
-        i = (i + 1) & (cap - 1);
-    table[i] = node + 1;
+    const struct rep_flame_node *nd = &((const struct rep_flame *)ctx)->nodes[node];
+    return key_hash(nd->parent, nd->name_id);
+}
+
+/* What a node is found by: its parent and its name. */
+struct node_key {
+    uint32_t parent;
+    uint32_t name_id;
+};
+
+static bool is_node(const void *ctx, uint32_t node, const void *key)
+{
+    const struct rep_flame_node *nd = &((const struct rep_flame *)ctx)->nodes[node];
+    const struct node_key *k = key;
+    return nd->parent == k->parent && nd->name_id == k->name_id;
 }
 
 /* Room for one more node. */
@@ -38,25 +49,13 @@ static int reserve(struct rep_flame *f)
         return CMN_E_NOMEM;
     if (!CMN_GROW(f->nodes, f->cap_nodes, f->n_nodes + 1, 256))
         return CMN_E_NOMEM;
-    if ((f->n_nodes + 1) * 2 > f->table_cap) {
-        size_t cap = f->table_cap ? f->table_cap * 2 : 512;
-        uint32_t *table = calloc(cap, sizeof(*table));
-        if (table == NULL)
-            return CMN_E_NOMEM;
-        for (size_t i = 1; i < f->n_nodes; i++) {
-            const struct rep_flame_node *nd = &f->nodes[i];
-            table_insert(table, cap, key_hash(nd->parent, nd->name_id), (uint32_t)i);
-        }
-        free(f->table);
-        f->table = table;
-        f->table_cap = cap;
-    }
-    return CMN_OK;
+    return cmn_hashtab_reserve(&f->table, node_hash, f) == 0 ? CMN_OK : CMN_E_NOMEM;
 }
 
 int rep_flame_init(struct rep_flame *f)
 {
     memset(f, 0, sizeof(*f));
+    cmn_hashtab_init(&f->table, 512);
     if (reserve(f) != CMN_OK)
         return CMN_E_NOMEM;
     f->nodes[0] = (struct rep_flame_node){.name_id = 0,
@@ -72,22 +71,16 @@ void rep_flame_fini(struct rep_flame *f)
     if (f == NULL)
         return;
     free(f->nodes);
-    free(f->table);
+    cmn_hashtab_fini(&f->table);
     memset(f, 0, sizeof(*f));
 }
 
 uint32_t rep_flame_child(const struct rep_flame *f, uint32_t node, uint32_t name_id)
 {
     assert(node < f->n_nodes);
-    if (f->table_cap == 0)
-        return REP_FLAME_NONE;
-    uint64_t hash = key_hash(node, name_id);
-    for (size_t i = hash & (f->table_cap - 1); f->table[i] != 0; i = (i + 1) & (f->table_cap - 1)) {
-        const struct rep_flame_node *nd = &f->nodes[f->table[i] - 1];
-        if (nd->parent == node && nd->name_id == name_id)
-            return f->table[i] - 1;
-    }
-    return REP_FLAME_NONE;
+    struct node_key key = {node, name_id};
+    uint32_t child = cmn_hashtab_find(&f->table, key_hash(node, name_id), is_node, f, &key);
+    return child == CMN_HASHTAB_NONE ? REP_FLAME_NONE : child;
 }
 
 /* The child of parent named name_id, made (first in its parent's list) if new. */
@@ -105,7 +98,7 @@ static int find_or_add(struct rep_flame *f, uint32_t parent, uint32_t name_id, u
                                           .next_sibling = f->nodes[parent].first_child,
                                           .depth = f->nodes[parent].depth + 1};
     f->nodes[parent].first_child = n;
-    table_insert(f->table, f->table_cap, key_hash(parent, name_id), n);
+    cmn_hashtab_insert(&f->table, key_hash(parent, name_id), n);
     if (f->nodes[n].depth > f->max_depth)
         f->max_depth = f->nodes[n].depth;
     *node = n;

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hashtab.h"
+
 struct rep_agg;
 struct rep_names;
 
@@ -43,8 +45,8 @@ struct rep_flame {
     struct rep_flame_node *nodes; /* n_nodes entries, the root first */
     size_t n_nodes;
     size_t cap_nodes;
-    uint32_t *table;    /* open addressing over (parent, name_id): node + 1, 0 if empty */
-    size_t table_cap;   /* slots, a power of two, at most half full */
+    struct cmn_hashtab table; /* the nodes but the root by (parent, name_id)
+                               * (common/hashtab.h) */
     uint32_t max_depth; /* of any node */
     double seconds;     /* CPU seconds the total stands for, 0 if unknown */
 };

@@ -71,13 +71,8 @@ int rep_per_thread_add_profile(struct rep_per_thread *t, struct rep_sym *sym,
 {
     if (p->n_samples == 0)
         return CMN_OK;
-    if (t->cap_scratch < p->n_samples) {
-        struct rep_sample *s = realloc(t->scratch, p->n_samples * sizeof(*s));
-        if (s == NULL)
-            return CMN_E_NOMEM;
-        t->scratch = s;
-        t->cap_scratch = p->n_samples;
-    }
+    if (!CMN_GROW(t->scratch, t->cap_scratch, p->n_samples, p->n_samples))
+        return CMN_E_NOMEM;
     memcpy(t->scratch, p->samples, p->n_samples * sizeof(*p->samples));
     qsort(t->scratch, p->n_samples, sizeof(*t->scratch), cmp_sample);
     uint32_t pid = p->has_process ? p->process.pid : 0;

@@ -3,7 +3,7 @@
  * The line cache's file and table. The file is read whole into one buffer whose tabs and
  * newlines become NULs, so that the strings of its entries point into it; entries added
  * later own copies of theirs. Entries live in one array, their frames back to back in
- * another, found through an open-addressing table from offset to entry. Reporter thread
+ * another, found through a hash table (common/hashtab.h) from offset to entry. Reporter thread
  * only.
  */
 #include "reporter/symbols/linecache.h"
@@ -20,6 +20,7 @@
 #include "common/err.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "common/hashtab.h"
 #include "reporter/symbols/module.h"
 
 #define LCACHE_MAGIC "prof-lines 1"
@@ -42,8 +43,7 @@ struct rep_sym_lcache {
     struct rep_module_frame *frames; /* the entries' frames back to back */
     size_t n_frames;
     size_t cap_frames;
-    uint32_t *table;  /* open addressing: entry index + 1, 0 for empty */
-    size_t table_cap; /* slots, a power of two, at most half full */
+    struct cmn_hashtab table; /* the entries by offset */
     char **owned;     /* strings copied by rep_sym_lcache_put */
     size_t n_owned;
     size_t cap_owned;
@@ -73,34 +73,21 @@ int rep_sym_lcache_dir(char **dir)
     return CMN_OK;
 }
 
-static int rehash(struct rep_sym_lcache *c, size_t cap)
+static uint64_t entry_hash(const void *ctx, uint32_t i)
 {
-    uint32_t *t = calloc(cap, sizeof(*t));
-    if (t == NULL)
-        return CMN_E_NOMEM;
-    for (size_t i = 0; i < c->n_entries; i++) {
-        size_t j = cmn_hash_word(c->entries[i].off) & (cap - 1);
-        while (t[j] != 0)
-            j = (j + 1) & (cap - 1);
-        t[j] = (uint32_t)i + 1;
-    }
-    free(c->table);
-    c->table = t;
-    c->table_cap = cap;
-    return CMN_OK;
+    return cmn_hash_word(((const struct rep_sym_lcache *)ctx)->entries[i].off);
+}
+
+static bool is_entry(const void *ctx, uint32_t i, const void *off)
+{
+    return ((const struct rep_sym_lcache *)ctx)->entries[i].off == *(const uint64_t *)off;
 }
 
 /* The index of the entry for off, or -1. */
 static long find(const struct rep_sym_lcache *c, uint64_t off)
 {
-    if (c->table_cap == 0)
-        return -1;
-    for (size_t j = cmn_hash_word(off) & (c->table_cap - 1); c->table[j] != 0;
-         j = (j + 1) & (c->table_cap - 1)) {
-        if (c->entries[c->table[j] - 1].off == off)
-            return (long)c->table[j] - 1;
-    }
-    return -1;
+    uint32_t i = cmn_hashtab_find(&c->table, cmn_hash_word(off), is_entry, c, &off);
+    return i == CMN_HASHTAB_NONE ? -1 : (long)i;
 }
 
 /* Adds an entry for off whose n frames are then filled by the caller at *fr. */
@@ -108,17 +95,12 @@ static int add_entry(struct rep_sym_lcache *c, uint64_t off, size_t n,
                      struct rep_module_frame **fr /* out */)
 {
     if (!CMN_GROW(c->entries, c->cap_entries, c->n_entries + 1, 256) ||
-        !CMN_GROW(c->frames, c->cap_frames, c->n_frames + n, 1024))
-        return CMN_E_NOMEM;
-    if ((c->n_entries + 1) * 2 > c->table_cap &&
-        rehash(c, c->table_cap ? c->table_cap * 2 : 512) != CMN_OK)
+        !CMN_GROW(c->frames, c->cap_frames, c->n_frames + n, 1024) ||
+        cmn_hashtab_reserve(&c->table, entry_hash, c) != 0)
         return CMN_E_NOMEM;
     c->entries[c->n_entries] =
         (struct lc_entry){.off = off, .first = (uint32_t)c->n_frames, .n = (uint32_t)n};
-    size_t j = cmn_hash_word(off) & (c->table_cap - 1);
-    while (c->table[j] != 0)
-        j = (j + 1) & (c->table_cap - 1);
-    c->table[j] = (uint32_t)++c->n_entries;
+    cmn_hashtab_insert(&c->table, cmn_hash_word(off), (uint32_t)c->n_entries++);
     *fr = c->frames + c->n_frames;
     c->n_frames += n;
     return CMN_OK;
@@ -203,6 +185,7 @@ int rep_sym_lcache_open(const char *dir, const uint8_t *id, size_t n, struct rep
     struct rep_sym_lcache *c = calloc(1, sizeof(*c));
     if (c == NULL)
         return CMN_E_NOMEM;
+    cmn_hashtab_init(&c->table, 512);
     char hex[2 * 64 + 1];
     size_t k = 0;
     for (size_t i = 0; i < n && i < 64; i++)
@@ -330,7 +313,7 @@ void rep_sym_lcache_close(struct rep_sym_lcache *c)
     for (size_t i = 0; i < c->n_owned; i++)
         free(c->owned[i]);
     free(c->owned);
-    free(c->table);
+    cmn_hashtab_fini(&c->table);
     free(c->frames);
     free(c->entries);
     free(c->text);

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/grow.h"
 
 #define MINIDEBUG_SECTION ".gnu_debugdata"
 
@@ -26,20 +27,20 @@ static int inflate_xz(const uint8_t *in, size_t n, uint8_t **out, size_t *out_n)
     lzma_stream z = LZMA_STREAM_INIT;
     if (lzma_stream_decoder(&z, UINT64_MAX, 0) != LZMA_OK)
         return CMN_E_NOMEM;
-    size_t cap = n * 4 + 4096, len = 0;
-    uint8_t *buf = malloc(cap);
-    int rc = buf != NULL ? CMN_OK : CMN_E_NOMEM;
+    uint8_t *buf = NULL;
+    size_t cap = 0, len = 0;
+    int rc = CMN_GROW(buf, cap, n * 4 + 4096, n * 4 + 4096) ? CMN_OK : CMN_E_NOMEM;
     z.next_in = in;
     z.avail_in = n;
     while (rc == CMN_OK) {
-        if (len == cap) {
-            uint8_t *b = cap * 2 <= REP_MINIDEBUG_MAX_BYTES ? realloc(buf, cap * 2) : NULL;
-            if (b == NULL) {
-                rc = cap * 2 <= REP_MINIDEBUG_MAX_BYTES ? CMN_E_NOMEM : CMN_E_INPUT;
-                break;
-            }
-            buf = b;
-            cap *= 2;
+        /* Twice the room each time, up to the limit. */
+        if (len == cap && cap * 2 > REP_MINIDEBUG_MAX_BYTES) {
+            rc = CMN_E_INPUT;
+            break;
+        }
+        if (len == cap && !CMN_GROW(buf, cap, cap + 1, 4096)) {
+            rc = CMN_E_NOMEM;
+            break;
         }
         z.next_out = buf + len;
         z.avail_out = cap - len;

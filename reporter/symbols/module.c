@@ -42,6 +42,7 @@
 #include "common/build_id.h"
 #include "common/check.h"
 #include "common/err.h"
+#include "common/ranges.h"
 #include "common/uw_build.h"
 #include "common/uw_table.h"
 #include "reporter/symbols/minidebug.h"
@@ -493,14 +494,8 @@ void rep_module_close(struct rep_module *m)
 /* The section holding file offset off, or NULL. */
 static const struct mod_section *section_at(const struct rep_module *m, uint64_t off)
 {
-    size_t lo = 0, hi = m->n_secs; /* the answer is below lo: the last filepos <= off */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->secs[mid].filepos <= off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* The answer is below lo: the last filepos <= off. */
+    size_t lo = CMN_RANGE_UPPER(m->secs, m->n_secs, filepos, off);
     if (lo == 0 || off - m->secs[lo - 1].filepos >= m->secs[lo - 1].size)
         return NULL;
     assert(m->secs[lo - 1].filepos <= off && (lo == m->n_secs || m->secs[lo].filepos > off));
@@ -510,14 +505,7 @@ static const struct mod_section *section_at(const struct rep_module *m, uint64_t
 /* The index of the last function starting at or below vma, or n_funcs when none does. */
 static size_t func_index_at(const struct rep_module *m, uint64_t vma)
 {
-    size_t lo = 0, hi = m->n_funcs;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->funcs[mid].vma <= vma)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = CMN_RANGE_UPPER(m->funcs, m->n_funcs, vma, vma);
     assert(lo == 0 || m->funcs[lo - 1].vma <= vma);
     assert(lo == m->n_funcs || m->funcs[lo].vma > vma);
     return lo == 0 ? m->n_funcs : lo - 1;

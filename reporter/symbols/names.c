@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * String interning for function names: an open-addressing hash table of ids over three
- * parallel arrays (string, length, hash), with the characters in a bump arena of blocks
+ * String interning for function names: a hash table (common/hashtab.h) of ids over an
+ * array of entries (string, length, hash), with the characters in a bump arena of blocks
  * that never move, so a pointer handed out stays valid while the table grows. Used by the
  * symbolizer (writes) and by the aggregate and outputs (reads), in the reporter's thread.
  */
@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/hash.h"
 
 #define NAMES_CHUNK_BYTES (64u * 1024u)
@@ -24,6 +25,7 @@ struct rep_names_chunk {
 int rep_names_init(struct rep_names *t)
 {
     memset(t, 0, sizeof(*t));
+    cmn_hashtab_init(&t->table, 512);
     return CMN_OK;
 }
 
@@ -37,10 +39,8 @@ void rep_names_fini(struct rep_names *t)
         free(c);
         c = next;
     }
-    free(t->strs);
-    free(t->lens);
-    free(t->hashes);
-    free(t->table);
+    free(t->entries);
+    cmn_hashtab_fini(&t->table);
     memset(t, 0, sizeof(*t));
 }
 
@@ -64,48 +64,32 @@ static char *arena_copy(struct rep_names *t, const char *s, size_t len)
     return dst;
 }
 
-static void table_insert(uint32_t *table, size_t cap, uint64_t hash, uint32_t id)
+static uint64_t entry_hash(const void *ctx, uint32_t id)
 {
-    size_t i = hash & (cap - 1);
-    while (table[i] != 0)
-        i = (i + 1) & (cap - 1);
-    table[i] = id + 1;
+    return ((const struct rep_names *)ctx)->entries[id].hash;
 }
 
-/* Makes room for one more id: grows the parallel arrays and keeps the table at most half
- * full. */
+/* A string as looked up: its bytes and their hash. */
+struct name_key {
+    const char *s;
+    size_t len;
+    uint64_t hash;
+};
+
+static bool is_name(const void *ctx, uint32_t id, const void *key)
+{
+    const struct rep_names_entry *e = &((const struct rep_names *)ctx)->entries[id];
+    const struct name_key *k = key;
+    return e->hash == k->hash && e->len == k->len && memcmp(e->str, k->s, k->len) == 0;
+}
+
+/* Makes room for one more id: the entries and the table. */
 static int reserve_one(struct rep_names *t)
 {
-    if (t->n_names == t->cap_names) {
-        if (t->cap_names >= UINT32_MAX / 2)
-            return CMN_E_NOMEM;
-        uint32_t cap = t->cap_names ? t->cap_names * 2 : 256;
-        char **strs = realloc(t->strs, cap * sizeof(*strs));
-        if (strs == NULL)
-            return CMN_E_NOMEM;
-        t->strs = strs;
-        uint32_t *lens = realloc(t->lens, cap * sizeof(*lens));
-        if (lens == NULL)
-            return CMN_E_NOMEM;
-        t->lens = lens;
-        uint64_t *hashes = realloc(t->hashes, cap * sizeof(*hashes));
-        if (hashes == NULL)
-            return CMN_E_NOMEM;
-        t->hashes = hashes;
-        t->cap_names = cap;
-    }
-    if ((size_t)(t->n_names + 1) * 2 > t->table_cap) {
-        size_t cap = t->table_cap ? t->table_cap * 2 : 512;
-        uint32_t *table = calloc(cap, sizeof(*table));
-        if (table == NULL)
-            return CMN_E_NOMEM;
-        for (uint32_t id = 0; id < t->n_names; id++)
-            table_insert(table, cap, t->hashes[id], id);
-        free(t->table);
-        t->table = table;
-        t->table_cap = cap;
-    }
-    return CMN_OK;
+    if (t->n_names >= UINT32_MAX / 2 ||
+        !CMN_GROW(t->entries, t->cap_entries, (size_t)t->n_names + 1, 256))
+        return CMN_E_NOMEM;
+    return cmn_hashtab_reserve(&t->table, entry_hash, t) == 0 ? CMN_OK : CMN_E_NOMEM;
 }
 
 int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *id /* out */)
@@ -115,17 +99,11 @@ int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *i
         len = (size_t)(nul - s);
     if (len > UINT32_MAX - 1)
         len = UINT32_MAX - 1;
-    uint64_t hash = cmn_hash_bytes(s, len);
-    if (t->table_cap != 0) {
-        for (size_t i = hash & (t->table_cap - 1); t->table[i] != 0;
-             i = (i + 1) & (t->table_cap - 1)) {
-            uint32_t cand = t->table[i] - 1;
-            if (t->hashes[cand] == hash && t->lens[cand] == len &&
-                memcmp(t->strs[cand], s, len) == 0) {
-                *id = cand;
-                return CMN_OK;
-            }
-        }
+    struct name_key key = {s, len, cmn_hash_bytes(s, len)};
+    uint32_t found = cmn_hashtab_find(&t->table, key.hash, is_name, t, &key);
+    if (found != CMN_HASHTAB_NONE) {
+        *id = found;
+        return CMN_OK;
     }
     if (reserve_one(t) != CMN_OK)
         return CMN_E_NOMEM;
@@ -133,10 +111,9 @@ int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *i
     if (copy == NULL)
         return CMN_E_NOMEM;
     uint32_t new_id = t->n_names++;
-    t->strs[new_id] = copy;
-    t->lens[new_id] = (uint32_t)len;
-    t->hashes[new_id] = hash;
-    table_insert(t->table, t->table_cap, hash, new_id);
+    t->entries[new_id] =
+        (struct rep_names_entry){.str = copy, .hash = key.hash, .len = (uint32_t)len};
+    cmn_hashtab_insert(&t->table, key.hash, new_id);
     *id = new_id;
     return CMN_OK;
 }

@@ -10,22 +10,27 @@
 #define PROF_REPORTER_SYMBOLS_NAMES_H
 
 #include "common/check.h"
+#include "common/hashtab.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 struct rep_names_chunk;
 
+/* One interned string, by its id. */
+struct rep_names_entry {
+    const char *str; /* NUL-terminated, in the arena */
+    uint64_t hash;   /* of its bytes */
+    uint32_t len;    /* strlen(str), for comparing */
+};
+
 struct rep_names {
-    char **strs;                    /* id -> NUL-terminated string in the arena; n_names entries */
-    uint32_t *lens;                 /* id -> strlen, for comparing */
-    uint64_t *hashes;               /* id -> hash of the string */
-    uint32_t n_names;               /* ids in use */
-    uint32_t cap_names;             /* entries allocated in strs, lens, hashes */
-    uint32_t *table;                /* open addressing: id + 1, 0 for an empty slot */
-    size_t table_cap;               /* slots, a power of two, at most half full */
-    struct rep_names_chunk *chunks; /* the arena: a list of blocks, newest first */
-    size_t chunk_left;              /* free bytes at the end of the newest block */
+    struct rep_names_entry *entries; /* id -> its string; n_names of them */
+    uint32_t n_names;                /* ids in use */
+    size_t cap_entries;              /* entries allocated */
+    struct cmn_hashtab table;        /* the ids by their strings (common/hashtab.h) */
+    struct rep_names_chunk *chunks;  /* the arena: a list of blocks, newest first */
+    size_t chunk_left;               /* free bytes at the end of the newest block */
 };
 
 /* Not async-signal-safe. */
@@ -41,7 +46,14 @@ int rep_names_intern(struct rep_names *t, const char *s, size_t len, uint32_t *i
 static inline const char *rep_names_get(const struct rep_names *t, uint32_t id)
 {
     assert(id < t->n_names);
-    return t->strs[id];
+    return t->entries[id].str;
+}
+
+/* The length of the string of an id that rep_names_intern() returned. */
+static inline uint32_t rep_names_len(const struct rep_names *t, uint32_t id)
+{
+    assert(id < t->n_names);
+    return t->entries[id].len;
 }
 
 #endif

@@ -19,6 +19,7 @@
 #include "common/check.h"
 #include "common/err.h"
 #include "common/grow.h"
+#include "common/ranges.h"
 
 /* Perf maps larger than this are not read. */
 #define PERFMAP_MAX_BYTES (512u << 20)
@@ -130,14 +131,7 @@ void rep_sym_perfmap_fini(struct rep_sym_perfmap *m)
 
 const char *rep_sym_perfmap_lookup(const struct rep_sym_perfmap *m, uint64_t addr)
 {
-    size_t lo = 0, hi = m->n_entries;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->entries[mid].start <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = CMN_RANGE_UPPER(m->entries, m->n_entries, start, addr);
     const struct rep_sym_perfmap_entry *best = NULL;
     for (size_t j = lo; j-- > 0 && m->max_end[j] > addr;) {
         const struct rep_sym_perfmap_entry *e = &m->entries[j];

@@ -20,6 +20,7 @@
 #include "common/err.h"
 #include "common/grow.h"
 #include "common/hash.h"
+#include "common/ranges.h"
 #include "reporter/base/warn.h"
 #include "reporter/input/profile.h"
 #include "reporter/symbols/debuginfod.h"
@@ -47,19 +48,20 @@ struct rep_sym_module {
     struct rep_sym_lcache *lcache; /* its DWARF's answers kept across runs, or NULL */
 };
 
-/* What a cache slot answers about its address. */
+/* What a cache entry answers about its address. */
 #define SLOT_LEAF 0u   /* the name of a leaf frame */
 #define SLOT_CALLER 1u /* the name of a caller's frame (a return address) */
 
-struct rep_sym_slot {
+struct rep_sym_cached {
     uint64_t addr; /* the frame address as recorded */
-    uint32_t tag;  /* (mapping index + 2) << 2 | SLOT_*; 0 marks an empty slot */
-    uint32_t id;   /* its name id */
+    uint32_t tag;  /* (mapping index + 2) << 2 | SLOT_* */
+    uint32_t id;   /* its name id, or with chains the index of its chain */
 };
 
 int rep_sym_init(struct rep_sym *s, struct rep_names *names)
 {
     memset(s, 0, sizeof(*s));
+    cmn_hashtab_init(&s->cache_table, 4096);
     s->names = names;
     return rep_sym_dbgd_init(&s->dbgd);
 }
@@ -84,6 +86,7 @@ void rep_sym_fini(struct rep_sym *s)
     free(s->max_end);
     free(s->map_module);
     free(s->cache);
+    cmn_hashtab_fini(&s->cache_table);
     free(s->warnings);
     free(s->chains);
     memset(s, 0, sizeof(*s));
@@ -94,10 +97,11 @@ int rep_sym_use_profile(struct rep_sym *s, const struct rep_profile *p)
     free(s->max_end);
     free(s->map_module);
     free(s->cache);
+    cmn_hashtab_fini(&s->cache_table);
     s->max_end = NULL;
     s->map_module = NULL;
     s->cache = NULL;
-    s->cache_cap = 0;
+    s->cap_cache = 0;
     s->n_cached = 0;
     s->prof = p;
     s->perfmap_index = SYM_PERFMAP_UNKNOWN;
@@ -147,14 +151,7 @@ static bool is_better_map(const struct rep_map *c, const struct rep_map *b, uint
 static long find_map(const struct rep_sym *s, uint64_t a, uint64_t time_ns)
 {
     const struct rep_map *maps = s->prof->maps;
-    size_t lo = 0, hi = s->prof->n_maps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (maps[mid].start <= a)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = CMN_RANGE_UPPER(maps, s->prof->n_maps, start, a);
     long best = -1;
     for (size_t j = lo; j-- > 0 && s->max_end[j] > a;) {
         if (a < maps[j].end && (best < 0 || is_better_map(&maps[j], &maps[best], time_ns)))
@@ -394,49 +391,44 @@ static int resolve(struct rep_sym *s, uint64_t addr, uint64_t la, long map_index
     return rep_names_intern(s->names, buf, strlen(buf), id);
 }
 
-static int grow_cache(struct rep_sym *s)
+static uint64_t cached_key_hash(uint64_t addr, uint32_t tag)
 {
-    size_t cap = s->cache_cap ? s->cache_cap * 2 : 4096;
-    struct rep_sym_slot *c = calloc(cap, sizeof(*c));
-    if (c == NULL)
-        return CMN_E_NOMEM;
-    for (size_t i = 0; i < s->cache_cap; i++) {
-        const struct rep_sym_slot *old = &s->cache[i];
-        if (old->tag == 0)
-            continue;
-        size_t j = cmn_hash_word(old->addr ^ ((uint64_t)old->tag << 48)) & (cap - 1);
-        while (c[j].tag != 0)
-            j = (j + 1) & (cap - 1);
-        c[j] = *old;
-    }
-    free(s->cache);
-    s->cache = c;
-    s->cache_cap = cap;
-    return CMN_OK;
+    return cmn_hash_word(addr ^ ((uint64_t)tag << 48));
 }
 
-/* The slot for (addr, tag): the one holding it (*is_found) or the empty one to fill. */
-static int find_slot(struct rep_sym *s, uint64_t addr, uint32_t tag, struct rep_sym_slot **slot,
-                     bool *is_found)
+static uint64_t cached_hash(const void *ctx, uint32_t i)
 {
-    if ((s->n_cached + 1) * 2 > s->cache_cap && grow_cache(s) != CMN_OK)
-        return CMN_E_NOMEM;
-    size_t mask = s->cache_cap - 1;
-    size_t j = cmn_hash_word(addr ^ ((uint64_t)tag << 48)) & mask;
-    for (; s->cache[j].tag != 0; j = (j + 1) & mask) {
-        if (s->cache[j].addr == addr && s->cache[j].tag == tag)
-            break;
-    }
-    *slot = &s->cache[j];
-    *is_found = s->cache[j].tag != 0;
-    return CMN_OK;
+    const struct rep_sym_cached *c = &((const struct rep_sym *)ctx)->cache[i];
+    return cached_key_hash(c->addr, c->tag);
 }
 
-static void fill_slot(struct rep_sym *s, struct rep_sym_slot *slot, uint64_t addr, uint32_t tag,
-                      uint32_t id)
+static bool is_cached(const void *ctx, uint32_t i, const void *key)
 {
-    *slot = (struct rep_sym_slot){.addr = addr, .tag = tag, .id = id};
-    s->n_cached++;
+    const struct rep_sym_cached *c = &((const struct rep_sym *)ctx)->cache[i];
+    const struct rep_sym_cached *k = key;
+    return c->addr == k->addr && c->tag == k->tag;
+}
+
+/* What the cache holds for (addr, tag): its id (a name id, or with chains a chain's
+ * index) in *id. */
+static bool find_cached(const struct rep_sym *s, uint64_t addr, uint32_t tag, uint32_t *id)
+{
+    struct rep_sym_cached key = {.addr = addr, .tag = tag};
+    uint32_t i = cmn_hashtab_find(&s->cache_table, cached_key_hash(addr, tag), is_cached, s, &key);
+    if (i != CMN_HASHTAB_NONE)
+        *id = s->cache[i].id;
+    return i != CMN_HASHTAB_NONE;
+}
+
+/* Caches id for (addr, tag). CMN_OK or CMN_E_NOMEM. */
+static int add_cached(struct rep_sym *s, uint64_t addr, uint32_t tag, uint32_t id)
+{
+    if (!CMN_GROW(s->cache, s->cap_cache, s->n_cached + 1, 2048) ||
+        cmn_hashtab_reserve(&s->cache_table, cached_hash, s) != 0)
+        return CMN_E_NOMEM;
+    s->cache[s->n_cached] = (struct rep_sym_cached){.addr = addr, .tag = tag, .id = id};
+    cmn_hashtab_insert(&s->cache_table, cached_key_hash(addr, tag), (uint32_t)s->n_cached++);
+    return CMN_OK;
 }
 
 static uint32_t tag_of(long map_index, unsigned kind)
@@ -479,19 +471,11 @@ int rep_sym_frame(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t tim
     uint64_t la = is_caller && addr > 0 ? addr - 1 : addr;
     long map_index = find_map(s, la, time_ns);
     uint32_t tag = tag_of(map_index, is_caller ? SLOT_CALLER : SLOT_LEAF);
-    struct rep_sym_slot *slot;
-    bool is_found;
-    if (find_slot(s, addr, tag, &slot, &is_found) != CMN_OK)
-        return CMN_E_NOMEM;
-    if (is_found) {
-        *id = slot->id;
+    if (find_cached(s, addr, tag, id))
         return CMN_OK;
-    }
     bool is_named;
     int rc = resolve(s, addr, la, map_index, id, &is_named);
-    if (rc == CMN_OK)
-        fill_slot(s, slot, addr, tag, *id);
-    return rc;
+    return rc == CMN_OK ? add_cached(s, addr, tag, *id) : rc;
 }
 
 /* Interns the label of one frame of a chain: "func", with is_lines " (file:line)" after it
@@ -641,21 +625,16 @@ int rep_sym_frames(struct rep_sym *s, uint64_t addr, bool is_caller, uint64_t ti
     uint64_t la = is_caller && addr > 0 ? addr - 1 : addr;
     long map_index = find_map(s, la, time_ns);
     uint32_t tag = tag_of(map_index, is_caller ? SLOT_CALLER : SLOT_LEAF);
-    struct rep_sym_slot *slot;
-    bool is_found;
-    if (find_slot(s, addr, tag, &slot, &is_found) != CMN_OK)
-        return CMN_E_NOMEM;
+    uint32_t cached;
     size_t at;
-    if (is_found) {
-        at = slot->id;
+    if (find_cached(s, addr, tag, &cached)) {
+        at = cached;
     } else {
-        /* Resolving may open a module, which does not touch the cache. */
         int rc = resolve_chain(s, addr, la, map_index, &at);
         if (rc != CMN_OK)
             return rc;
-        if (at > UINT32_MAX)
+        if (at > UINT32_MAX || add_cached(s, addr, tag, (uint32_t)at) != CMN_OK)
             return CMN_E_NOMEM;
-        fill_slot(s, slot, addr, tag, (uint32_t)at);
     }
     *n = s->chains[at];
     *ids = s->chains + at + 1;

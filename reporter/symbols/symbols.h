@@ -36,6 +36,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/hashtab.h"
 #include "reporter/symbols/debuginfod.h"
 
 struct rep_map;
@@ -44,7 +45,7 @@ struct rep_profile;
 struct rep_sample;
 struct rep_sym_module;
 struct rep_sym_perfmap;
-struct rep_sym_slot;
+struct rep_sym_cached;
 
 struct rep_sym {
     struct rep_names *names; /* where names are interned; not owned */
@@ -59,9 +60,12 @@ struct rep_sym {
     uint64_t *max_end;              /* per mapping i of prof: the greatest end of 0..i */
     int32_t *map_module;            /* per mapping: index in modules, -1 none, -2 unknown yet */
 
-    struct rep_sym_slot *cache; /* open addressing over (address, mapping, is_caller) */
-    size_t cache_cap;           /* slots, a power of two, at most half full */
+    struct rep_sym_cached *cache; /* what each (address, mapping, is_caller) resolved to
+                                   * in this profile, in order of resolution */
     size_t n_cached;
+    size_t cap_cache;
+    struct cmn_hashtab cache_table; /* the cache by (address, mapping, is_caller)
+                                     * (common/hashtab.h) */
 
     char **warnings; /* one line each, without "prof: warning: "; owned */
     size_t n_warnings;

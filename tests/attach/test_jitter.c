@@ -40,12 +40,12 @@ Test(jitter, draws_each_interval_within_half_and_one_and_a_half_periods)
     for (int i = 0; i < 200; i++) {
         cr_assert(att_jitter_sampled(&j, fd, id, getpid()));
         struct att_jitter_plan *p = NULL;
-        for (size_t k = 0; k < j.cap_plans; k++)
+        for (size_t k = 0; k < j.n_plans; k++)
             if (j.plans[k].id == id)
                 p = &j.plans[k];
         cr_assert_not_null(p);
-        lo = p->period < lo ? p->period : lo;
-        hi = p->period > hi ? p->period : hi;
+        lo = p->plan.period < lo ? p->plan.period : lo;
+        hi = p->plan.period > hi ? p->plan.period : hi;
     }
     cr_assert_eq(j.n_drawn, 200);
     /* What the counter counted past its plan comes off: at most a little under half. */

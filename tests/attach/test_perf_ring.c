@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Tests of the perf_event rings of `prof record -p` (attach/perf_ring.c) without the
- * kernel: records built by hand in the kernel's layouts are decoded into their structs
- * (whole, cut short, or without what makes them usable), and a ring laid out in plain
- * memory, with a record that wraps around its end, is read record by record.
+ * kernel: records built by hand in the kernel's layouts of its counters are decoded into
+ * their structs (common/perf_record.h: whole, cut short, or without what makes them
+ * usable), and a ring laid out in plain memory, with a record that wraps around its end,
+ * is read record by record.
  */
 #include <criterion/criterion.h>
 #include <linux/perf_event.h>
@@ -12,11 +13,27 @@
 #include <string.h>
 
 #include "attach/perf_ring.h"
+#include "common/perf_record.h"
 
 #define TIME_NS 123456789ull
 #define ID 77u
 #define PID 4242u
 #define TID 4243u
+
+/* The layouts of prof record -p's counters: by default, and with --unwind kernel. */
+#define SAMPLE_TYPE                                                                                \
+    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |         \
+     PERF_SAMPLE_STACK_USER)
+#define SAMPLE_TYPE_CHAIN                                                                          \
+    (PERF_SAMPLE_IDENTIFIER | PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN)
+
+/* Decodes the sample r holds, of size bytes, in layout type. */
+static bool decode_sample(const unsigned char *r, size_t size, uint64_t type,
+                          struct cmn_perf_sample *d)
+{
+    const size_t h = sizeof(struct perf_event_header);
+    return cmn_perf_decode_sample(r + h, size - h, type, d);
+}
 
 /* A record being built, in the kernel's layout. */
 struct rec {
@@ -108,8 +125,8 @@ Test(perf_ring, decodes_a_sample_with_registers_and_a_stack_copy)
     put_u64(&r, 24); /* dyn_size: what the kernel could copy */
     struct perf_event_header h = end(&r, 0);
 
-    struct att_pring_sample d;
-    cr_assert(att_pring_decode_sample(r.b, h.size, false, &d));
+    struct cmn_perf_sample d;
+    cr_assert(decode_sample(r.b, h.size, SAMPLE_TYPE, &d));
     cr_expect_eq(d.id, ID);
     cr_expect_eq(d.pid, PID);
     cr_expect_eq(d.tid, TID);
@@ -141,8 +158,8 @@ Test(perf_ring, keeps_a_stack_copy_within_its_size)
     put_u64(&r, 4096); /* more than the copy holds */
     struct perf_event_header h = end(&r, 0);
 
-    struct att_pring_sample d;
-    cr_assert(att_pring_decode_sample(r.b, h.size, false, &d));
+    struct cmn_perf_sample d;
+    cr_assert(decode_sample(r.b, h.size, SAMPLE_TYPE, &d));
     cr_assert(d.is_whole);
     cr_expect_eq(d.stack_len, 8);
 }
@@ -150,11 +167,11 @@ Test(perf_ring, keeps_a_stack_copy_within_its_size)
 Test(perf_ring, marks_a_sample_without_user_registers_or_cut_short)
 {
     struct rec r;
-    struct att_pring_sample d;
+    struct cmn_perf_sample d;
     begin_sample(&r);
     put_u64(&r, PERF_SAMPLE_REGS_ABI_NONE);
     struct perf_event_header h = end(&r, 0);
-    cr_assert(att_pring_decode_sample(r.b, h.size, false, &d));
+    cr_assert(decode_sample(r.b, h.size, SAMPLE_TYPE, &d));
     cr_expect_not(d.is_whole, "no user registers");
 
     begin_sample(&r);
@@ -163,14 +180,14 @@ Test(perf_ring, marks_a_sample_without_user_registers_or_cut_short)
     put_u64(&r, 64); /* a copy of 64 bytes, of which 8 are there */
     put_u64(&r, 0xa0);
     h = end(&r, 0);
-    cr_assert(att_pring_decode_sample(r.b, h.size, false, &d));
+    cr_assert(decode_sample(r.b, h.size, SAMPLE_TYPE, &d));
     cr_expect_not(d.is_whole, "the stack copy is cut");
     cr_expect_eq(d.tid, TID);
 
     begin(&r, PERF_RECORD_SAMPLE);
     put_u64(&r, ID);
     h = end(&r, 0);
-    cr_expect_not(att_pring_decode_sample(r.b, h.size, false, &d), "the fixed part is cut");
+    cr_expect_not(decode_sample(r.b, h.size, SAMPLE_TYPE, &d), "the fixed part is cut");
 }
 
 Test(perf_ring, decodes_a_kernel_callchain)
@@ -183,8 +200,8 @@ Test(perf_ring, decodes_a_kernel_callchain)
     put_u64(&r, 0x402000);
     struct perf_event_header h = end(&r, 0);
 
-    struct att_pring_sample d;
-    cr_assert(att_pring_decode_sample(r.b, h.size, true, &d));
+    struct cmn_perf_sample d;
+    cr_assert(decode_sample(r.b, h.size, SAMPLE_TYPE_CHAIN, &d));
     cr_assert(d.is_whole);
     cr_assert_eq(d.n_ips, 3);
     uint64_t ip;
@@ -195,7 +212,7 @@ Test(perf_ring, decodes_a_kernel_callchain)
     put_u64(&r, 5); /* five addresses, one there */
     put_u64(&r, 0x401000);
     h = end(&r, 0);
-    cr_assert(att_pring_decode_sample(r.b, h.size, true, &d));
+    cr_assert(decode_sample(r.b, h.size, SAMPLE_TYPE_CHAIN, &d));
     cr_expect_not(d.is_whole);
 }
 
@@ -207,8 +224,8 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put(&r, "worker\0\0", 8);
     put_trailer(&r);
     struct perf_event_header h = end(&r, 0);
-    struct att_pring_comm c;
-    cr_assert(att_pring_decode_comm(r.b, &h, &c));
+    struct cmn_perf_comm c;
+    cr_assert(cmn_perf_decode_comm(&h, r.b + sizeof(h), SAMPLE_TYPE, &c));
     cr_expect(c.pid == PID && c.tid == TID && !c.is_exec && c.time_ns == TIME_NS);
     cr_assert_not_null(c.comm);
     cr_expect_str_eq(c.comm, "worker");
@@ -218,7 +235,7 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put(&r, "workerXX", 8); /* not terminated before the trailer */
     put_trailer(&r);
     h = end(&r, PERF_RECORD_MISC_COMM_EXEC);
-    cr_assert(att_pring_decode_comm(r.b, &h, &c));
+    cr_assert(cmn_perf_decode_comm(&h, r.b + sizeof(h), SAMPLE_TYPE, &c));
     cr_expect(c.is_exec);
     cr_expect_null(c.comm);
 
@@ -228,8 +245,8 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put_u64(&r, TIME_NS + 1);
     put_trailer(&r);
     h = end(&r, 0);
-    struct att_pring_task t;
-    cr_assert(att_pring_decode_task(r.b, &h, &t));
+    struct cmn_perf_task t;
+    cr_assert(cmn_perf_decode_task(&h, r.b + sizeof(h), &t));
     cr_expect(t.pid == PID && t.ppid == PID && t.tid == TID && t.ptid == PID);
     cr_expect_eq(t.time_ns, TIME_NS + 1);
 
@@ -245,8 +262,8 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put(&r, "/lib/x.so\0\0\0\0\0\0\0", 16);
     put_trailer(&r);
     h = end(&r, 0);
-    struct att_pring_mmap m;
-    cr_assert(att_pring_decode_mmap(r.b, &h, &m));
+    struct cmn_perf_mmap m;
+    cr_assert(cmn_perf_decode_mmap(&h, r.b + sizeof(h), SAMPLE_TYPE, &m));
     cr_expect(m.pid == PID && m.addr == 0x10000 && m.len == 0x2000 && m.pgoff == 0x1000);
     cr_expect_eq(m.prot, 5);
     cr_expect_eq(m.time_ns, TIME_NS);
@@ -258,10 +275,10 @@ Test(perf_ring, decodes_side_band_records_with_their_trailer)
     put_u64(&r, 17);
     put_trailer(&r);
     h = end(&r, 0);
-    cr_expect_eq(att_pring_decode_lost(r.b, &h), 17);
+    cr_expect_eq(cmn_perf_decode_lost(&h, r.b + sizeof(h)), 17);
     h.size = sizeof(h) + 8;
-    cr_expect_eq(att_pring_decode_lost(r.b, &h), 0, "cut");
-    cr_expect_not(att_pring_decode_task(r.b, &h, &t), "cut");
+    cr_expect_eq(cmn_perf_decode_lost(&h, r.b + sizeof(h)), 0, "cut");
+    cr_expect_not(cmn_perf_decode_task(&h, r.b + sizeof(h), &t), "cut");
 }
 
 /* A ring of data_bytes in plain memory, as the kernel lays it out, in a att_pring of one
@@ -327,8 +344,8 @@ Test(perf_ring, reads_a_record_that_wraps_around_the_ring)
     cr_expect_eq(h.type, PERF_RECORD_COMM);
     cr_expect_eq(h.size, 96);
     cr_expect_eq(memcmp(p, a.b, a.n), 0);
-    struct att_pring_comm c;
-    cr_assert(att_pring_decode_comm(p, &h, &c));
+    struct cmn_perf_comm c;
+    cr_assert(cmn_perf_decode_comm(&h, p + sizeof(h), SAMPLE_TYPE, &c));
     cr_expect_eq(strlen(c.comm), 96 - 16 - 24 - 1);
 
     p = att_pring_read_next(&rd, &h);

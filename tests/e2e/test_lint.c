@@ -3,7 +3,8 @@
  * End-to-end: the layering check of `make lint` (scripts/lint_layers.py) on small trees
  * made for the purpose. It passes the project's own tree, and fails, naming the line, a
  * folder that includes a layer above it, a reporter layer that reaches up, attach/ code
- * used below the commands, and modules of one folder that include each other.
+ * used below the commands, modules of one folder that include each other, and, given the
+ * handler's sources, a common/ piece on the handler's path that says it is not for it.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -115,5 +116,34 @@ Test(e2e_lint, the_reporter_holds_only_its_layers)
     lint(&p);
     cr_expect_eq(p.status, 1);
     cr_expect(strstr(p.err, "reporter/misc") != NULL, "%s", p.err);
+    e2e_proc_free(&p);
+}
+
+Test(e2e_lint, the_handler_path_uses_only_the_common_pieces_allowed_there)
+{
+    good_tree();
+    put("common/record.h", "/* Signal handler's path: allowed. */\n");
+    put("common/grow.h", "/* Signal handler's path: not allowed (realloc). */\n");
+    put("common/hashtab.h", "/* Signal handler's path: allowed. */\n");
+    put("sampler/walk.c", "#include \"sampler/walk.h\"\n#include \"common/record.h\"\n");
+    put("sampler/walk.h", "#include \"common/hashtab.h\"\n");
+    struct e2e_proc p;
+    e2e_run(&p, NULL, E2E_ARGV(LINT, e2e_path("tree"), "sampler/walk.c"));
+    cr_expect_eq(p.status, 0, "%s", p.err);
+    e2e_proc_free(&p);
+    /* Through a header of its own, to a piece that allocates; and a piece that says
+     * nothing. */
+    put("common/hashtab.h", "/* Signal handler's path: allowed. */\n#include \"common/grow.h\"\n");
+    put("common/clock.h", "#include <time.h>\n");
+    e2e_run(&p, NULL, E2E_ARGV(LINT, e2e_path("tree"), "sampler/walk.c"));
+    cr_expect_eq(p.status, 1);
+    cr_expect(strstr(p.err, "sampler/walk.c: on the signal handler's path, reaches "
+                            "\"common/grow.h\" (common/hashtab.h <- sampler/walk.h <- "
+                            "sampler/walk.c)") != NULL,
+              "%s", p.err);
+    cr_expect(strstr(p.err, "common/hashtab.h: allowed on the handler's path, includes "
+                            "\"common/grow.h\"") != NULL,
+              "%s", p.err);
+    cr_expect(strstr(p.err, "common/clock.h: says neither") != NULL, "%s", p.err);
     e2e_proc_free(&p);
 }
