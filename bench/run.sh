@@ -4,7 +4,9 @@
 # record` on the shares workload, plus the start-up cost of each on /bin/true
 # (bench/bench.py, about 2 minutes); where each microsecond of a sample goes, piece by
 # piece, next to `perf record -g` (bench/decompose.py, about 4 minutes) and what a second
-# thread costs a program that unmaps memory (bench/tlb.c); then each timer source's
+# thread costs a program that unmaps memory (bench/tlb.c); the price on CPU-bound work
+# at 1000 Hz and the default rate, next to `perf record -g` (bench/cost.py, about 8
+# minutes); then each timer source's
 # delivered rate at 100 to 10000 Hz (bench/rates.py, about 1 minute); `prof record -p` against `perf record -p` and
 # `prof stacks` against gdb on a running process (bench/attach.py, about 30 s); stacks on
 # Debian's python3, sqlite3 and xz against perf's two call graphs (bench/unwind.py, about
@@ -33,6 +35,7 @@ if [ ! -e "${BENCH_GPERF_LIB:-/usr/lib/x86_64-linux-gnu/libprofiler.so}" ]; then
 fi
 python3 "$here/bench.py" "$build"
 python3 "$here/decompose.py" "$build"
+python3 "$here/cost.py" "$build"
 for t in none idle writer busy; do "$build/bench/tlb" -t $t; done
 python3 "$here/rates.py" "$build"
 python3 "$here/attach.py" "$build"
