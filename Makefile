@@ -166,6 +166,10 @@ $(BUILD)/bench/floor: bench/floor.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $< -lpthread -ldl
 
+$(BUILD)/bench/cputime: bench/cputime.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $<
+
 $(BUILD)/bench/tlb: bench/tlb.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $< -lpthread
@@ -233,7 +237,7 @@ fuzz:
 
 bench:
 	@scripts/setup.sh bench
-	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk $(BUILD)/bench/floor $(BUILD)/bench/tlb
+	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk $(BUILD)/bench/floor $(BUILD)/bench/tlb $(BUILD)/bench/cputime
 	@bench/walk.sh $(BUILD)
 	@bench/run.sh $(BUILD)
 	@python3 bench/fairness.py $(BUILD)

@@ -4,7 +4,7 @@
 # forks and execs deep twenty times, each doing a fixed amount of work, run plain, under
 # libprof (its default source and each source named in BENCH_COST_SOURCES) and under `perf
 # record -g`, at each rate of BENCH_COST_RATES, in BENCH_COST_ROUNDS rounds whose runs are
-# interleaved in a random order. Every run goes through /usr/bin/time, which reports the
+# interleaved in a random order. Every run goes through bench/cputime.c, which reports the
 # CPU time (user + system) of the work's whole process tree: the application's CPU, with
 # libprof's writer thread in it (it runs in the application), without `perf record`'s own
 # process, reported apart (perf's column "+perf" is the whole tree's, wall its wall time).
@@ -48,12 +48,11 @@ def workloads(deep, seconds, tmp, wanted):
     return out
 
 
-def run_one(argv, env, tmp):
-    """(application CPU s, whole tree CPU s, wall s) of one run through /usr/bin/time."""
+def run_one(argv, env, tmp, cputime):
+    """(application CPU s, whole tree CPU s, wall s) of one run through bench/cputime."""
     times = os.path.join(tmp, "time.txt")
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv[:-1] + ["/usr/bin/time", "-f", "%U %S", "-o", times] +
-                            argv[-1], env=env, stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(argv[:-1] + [cputime, times] + argv[-1], env=env, stdin=subprocess.DEVNULL,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
@@ -88,6 +87,7 @@ def main():
         sys.exit("usage: cost.py BUILD_DIR")
     build = os.path.abspath(sys.argv[1])
     deep = os.path.join(build, "workloads", "deep")
+    cputime = os.path.join(build, "bench", "cputime")
     lib = os.path.join(build, "libprof.so")
     rounds = env_int("BENCH_COST_ROUNDS", 5)
     rates = [int(r) for r in os.environ.get("BENCH_COST_RATES", "1000 250").split()]
@@ -112,7 +112,7 @@ def main():
             order = list(cells)
             random.shuffle(order)
             for wname, hz, cname, prefix, wargv, env in order:
-                res = run_one(prefix + [wargv], env, tmp)
+                res = run_one(prefix + [wargv], env, tmp, cputime)
                 got.setdefault((wname, hz, cname), []).append(res)
                 for f in os.listdir(os.path.join(tmp, "p")):
                     os.remove(os.path.join(tmp, "p", f))
