@@ -47,6 +47,8 @@
 #define PROF_TIMER_ITIMER 1u /* setitimer(ITIMER_PROF): process CPU time */
 #define PROF_TIMER_THREAD 2u /* timer_create() per thread on its CPU clock */
 #define PROF_TIMER_PERF 3u   /* perf_event_open() per thread (task clock or a PMU event) */
+#define PROF_TIMER_RING 4u   /* perf_event_open() per thread whose samples the kernel records
+                              * (registers, top of the stack) into a ring: no signal */
 
 /* What a profile samples (prof_rec_process.mode). */
 #define PROF_MODE_CPU 0u  /* CPU time: each thread in proportion to its CPU time */
@@ -141,7 +143,9 @@
 #define PROF_STAT_OFFCPU_WEIGHT 29 /* and their summed weight */
 #define PROF_STAT_SWITCHES_LOST 30 /* wall profiles: context-switch records the kernel could
                                     * not write (its ring was full) */
-#define PROF_STAT_N 31
+#define PROF_STAT_RING_SAMPLES 31 /* of the recorded samples, those the kernel recorded into a
+                                   * ring, no signal (PROF_TIMER=ring), kernel time included */
+#define PROF_STAT_N 32
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \
