@@ -168,10 +168,19 @@ $(BUILD)/bench/walk: bench/walk.c $(WALK_BENCH_OBJS) $(FLAGS_FILE)
 	$(CC) $(BASE_CFLAGS) -MF $@.d -fno-omit-frame-pointer -o $@ $< $(WALK_BENCH_OBJS) \
 	    $(if $(filter 1,$(UNWIND)),-lunwind) -lpthread -ldl
 
-# The signal floor: a loop sampled as the perf source samples, doing nothing per sample.
+# The signal floor: a loop sampled as the perf source samples, doing nothing per sample;
+# and what a second thread costs a program that unmaps memory.
 $(BUILD)/bench/floor: bench/floor.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $< -lpthread -ldl
+
+$(BUILD)/bench/cputime: bench/cputime.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $<
+
+$(BUILD)/bench/tlb: bench/tlb.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $< -lpthread
 
 $(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
@@ -236,7 +245,7 @@ fuzz:
 
 bench:
 	@scripts/setup.sh bench
-	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk $(BUILD)/bench/floor
+	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk $(BUILD)/bench/floor $(BUILD)/bench/tlb $(BUILD)/bench/cputime
 	@bench/walk.sh $(BUILD)
 	@bench/run.sh $(BUILD)
 	@python3 bench/fairness.py $(BUILD)

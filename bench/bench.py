@@ -12,12 +12,8 @@
 # workload's own CPU seconds times the requested rate, and times 250 Hz, the most that
 # setitimer delivers on a kernel with CONFIG_HZ=250); and the profile's bytes per sample.
 # Part 2 is the start-up cost: BENCH_STARTUP runs of /bin/true plain, under libprof and
-# under gperftools, interleaved. Part 3 is the floor under the perf source's cost: an
-# arithmetic loop (bench/floor.c) plain, sampled at BENCH_HZ by a bare perf_event signal
-# that only re-arms its counter (what the kernel, and a hypervisor, take of every sample
-# before a profiler does anything), and under libprof's perf source at BENCH_HZ,
-# interleaved; the loop's work per CPU-second of the whole process, and what libprof
-# adds above the floor.
+# under gperftools, interleaved. What one sample costs, piece by piece, against the
+# kernel's own floor for a signal, is bench/decompose.py's.
 #
 # Timings are reported, never judged. Sample counts come from the files themselves: the
 # libprof format (include/libprof/prof_format.h) and gperftools' legacy CPU profile format (64-bit
@@ -340,50 +336,6 @@ def bench_startup(cfg, tmp):
               + (f"   ({failures[name]} failed)" if failures[name] else ""))
 
 
-def floor_rate(argv, env):
-    """Runs bench/floor; its work per CPU-second and its signals, or None."""
-    out = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, capture_output=True,
-                         text=True)
-    words = out.stdout.split()
-    if out.returncode != 0 or len(words) < 5 or words[0] != "floor:":
-        return None
-    return float(words[1]), int(words[5])
-
-
-def bench_floor(cfg, tmp):
-    hz, rounds, secs = cfg["hz"], cfg["rounds"], str(cfg["seconds"])
-    configs = [("plain", [cfg["floor"], secs], {}),
-               (f"signal only at {hz} Hz", [cfg["floor"], secs, str(hz)], {}),
-               (f"libprof perf at {hz} Hz", [cfg["floor"], secs],
-                {"LD_PRELOAD": cfg["lib"], "PROF_TIMER": "perf", "PROF_FREQ": str(hz),
-                 "PROF_OUTPUT": os.path.join(tmp, "floor.prof")})]
-    rates = {name: [] for name, _, _ in configs}
-    for _ in range(rounds):
-        for name, argv, extra in configs:
-            env = clean_env()
-            env.update(extra)
-            r = floor_rate(argv, env)
-            if r is None:
-                print(f"\n== signal floor: left out ({name} did not run: perf_event_open "
-                      "refused?)")
-                return
-            rates[name].append(r[0])
-    base = statistics.median(rates["plain"])
-    print(f"\n== signal floor: an arithmetic loop, {secs} CPU-seconds, {rounds} interleaved "
-          "rounds (work per CPU-second of the process)")
-    # A sample comes every 1/hz of the thread's CPU time, the sample's own cost included:
-    # a loop that keeps a share r of its CPU time spent r/hz seconds less per sample.
-    for name, _, _ in configs:
-        med = statistics.median(rates[name])
-        print(f"{name:26}{med:10.1f}   cost {100 * (1 - med / base):5.1f} %"
-              + (f", {1e6 * (1 - med / base) / hz:5.1f} us per sample" if name != "plain"
-                 else ""))
-    floor = statistics.median(rates[configs[1][0]])
-    lib = statistics.median(rates[configs[2][0]])
-    print(f"libprof above the floor: {100 * (floor - lib) / base:+.1f} points, "
-          f"{1e6 * (1 - lib / floor) / hz:+.1f} us per sample")
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: bench.py BUILD_DIR")
@@ -391,14 +343,13 @@ def main():
     cfg = {
         "lib": os.path.join(build, "libprof.so"),
         "shares": os.path.join(build, "workloads", "shares"),
-        "floor": os.path.join(build, "bench", "floor"),
         "perf": shutil.which("perf"),
         "hz": env_int("BENCH_HZ", 1000),
         "rounds": env_int("BENCH_ROUNDS", 7),
         "seconds": env_int("BENCH_SECONDS", 2),
         "startup_runs": env_int("BENCH_STARTUP", 100),
     }
-    for key in ("lib", "shares", "floor"):
+    for key in ("lib", "shares"):
         if not os.access(cfg[key], os.R_OK if key == "lib" else os.X_OK):
             sys.exit(f"bench: {cfg[key]} is missing")
     if not os.access(GPERF_LIB, os.R_OK):
@@ -412,7 +363,6 @@ def main():
             print(f"perf left out: {why}")
         bench_workload(cfg, tmp)
         bench_startup(cfg, tmp)
-        bench_floor(cfg, tmp)
         print(f"\nload average at the end {os.getloadavg()[0]:.2f}; timings are as noisy as "
               "the machine, compare the ratios within this one batch")
 

@@ -79,7 +79,7 @@ def run_one(build, kind, tmp):
 
 def main():
     build = sys.argv[1]
-    kinds = ["libprof perf", "libprof thread", "libprof itimer"]
+    kinds = ["libprof ring", "libprof perf", "libprof thread", "libprof itimer"]
     if os.path.exists(GPERF_LIB):
         kinds.append("gperftools")
     errs = {k: [] for k in kinds}

@@ -2,8 +2,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # The benchmark behind `make bench`: libprof against gperftools' libprofiler and `perf
 # record` on the shares workload, plus the start-up cost of each on /bin/true
-# (bench/bench.py, about 2 minutes); then each timer source's delivered rate at 100 to
-# 10000 Hz (bench/rates.py, about 1 minute); `prof record -p` against `perf record -p` and
+# (bench/bench.py, about 2 minutes); where each microsecond of a sample goes, piece by
+# piece, next to `perf record -g` (bench/decompose.py, about 4 minutes) and what a second
+# thread costs a program that unmaps memory (bench/tlb.c); the price on CPU-bound work
+# at 1000 Hz and the default rate, next to `perf record -g` (bench/cost.py, about 8
+# minutes); then each timer source's
+# delivered rate at 100 to 10000 Hz (bench/rates.py, about 1 minute); `prof record -p` against `perf record -p` and
 # `prof stacks` against gdb on a running process (bench/attach.py, about 30 s); stacks on
 # Debian's python3, sqlite3 and xz against perf's two call graphs (bench/unwind.py, about
 # 3 minutes); and the overhead matrix on the deep workload:
@@ -30,6 +34,9 @@ if [ ! -e "${BENCH_GPERF_LIB:-/usr/lib/x86_64-linux-gnu/libprofiler.so}" ]; then
     exit 1
 fi
 python3 "$here/bench.py" "$build"
+python3 "$here/decompose.py" "$build"
+python3 "$here/cost.py" "$build"
+for t in none idle writer busy; do "$build/bench/tlb" -t $t; done
 python3 "$here/rates.py" "$build"
 python3 "$here/attach.py" "$build"
 python3 "$here/unwind.py" "$build"

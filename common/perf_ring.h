@@ -79,6 +79,14 @@ static inline void cmn_pring_copy(const struct cmn_pring *r, uint64_t pos, void 
     memcpy((unsigned char *)dst + first, r->data, n - first);
 }
 
+/* The n bytes at ring position pos where they lie in one piece in the data area, else NULL
+ * (the record wraps around the data area's end: cmn_pring_copy() it). */
+static inline const unsigned char *cmn_pring_at(const struct cmn_pring *r, uint64_t pos, size_t n)
+{
+    size_t at = (size_t)(pos % r->size);
+    return r->size - at >= n ? r->data + at : NULL;
+}
+
 /* The next record: its header in *h and its body's position in *body (h->size -
  * sizeof(*h) bytes, for cmn_pring_copy), the record counted as read. false at the end, and
  * at bytes that are no record, which are then skipped. */

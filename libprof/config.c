@@ -42,7 +42,7 @@ struct keyword {
 static const struct keyword timer_names[] = {
     { "auto", LP_TIMER_AUTO },      { "itimer", PROF_TIMER_ITIMER },
     { "thread", PROF_TIMER_THREAD }, { "perf", PROF_TIMER_PERF },
-    { NULL, 0 },
+    { "ring", PROF_TIMER_RING },     { NULL, 0 },
 };
 
 static const struct keyword unwind_names[] = {

@@ -16,6 +16,7 @@
 
 #include <linux/perf_event.h>
 #include <stdatomic.h>
+#include <sys/syscall.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,9 +32,10 @@
 #include "sampler/handler.h"
 #include "sampler/probe.h"
 #include "sampler/timer_perf.h"
+#include "sampler/walk.h"
 
-#define LP_KSAMPLE_MAX_BYTES (SMP_PERF_KSTACK_BYTES + 8192u) /* a record this reader takes */
-#define LP_KSAMPLE_MAX_BPS (SMP_PERF_KSTACK_BYTES / 16u) /* frame pointers in the copy */
+#define LP_KSAMPLE_MAX_BYTES (LP_KSAMPLE_MAX_STACK + 8192u) /* a record this reader takes */
+#define LP_KSAMPLE_MAX_BPS (LP_KSAMPLE_MAX_STACK / 16u) /* frame pointers in the copy */
 #define LP_KSAMPLE_MAX_PASSES 16u /* walks of one sample that build a pending table each */
 #define LP_KSAMPLE_MIN_SPAN_NS 1000000u /* rates are measured over 1 ms at least */
 #define LP_KSAMPLE_BUSY_HOLD_NS 500000000u /* a filling ring keeps the short period so long */
@@ -47,6 +49,7 @@ static void count(unsigned idx, uint64_t n)
 struct ksample {
     uint32_t tid;
     uint64_t time_ns;
+    uint64_t count;           /* the counter's value (PERF_SAMPLE_READ), 0 without */
     const unsigned char *ips; /* the kernel's chain: context markers and user pcs */
     uint64_t nr;
     struct cmn_fp_regs regs;  /* where the thread entered the kernel */
@@ -54,21 +57,33 @@ struct ksample {
     uint64_t stack_len;
 };
 
-static int parse(const unsigned char *b, size_t len, struct ksample *k)
+/* Record body b (len bytes) of ring k's layout into *s; 0, or -1 when it is not one. */
+static int parse(const unsigned char *b, size_t len, const struct smp_perf_kring *k,
+                 struct ksample *s)
 {
     uint32_t pid_tid[2];
     uint64_t abi = 0, regs[ARCH_PERF_N_REGS], size = 0, dyn = 0;
-    size_t at = 24;
-    if (len < at)
+    size_t at = 16;
+    if (len < at + 8u * (1u + k->has_read + k->has_callchain))
         return -1;
     memcpy(pid_tid, b, 8);
-    memcpy(&k->time_ns, b + 8, 8);
-    memcpy(&k->nr, b + 16, 8);
-    if (k->nr > (len - at) / 8)
-        return -1;
-    k->tid = pid_tid[1];
-    k->ips = b + at;
-    at += k->nr * 8;
+    memcpy(&s->time_ns, b + 8, 8);
+    s->tid = pid_tid[1];
+    s->count = 0;
+    if (k->has_read) {
+        memcpy(&s->count, b + at, 8);
+        at += 8;
+    }
+    s->nr = 0;
+    s->ips = b + at;
+    if (k->has_callchain) {
+        memcpy(&s->nr, b + at, 8);
+        at += 8;
+        if (s->nr > (len - at) / 8)
+            return -1;
+        s->ips = b + at;
+        at += s->nr * 8;
+    }
     if (at + 8 > len)
         return -1;
     memcpy(&abi, b + at, 8);
@@ -77,19 +92,23 @@ static int parse(const unsigned char *b, size_t len, struct ksample *k)
         return -1;
     memcpy(regs, b + at, sizeof(regs));
     at += sizeof(regs);
-    k->regs = (struct cmn_fp_regs){.ret_known = 1, .arg_known = 1};
-    arch_perf_regs(regs, &k->regs.pc, &k->regs.sp, &k->regs.fp, &k->regs.lr, &k->regs.ret,
-                   &k->regs.arg);
+    s->regs = (struct cmn_fp_regs){.ret_known = 1, .arg_known = 1};
+    arch_perf_regs(regs, &s->regs.pc, &s->regs.sp, &s->regs.fp, &s->regs.lr, &s->regs.ret,
+                   &s->regs.arg);
     memcpy(&size, b + at, 8);
     at += 8;
     if (size > len - at || (size > 0 && len - at - size < 8))
         return -1;
     if (size > 0)
         memcpy(&dyn, b + at + size, 8);
-    k->stack = b + at;
-    k->stack_len = dyn < size ? dyn : size;
+    s->stack = b + at;
+    s->stack_len = dyn < size ? dyn : size;
     return 0;
 }
+
+/* The layout of the perf source's kernel-time counters, and of the switch-out samples of
+ * libprof/wall.c: a call chain, no counter value. */
+static const struct smp_perf_kring chain_layout = {.has_callchain = 1};
 
 /* The walk's memory: the stack copy, this process's code and the unwind tables. A word
  * beyond the copy is not there (out_of_copy). */
@@ -123,7 +142,13 @@ static int copy_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, u
 
 static int copy_is_code(const struct cmn_fp_mem *m, uintptr_t addr)
 {
-    return smp_codemap_view_contains(&((const struct copy_mem *)m)->map, addr);
+    struct copy_mem *c = (struct copy_mem *)m;
+    if (smp_codemap_view_contains(&c->map, addr))
+        return 1;
+    /* Code mapped since the map was read (a JIT's): the walk reads it again. */
+    if (c->map.table != NULL)
+        c->n_unknown++;
+    return 0;
 }
 
 static const struct cmn_uw_table *copy_table(const struct cmn_uw_mem *m, uintptr_t pc,
@@ -171,7 +196,7 @@ static unsigned splice(const struct ksample *k, struct copy_mem *c, uintptr_t fp
                        unsigned n, unsigned max_frames, unsigned kernel_cap,
                        const struct lp_ksamples_ends *ends, uint8_t *why)
 {
-    uint64_t user[LP_KSAMPLE_MAX_FRAMES + 1];
+    static uint64_t user[LP_KSAMPLE_MAX_FRAMES + 1]; /* the buffer's owner, one at a time */
     unsigned n_user = 0;
     for (uint64_t i = 0; i < k->nr && n_user <= LP_KSAMPLE_MAX_FRAMES; i++) {
         uint64_t ip;
@@ -208,11 +233,22 @@ static unsigned splice(const struct ksample *k, struct copy_mem *c, uintptr_t fp
     return n;
 }
 
+/* What a walk found besides its frames. */
+struct kwalk {
+    uint8_t why;         /* PROF_STOP_* */
+    uint8_t flags;       /* PROF_SAMPLE_LEAF_CALLER, PROF_SAMPLE_ELIDED */
+    uint32_t n_by_table; /* frames stepped by an unwind table */
+    uint32_t n_by_fp;    /* and by frame pointer */
+    unsigned n_unknown;  /* frames whose pc is in no range of the code map */
+    int is_cut;          /* the stack went on past the copy */
+};
+
 /* The user stack of sample k into frames: walked by the unwind tables over the stack copy,
- * then by the kernel's chain where that is proven (splice()). */
+ * then by the kernel's chain where that is proven (splice()). A stack deeper than
+ * max_frames keeps both ends, as the handler's walk does (sampler/walk.h). */
 static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends *ends,
                           unsigned kernel_cap, unsigned max_frames, uint64_t *frames,
-                          uint8_t *why, unsigned *n_unknown)
+                          struct kwalk *o)
 {
     struct copy_mem c = {.base = {.fp = {copy_word, copy_code, copy_is_code},
                                   .table = copy_table},
@@ -220,14 +256,21 @@ static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends
                          .use_tables = smp_sampler.walk_mode != SMP_WALK_FP};
     struct cmn_uw_walk w = {.lo = k->regs.sp, .hi = UINTPTR_MAX - 16, .frames = frames,
                             .max_frames = max_frames, .stop_lo = ends->lo,
-                            .stop_hi = ends->hi};
+                            .stop_hi = ends->hi,
+                            .keep_outer = SMP_WALK_KEEP_OUTER(max_frames),
+                            .walk_cap = SMP_WALK_CAP,
+                            .tables_only = smp_sampler.walk_mode == SMP_WALK_TABLES};
     smp_codemap_enter(&c.map);
     unsigned n = cmn_uw_walk(&c.base, &k->regs, &w);
-    *why = w.stop_reason;
-    if (c.out_of_copy && w.fp_known && *why != PROF_STOP_DEPTH)
-        n = splice(k, &c, w.fp, frames, n, max_frames, kernel_cap, ends, why);
+    o->why = w.stop_reason;
+    if (c.out_of_copy && w.fp_known && o->why != PROF_STOP_DEPTH && w.n_elided == 0)
+        n = splice(k, &c, w.fp, frames, n, max_frames, kernel_cap, ends, &o->why);
     smp_codemap_leave(&c.map);
-    *n_unknown = c.n_unknown;
+    o->is_cut = c.out_of_copy && o->why != PROF_STOP_END;
+    o->flags = w.flags;
+    o->n_by_table = w.n_by_table;
+    o->n_by_fp = w.n_by_fp;
+    o->n_unknown = c.n_unknown;
     return n;
 }
 
@@ -238,16 +281,17 @@ static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends
  * read before the sample was taken, has the map read again first (a library mapped by a
  * dlopen() still running: its _init takes the first page fault of its code). */
 static unsigned walk(const struct ksample *k, const struct lp_ksamples_ends *ends,
-                     unsigned kernel_cap, unsigned max_frames, uint64_t *frames, uint8_t *why)
+                     unsigned kernel_cap, unsigned max_frames, uint64_t *frames,
+                     struct kwalk *o)
 {
-    unsigned unknown = 0;
-    unsigned n = walk_once(k, ends, kernel_cap, max_frames, frames, why, &unknown);
-    if (unknown > 0 && *why != PROF_STOP_END && lp_unwind_rescan_since(k->time_ns))
-        n = walk_once(k, ends, kernel_cap, max_frames, frames, why, &unknown);
-    for (unsigned pass = 0; pass < LP_KSAMPLE_MAX_PASSES && *why == PROF_STOP_PENDING; pass++) {
+    unsigned n = walk_once(k, ends, kernel_cap, max_frames, frames, o);
+    if (o->n_unknown > 0 && o->why != PROF_STOP_END && lp_unwind_rescan_since(k->time_ns))
+        n = walk_once(k, ends, kernel_cap, max_frames, frames, o);
+    for (unsigned pass = 0; pass < LP_KSAMPLE_MAX_PASSES && o->why == PROF_STOP_PENDING;
+         pass++) {
         unsigned before = n;
         lp_unwind_serve();
-        n = walk_once(k, ends, kernel_cap, max_frames, frames, why, &unknown);
+        n = walk_once(k, ends, kernel_cap, max_frames, frames, o);
         if (n <= before)
             break;
     }
@@ -292,6 +336,9 @@ static int is_our_sigreturn(const struct ksample *k, const struct lp_ksamples_en
     uint8_t code[ARCH_SIGRETURN_LEN];
     uintptr_t at = arch_sigframe_info_at(k->regs.sp) - k->regs.sp;
     int32_t signo = 0;
+    /* Known: the one place to look, without reading code for every sample. */
+    if (e->sigreturn_pc != 0 && k->regs.pc != e->sigreturn_pc)
+        return 0;
     if (k->regs.pc < ARCH_SIGRETURN_LEN ||
         smp_probe_read(code, k->regs.pc - ARCH_SIGRETURN_LEN, sizeof(code)) != 0 ||
         !arch_is_sigreturn(code) || k->stack_len < at + sizeof(signo))
@@ -303,16 +350,35 @@ static int is_our_sigreturn(const struct ksample *k, const struct lp_ksamples_en
     return 0;
 }
 
+uintptr_t lp_ksamples_sigreturn_pc(int signo)
+{
+    /* The kernel's view of the action: handler, flags, restorer, mask. */
+    struct {
+        uintptr_t handler;
+        unsigned long flags;
+        uintptr_t restorer;
+        uint64_t mask;
+    } act;
+    if (signo <= 0 || syscall(SYS_rt_sigaction, signo, NULL, &act, sizeof(act.mask)) != 0 ||
+        act.restorer == 0)
+        return 0;
+    uint8_t code[ARCH_SIGRETURN_LEN];
+    if (smp_probe_read(code, act.restorer, sizeof(code)) != 0 || !arch_is_sigreturn(code))
+        return 0;
+    return act.restorer + ARCH_SIGRETURN_LEN;
+}
+
 void lp_ksamples_rewalk(struct prof_rec_sample *rec, uint64_t *frames, unsigned cap,
                         const struct smp_defer *d, const struct lp_ksamples_ends *ends)
 {
     struct ksample k = {.tid = rec->tid, .time_ns = rec->time_ns, .regs = d->regs,
                         .stack = d->stack, .stack_len = d->len};
-    uint64_t out[LP_KSAMPLE_MAX_FRAMES];
+    static uint64_t out[LP_KSAMPLE_MAX_FRAMES]; /* the buffer's owner, one at a time */
     unsigned max = cap < LP_KSAMPLE_MAX_FRAMES ? cap : LP_KSAMPLE_MAX_FRAMES;
-    uint8_t why;
+    struct kwalk o;
     /* No chain of the kernel's to splice: its cap never says "cut short". */
-    unsigned n = walk(&k, ends, UINT32_MAX, max, out, &why);
+    unsigned n = walk(&k, ends, UINT32_MAX, max, out, &o);
+    uint8_t why = o.why;
     if (n == 0 || (why != PROF_STOP_END && n <= rec->n_frames))
         return;
     if (rec->stop_reason < PROF_STOP_N)
@@ -335,42 +401,86 @@ unsigned lp_ksamples_walk_body(const unsigned char *b, size_t len,
                                unsigned max_frames, uint64_t *frames, uint8_t *why)
 {
     struct ksample k;
-    if (parse(b, len, &k) != 0)
+    if (parse(b, len, &chain_layout, &k) != 0)
         return 0;
     if (max_frames > LP_KSAMPLE_MAX_FRAMES)
         max_frames = LP_KSAMPLE_MAX_FRAMES;
-    return walk(&k, ends, kernel_cap, max_frames, frames, why);
+    struct kwalk o;
+    unsigned n = walk(&k, ends, kernel_cap, max_frames, frames, &o);
+    *why = o.why;
+    return n;
 }
 
-/* A sample record's body (after its header) into one sample of w. */
-static void put_record(struct lp_writer *w, const unsigned char *b, size_t len,
+uint32_t lp_ksamples_weigh(struct lp_kweigh *wt, uint64_t count)
+{
+    if (wt->fixed != 0)
+        return wt->fixed;
+    uint64_t period = wt->period_ns, drawn = wt->drawn_ns ? wt->drawn_ns : period;
+    uint64_t delta = count > wt->last_count ? count - wt->last_count : 0;
+    wt->last_count = count;
+    wt->n_window++;
+    if (period == 0)
+        return 1;
+    uint64_t extra = 0;
+    if (wt->kernel_skips && delta > drawn) {
+        /* Whole intervals the counter skipped in the kernel (within an eighth of one: the
+         * kernel takes a sample a little late), in periods, the remainder carried on. */
+        uint64_t skipped = (delta - drawn + drawn / 8) / drawn;
+        int64_t due = (int64_t)(skipped * drawn) + wt->carry_ns;
+        extra = due > (int64_t)(period / 2) ? ((uint64_t)due + period / 2) / period : 0;
+        if (extra > UINT32_MAX / 2)
+            extra = UINT32_MAX / 2;
+        wt->carry_ns = due - (int64_t)(extra * period);
+    }
+    wt->skew_ns += (int64_t)delta - (int64_t)((1 + extra) * period);
+    return 1u + (uint32_t)extra;
+}
+
+/* A sample record's body (after its header: misc the header's) into one sample of w. */
+static void put_record(struct lp_writer *w, const struct smp_perf_kring *ring,
+                       const unsigned char *b, size_t len, uint16_t misc,
                        const struct lp_ksamples_ends *ends, unsigned kernel_cap,
-                       unsigned max_frames, uint32_t weight)
+                       unsigned max_frames, struct lp_kweigh *wt)
 {
     struct ksample k;
-    uint64_t frames[LP_KSAMPLE_MAX_FRAMES];
-    uint8_t why;
-    if (parse(b, len, &k) != 0)
+    static uint64_t frames[LP_KSAMPLE_MAX_FRAMES]; /* the buffer's owner, one at a time */
+    if (parse(b, len, ring, &k) != 0)
         return;
+    uint32_t weight = lp_ksamples_weigh(wt, k.count);
     if (max_frames > LP_KSAMPLE_MAX_FRAMES)
         max_frames = LP_KSAMPLE_MAX_FRAMES;
-    unsigned n = walk(&k, ends, kernel_cap, max_frames, frames, &why);
+    struct kwalk o;
+    unsigned n = walk(&k, ends, kernel_cap, max_frames, frames, &o);
+    uint8_t why = o.why;
+    wt->n_cut += o.is_cut;
     if (is_our_handler(frames, n, why, ends) || is_our_sigreturn(&k, ends)) {
         count(PROF_STAT_KERNEL_SELF, 1);
         return;
     }
+    /* The perf source's kernel-time counter samples only there; the ring source's
+     * counter wherever the thread runs, the record's mode telling which. */
+    int in_kernel = !ring->counts_user ||
+                    (misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
     struct prof_rec_sample rec = {.time_ns = k.time_ns,
                                   .tid = k.tid,
                                   .weight = weight,
                                   .n_frames = (uint16_t)n,
                                   .stop_reason = why,
-                                  .flags = PROF_SAMPLE_KERNEL |
-                                           (why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED),
+                                  .flags = (uint8_t)(o.flags |
+                                                     (in_kernel ? PROF_SAMPLE_KERNEL : 0) |
+                                                     (why == PROF_STOP_END
+                                                          ? 0
+                                                          : PROF_SAMPLE_TRUNCATED)),
                                   .state = smp_sampler.running_state};
     lp_writer_put_sample(w, &rec, frames);
     count(PROF_STAT_SAMPLES, 1);
-    count(PROF_STAT_KERNEL_SAMPLES, 1);
+    if (in_kernel)
+        count(PROF_STAT_KERNEL_SAMPLES, 1);
+    if (ring->counts_user)
+        count(PROF_STAT_RING_SAMPLES, 1);
     count(PROF_STAT_WEIGHT, weight);
+    count(PROF_STAT_FRAMES_TABLE, o.n_by_table);
+    count(PROF_STAT_FRAMES_FP, o.n_by_fp);
     if (why != PROF_STOP_END) {
         count(PROF_STAT_TRUNCATED, 1);
         if (why < PROF_STOP_N)
@@ -396,7 +506,7 @@ static void note_rate(struct smp_perf_kring *k, size_t bytes, int lost, size_t p
 
 size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
                          const struct lp_ksamples_ends *ends, unsigned kernel_cap,
-                         unsigned max_frames, uint32_t weight, int *busy)
+                         unsigned max_frames, struct lp_kweigh *wt, int *busy)
 {
     if (!k->map)
         return 0;
@@ -415,8 +525,14 @@ size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
             bytes += h.size;
             size_t body = h.size - sizeof(h);
             if (h.type == PERF_RECORD_SAMPLE && body <= sizeof(rec)) {
-                cmn_pring_copy(&pr, at, rec, body);
-                put_record(w, rec, body, ends, kernel_cap, max_frames, weight);
+                /* In place where the record lies in one piece: a record is as large as
+                 * the stack it may copy, of which a few KiB are used. */
+                const unsigned char *b = cmn_pring_at(&pr, at, body);
+                if (b == NULL) {
+                    cmn_pring_copy(&pr, at, rec, body);
+                    b = rec;
+                }
+                put_record(w, k, b, body, h.misc, ends, kernel_cap, max_frames, wt);
                 moved++;
             } else if (h.type == PERF_RECORD_LOST && body >= 16) {
                 uint64_t n_lost[2];

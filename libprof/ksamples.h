@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define LP_KSAMPLE_MAX_FRAMES 480u /* frames of a kernel-recorded chain this reader takes */
+#define LP_KSAMPLE_MAX_FRAMES 4096u /* frames of a sample this reader takes (PROF_DEPTH at most) */
+#define LP_KSAMPLE_MAX_STACK 65528u /* bytes of user stack a record copies at most */
 
 struct lp_writer;
 struct smp_perf_kring;
@@ -36,20 +37,53 @@ struct lp_ksamples_ends {
     uintptr_t self_lo;
     uintptr_t self_hi;
     int signals[LP_KSAMPLE_SIGNALS];
+    uintptr_t sigreturn_pc; /* where a thread in the sigreturn that ends one of our handlers
+                             * is (just past the restorer's system call): only a sample
+                             * there is looked at for it; 0 unknown, every sample is */
 };
 
+/* Not async-signal-safe. The sigreturn_pc of our handler of signal signo (installed by
+ * glibc's sigaction(), whose restorer the kernel keeps), 0 when not known. */
+uintptr_t lp_ksamples_sigreturn_pc(int signo);
+
+/* How the samples of one ring weigh. The perf source's kernel-time counter runs slower
+ * than the profile's rate: each of its samples weighs `fixed` periods. The ring source's
+ * counter samples at intervals the writer draws around the period (lp_timers_tend()):
+ * each sample weighs 1, and skew_ns sums the thread's time between samples (the counter's
+ * value says it) less a period each, which the next draws steer back (a new draw also
+ * cuts the interval under way short, which they make up for), so that every thread's
+ * samples keep pace with its time. A counter that may not sample kernel time
+ * (kernel_skips) skips the intervals that end there: those whole intervals come as more
+ * weight on the next sample, in periods, the remainder carried on. Owned by the writer
+ * buffer's owner. */
+struct lp_kweigh {
+    uint32_t fixed;       /* each sample weighs this; 0: measured as above */
+    int kernel_skips;     /* the counter does not sample kernel time */
+    uint64_t period_ns;   /* the profile's period (1 / PROF_FREQ) */
+    uint64_t drawn_ns;    /* the interval the counter is armed with now */
+    uint64_t last_count;  /* the counter's value at its last sample */
+    int64_t carry_ns;     /* skipped time counted but not yet given out as weight */
+    int64_t skew_ns;      /* time between samples less the periods given, summed */
+    uint32_t n_window;    /* samples since the last draw */
+    uint32_t n_cut;       /* of those, samples whose stack went on past the copy */
+};
+
+/* Not async-signal-safe; the writer buffer's owner. The weight of a sample of wt's counter
+ * taken at the counter's value count (ns of the thread's time), and wt updated. */
+uint32_t lp_ksamples_weigh(struct lp_kweigh *wt, uint64_t count);
+
 /* Not async-signal-safe; the writer buffer's owner (one at a time). Moves every record of
- * ring k into w, each sample weighing weight periods of the profile's rate (the kernel-time
- * counter runs slower: libprof/timers.c); returns the samples moved. kernel_cap: the frames
+ * ring k into w, weighed by wt (above); returns the samples moved. kernel_cap: the frames
  * the counter asked the kernel for (a chain that long was cut by the kernel: depth);
- * max_frames: PROF_DEPTH. Records the kernel lost (its ring was full) count as dropped
+ * max_frames: PROF_DEPTH. A ring source's sample taken in the kernel is flagged as such
+ * (PROF_SAMPLE_KERNEL). Records the kernel lost (its ring was full) count as dropped
  * samples. *busy (may be NULL) is set when records come fast enough to fill half the ring
  * in a writer period (LP_WRITER_PERIOD_MS), or some were lost: the writer then comes back
  * sooner (LP_WRITER_BUSY), since a thread that spends its time in the kernel fills its
  * ring of 32 KiB stack copies in about 30 ms. */
 size_t lp_ksamples_drain(struct lp_writer *w, struct smp_perf_kring *k,
                          const struct lp_ksamples_ends *ends, unsigned kernel_cap,
-                         unsigned max_frames, uint32_t weight, int *busy);
+                         unsigned max_frames, struct lp_kweigh *wt, int *busy);
 
 struct smp_defer;
 struct prof_rec_sample;

@@ -489,6 +489,8 @@ static int on_writer_period(void)
     lp_snapshot_serve(session.writer.path, session.writer.tid, drain_while_waiting);
     lp_rings_drain(&session.writer, &busy);
     drain_kernel_samples(&busy);
+    if (sampling)
+        lp_timers_tend((uint64_t)LP_WRITER_PERIOD_MS * 1000000u);
     if (wall_serves())
         lp_wall_serve(&session.writer, sampling, 0, &busy);
     if (sampling)
@@ -882,6 +884,7 @@ static int start_session_steps(enum start_mode mode, int sample_now)
                session.timer.signo, strerror(-rc));
         return rc;
     }
+    session.kernel_ends.sigreturn_pc = lp_ksamples_sigreturn_pc(session.timer.signo);
     if (session.cfg.snap_signo != 0 &&
         (rc = lp_snapshot_install(session.cfg.snap_signo, session.cfg.max_depth,
                                   lp_libc.sigaction)) != 0)
@@ -1141,7 +1144,7 @@ int lp_session_set_active(int on)
         /* Sampling stops first: a handler re-arms its timer only while it runs, and
          * disarming waits for those in flight. */
         atomic_store(&smp_sampler.active, 0);
-        lp_timers_disarm_all();
+        lp_timers_pause_all();
     }
     return rc;
 }

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/grow.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/config.h"
@@ -36,14 +37,34 @@
 
 #define LP_DEFAULT_RT_OFFSET 2 /* default signal of the per-thread sources: SIGRTMAX - 2 */
 #define LP_TIMERS_CHECK_MAX 8u /* entries lp_timers_check() looks at per call */
+/* The ring source's rings: the user stack a sample copies (a thread's, the main thread's),
+ * what a record holds besides, and the ring's size: LP_RING_HOLD_MS of samples at the rate
+ * asked, LP_RING_MIN_RECORDS at least, within LP_RING_MIN_PAGES..LP_RING_MAX_PAGES. */
+#define LP_RING_STACK 16384u
+#define LP_RING_MAIN_STACK 32768u
+#define LP_RING_RECORD_EXTRA 256u
+#define LP_RING_HOLD_MS 100u
+#define LP_RING_MIN_RECORDS 16u
+#define LP_RING_MIN_PAGES 16u
+#define LP_RING_MAX_PAGES 1024u
 
 struct entry {
     pid_t tid;
-    int fd;        /* perf source: the counter; -1 for a thread timer */
+    int fd;        /* perf source: the counter; -1 none */
     uint64_t id;   /* perf source: the counter's kernel id, to recognize its descriptor */
-    int timer;     /* thread source: the POSIX timer's kernel id */
-    struct smp_perf_kring kring; /* perf source: the kernel-time counter, fd -1 none */
+    int timer;     /* thread source: the POSIX timer's kernel id; -1 none */
+    struct smp_perf_kring kring; /* perf source: the kernel-time counter; ring source: the
+                                  * thread's counter; fd -1 none */
+    struct lp_kweigh weigh;      /* how kring's samples weigh (libprof/ksamples.h) */
+    int is_retired;              /* ring source: the thread is gone; its ring is read once
+                                  * more, then closed (lp_timers_drain_kernel()) */
+    int is_paused;               /* its counters stopped by lp_timers_pause_all(), kept for
+                                  * the next arming */
+    int wants_ring;              /* ring source: `timer` samples the thread until it fired
+                                  * once (smp_timer_ripe), then a ring counter takes over */
 };
+
+#define ENTRY_NONE {.fd = -1, .timer = -1, .kring = {.fd = -1}}
 
 static struct {
     pthread_mutex_t mu;
@@ -67,7 +88,12 @@ static struct {
      * choice: arming that thread takes them over instead of opening its own (a process
      * start pays for one counter pair, not two). fd and kring.fd -1: none. */
     struct entry spare;
-} reg = { .mu = PTHREAD_MUTEX_INITIALIZER, .spare = {.fd = -1, .kring = {.fd = -1}} };
+    int ring_kernel;    /* ring source: its counters sample kernel time too */
+    int ring_noted;     /* a thread's ring counter could not be mapped: said once */
+    int cut_noted;      /* a thread moved to the signal for its deep stack: said once */
+    unsigned ripe_seen; /* smp_sampler.n_ripe when the ripe timers were last looked at */
+    uint64_t rng;       /* ring source: the intervals' generator (sampler/jitter.h) */
+} reg = { .mu = PTHREAD_MUTEX_INITIALIZER, .spare = ENTRY_NONE };
 
 static pid_t self_tid(void)
 {
@@ -189,7 +215,50 @@ static void drop_spare_locked(void)
     smp_timer_perf_close_kernel(&reg.spare.kring);
     if (reg.spare.fd >= 0)
         smp_timer_perf_close(reg.spare.fd, reg.spare.id);
-    reg.spare = (struct entry){.fd = -1, .kring = {.fd = -1}};
+    reg.spare = (struct entry)ENTRY_NONE;
+}
+
+/* The ring source's counter for thread tid: its stack copy (the main thread's deeper,
+ * where programs such as sqlite3's shell keep 20 KiB and more between a call and main)
+ * and a ring that holds LP_RING_HOLD_MS of its samples at the rate asked. */
+static struct smp_perf_ring_spec ring_spec(pid_t tid, unsigned hz, unsigned event, int kernel)
+{
+    struct smp_perf_ring_spec spec = {.event = event, .hz = hz, .user = 1, .kernel = kernel,
+                                      .read = 1};
+    spec.stack_bytes = tid == getpid() ? LP_RING_MAIN_STACK : LP_RING_STACK;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    uint64_t records = (uint64_t)hz * LP_RING_HOLD_MS / 1000u;
+    uint64_t bytes = (records > LP_RING_MIN_RECORDS ? records : LP_RING_MIN_RECORDS) *
+                     (spec.stack_bytes + LP_RING_RECORD_EXTRA);
+    spec.data_pages = LP_RING_MIN_PAGES;
+    while ((uint64_t)spec.data_pages * page < bytes && spec.data_pages < LP_RING_MAX_PAGES)
+        spec.data_pages *= 2;
+    return spec;
+}
+
+/* PROF_TIMER=ring: a counter that samples the thread's user and kernel time where
+ * permitted, its user time alone otherwise; 0 or -errno. */
+static int choose_ring(const struct lp_config *cfg, struct lp_timer_choice *out, int *kernel)
+{
+    struct smp_perf_ring_spec spec = ring_spec(self_tid(), cfg->freq_hz, cfg->event, 1);
+    int rc = smp_timer_perf_try_ring(&spec);
+    *kernel = rc == 0;
+    if (rc == -EACCES || rc == -EPERM) {
+        spec.kernel = 0;
+        rc = smp_timer_perf_try_ring(&spec);
+    }
+    if (rc != 0 && cfg->event != SMP_PERF_TASK_CLOCK)
+        return rc; /* the perf source's choice says why */
+    if (rc != 0)
+        return rc;
+    out->source = PROF_TIMER_RING;
+    out->event = cfg->event;
+    out->effective_hz = cfg->freq_hz;
+    if (cfg->event == SMP_PERF_TASK_CLOCK || cfg->event == SMP_PERF_CPU_CLOCK) {
+        out->period_ns = 1000000000ull / cfg->freq_hz;
+        out->interval_ns = out->period_ns;
+    }
+    return 0;
 }
 
 static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_choice *out,
@@ -232,13 +301,18 @@ static void note_choice(const struct lp_config *cfg, const struct lp_timer_choic
         lp_note("PROF_TIMER=perf is not available (perf_event_open: %s; see "
                 "/proc/sys/kernel/perf_event_paranoid); using per-thread timers",
                 strerror(-perf_err));
-    if (out->source != PROF_TIMER_PERF && tick && cfg->freq_hz > tick)
+    if (out->source != PROF_TIMER_PERF && out->source != PROF_TIMER_RING && tick &&
+        cfg->freq_hz > tick)
         lp_note("PROF_FREQ=%u is above what CPU-time timers deliver on this kernel (%u Hz, "
                 "its scheduler tick): expect about %u samples per CPU-second%s",
                 cfg->freq_hz, tick, tick,
                 out->source == PROF_TIMER_THREAD
                     ? ", each weighted by the periods it stands for; PROF_TIMER=perf goes higher"
                     : "; PROF_TIMER=perf goes higher");
+    if (out->source == PROF_TIMER_RING && !ksample)
+        lp_note("the kernel does not permit sampling kernel time here (perf_event_paranoid): "
+                "the time threads spend in system calls is counted on their next sample "
+                "instead of the stack that made the call");
     if (out->source == PROF_TIMER_PERF && out->period_ns != 0 && !ksample)
         lp_note("kernel-only perf counters are not permitted here (perf_event_paranoid); the "
                 "time threads spend in system calls is counted on their next sample instead "
@@ -252,7 +326,8 @@ int lp_timers_choose_inherited(const struct lp_config *cfg, struct lp_timer_choi
                reg.event_asked == cfg->event && (cfg->signo == 0 || cfg->signo == reg.choice.signo);
     if (same)
         *out = reg.choice;
-    int event_err = reg.event_err, perf_err = reg.perf_err, ksample = reg.ksample;
+    int event_err = reg.event_err, perf_err = reg.perf_err;
+    int ksample = reg.choice.source == PROF_TIMER_RING ? reg.ring_kernel : reg.ksample;
     pthread_mutex_unlock(&reg.mu);
     if (!same)
         return lp_timers_choose(cfg, out);
@@ -265,8 +340,9 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     memset(out, 0, sizeof(*out));
     unsigned tick = lp_timers_tick_hz();
     int rt_signo = cfg->signo ? cfg->signo : SIGRTMAX - LP_DEFAULT_RT_OFFSET;
-    int rc = -EINVAL, perf_err = 0, event_err = 0;
-    struct entry kept = {.tid = self_tid(), .fd = -1, .kring = {.fd = -1}};
+    int rc = -EINVAL, perf_err = 0, event_err = 0, ring_kernel = 0;
+    struct entry kept = ENTRY_NONE;
+    kept.tid = self_tid();
 
     if (cfg->timer == PROF_TIMER_ITIMER) {
         out->source = PROF_TIMER_ITIMER;
@@ -274,7 +350,14 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
         rc = 0;
     } else {
         out->signo = rt_signo;
-        if (cfg->timer == LP_TIMER_AUTO || cfg->timer == PROF_TIMER_PERF)
+        /* The ring source has no handler to walk with libunwind (PROF_UNWIND=libunwind,
+         * check): auto takes the perf source there. */
+        int handler_walks = cfg->unwinder == PROF_UNWIND_LIBUNWIND ||
+                            cfg->unwinder == PROF_UNWIND_CHECK;
+        if (cfg->timer == PROF_TIMER_RING || (cfg->timer == LP_TIMER_AUTO && !handler_walks))
+            rc = choose_ring(cfg, out, &ring_kernel);
+        if (rc != 0 && (cfg->timer == LP_TIMER_AUTO || cfg->timer == PROF_TIMER_PERF ||
+                        cfg->timer == PROF_TIMER_RING))
             perf_err = rc = choose_perf(cfg, rt_signo, out, &event_err, &kept);
         if (rc != 0) {
             rc = try_thread_timer(rt_signo);
@@ -284,7 +367,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     }
     if (rc != 0)
         return rc;
-    if (out->source != PROF_TIMER_PERF) {
+    if (out->source == PROF_TIMER_THREAD || out->source == PROF_TIMER_ITIMER) {
         /* A sample weighs the CPU time since the last one, so that the intervals drawn
          * around the mean (and rounded up to ticks by the kernel) keep the time exact.
          * These timers expire on ticks: a mean under two ticks is drawn from none but the
@@ -299,8 +382,10 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
         budget = lim.rlim_cur / 8;
     unsigned frames = max_stack(cfg);
-    int ksample = out->source == PROF_TIMER_PERF && out->period_ns != 0 &&
-                  try_kernel_counter(kernel_hz(cfg->freq_hz), frames, &kept.kring) == 0;
+    int ksample = out->source == PROF_TIMER_RING
+                      ? ring_kernel
+                      : out->source == PROF_TIMER_PERF && out->period_ns != 0 &&
+                            try_kernel_counter(kernel_hz(cfg->freq_hz), frames, &kept.kring) == 0;
     note_choice(cfg, out, tick, event_err, perf_err, ksample);
     pthread_mutex_lock(&reg.mu);
     drop_spare_locked();
@@ -309,7 +394,8 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     reg.hz = cfg->freq_hz;
     reg.chosen = 1;
     reg.perf_budget = budget;
-    reg.ksample = ksample;
+    reg.ksample = out->source == PROF_TIMER_PERF && ksample;
+    reg.ring_kernel = out->source == PROF_TIMER_RING && ksample;
     reg.max_stack = frames;
     reg.khz = kernel_hz(cfg->freq_hz);
     reg.perf_err = perf_err;
@@ -320,33 +406,94 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     return 0;
 }
 
+static void disarm_entry(struct entry *e);
+
 static struct entry *find(pid_t tid)
 {
     for (size_t i = 0; i < reg.n; i++)
-        if (reg.entries[i].tid == tid)
+        if (reg.entries[i].tid == tid && !reg.entries[i].is_retired)
             return &reg.entries[i];
     return NULL;
+}
+
+/* The ring source's counter for thread tid into e; 0 or -errno. A ring the locked-memory
+ * limit refuses (an unprivileged user's perf_event_mlock_kb and RLIMIT_MEMLOCK) is said
+ * once; the thread gets the perf source's signal instead. With reg.mu held. */
+static int arm_ring_locked(pid_t tid, struct entry *e)
+{
+    struct smp_perf_ring_spec spec = ring_spec(tid, reg.hz, reg.choice.event, reg.ring_kernel);
+    int rc = smp_timer_perf_open_ring(tid, &spec, &e->kring);
+    if (rc == 0) {
+        e->weigh = (struct lp_kweigh){.period_ns = reg.choice.period_ns,
+                                      .drawn_ns = reg.choice.period_ns,
+                                      .kernel_skips = !reg.ring_kernel};
+        return 0;
+    }
+    if ((rc == -EPERM || rc == -ENOMEM) && !reg.ring_noted) {
+        reg.ring_noted = 1;
+        lp_note("the kernel refused a %u KiB sample ring for a thread (%s: locked memory, "
+                "perf_event_mlock_kb and RLIMIT_MEMLOCK): such threads are sampled by a "
+                "signal instead", (unsigned)(spec.data_pages * sysconf(_SC_PAGESIZE) / 1024),
+                strerror(-rc));
+    }
+    return rc;
+}
+
+/* Starts a paused entry's counters again; 0 or -errno. With reg.mu held. */
+static int resume_locked(struct entry *e)
+{
+    int rc = 0;
+    if (e->kring.fd >= 0 && (rc = smp_timer_perf_resume_kernel(&e->kring)) != 0)
+        return rc;
+    uint32_t flags = e->kring.fd >= 0 ? SMP_PERF_FD_KSAMPLED : 0;
+    if (e->fd >= 0)
+        rc = smp_timer_perf_rearm(e->fd, e->id, e->tid, flags);
+    e->is_paused = 0;
+    return rc;
 }
 
 /* With reg.mu held. */
 static int arm_locked(pid_t tid)
 {
-    if (!reg.chosen || reg.choice.source == PROF_TIMER_ITIMER || find(tid))
+    if (!reg.chosen || reg.choice.source == PROF_TIMER_ITIMER)
         return 0;
+    struct entry *old = find(tid);
+    if (old && old->is_paused && resume_locked(old) != 0) {
+        disarm_entry(old); /* its counter is gone: a new one below */
+        *old = reg.entries[--reg.n];
+    } else if (old) {
+        return 0;
+    }
     if (!CMN_GROW(reg.entries, reg.cap, reg.n + 1, 64))
         return -ENOMEM;
-    struct entry e = {.tid = tid, .fd = -1, .kring = {.fd = -1}};
+    struct entry e = ENTRY_NONE;
+    e.tid = tid;
     int rc = -EMFILE;
     /* A counter costs the application a descriptor; past the budget (a program with very
      * many threads), threads get a per-thread timer on the same signal instead. The
      * kernel-time counter comes first, so that the handler knows from the first signal
      * that the thread's samples weigh 1. */
-    struct entry spare = {.fd = -1, .kring = {.fd = -1}};
+    struct entry spare = ENTRY_NONE;
     if (reg.spare.tid == tid) { /* the choice's trial counters: this thread's */
         spare = reg.spare;
-        reg.spare = (struct entry){.fd = -1, .kring = {.fd = -1}};
+        reg.spare = (struct entry)ENTRY_NONE;
     }
-    if (reg.choice.source == PROF_TIMER_PERF && reg.n_perf < reg.perf_budget) {
+    /* The ring source's thread starts with a CPU-time timer, cheap to make; its ring, which
+     * costs a few hundred microseconds to map, comes once the timer fired (the thread ran a
+     * period): short processes and threads that never run make none. */
+    if (reg.choice.source == PROF_TIMER_RING &&
+        smp_timer_thread_create(tid, reg.choice.signo, reg.hz, &e.timer) == 0) {
+        atomic_store(&smp_timer_ripe[e.timer], 0);
+        e.wants_ring = 1;
+        rc = 0;
+    } else if (reg.choice.source == PROF_TIMER_RING) {
+        e.timer = -1;
+        if (reg.n_perf < reg.perf_budget)
+            rc = arm_ring_locked(tid, &e);
+    }
+    int perf_signal = reg.choice.source == PROF_TIMER_PERF ||
+                      (reg.choice.source == PROF_TIMER_RING && rc != 0 && rc != -EMFILE);
+    if (perf_signal && reg.n_perf < reg.perf_budget) {
         if (reg.ksample && reg.n_perf + 2 <= reg.perf_budget) {
             if (spare.kring.fd >= 0 && smp_timer_perf_resume_kernel(&spare.kring) == 0) {
                 e.kring = spare.kring;
@@ -354,6 +501,7 @@ static int arm_locked(pid_t tid)
             } else if (smp_timer_perf_open_kernel(tid, reg.khz, reg.max_stack, &e.kring) != 0) {
                 e.kring.fd = -1;
             }
+            e.weigh = (struct lp_kweigh){.fixed = reg.hz / reg.khz};
         }
         uint32_t flags = e.kring.fd >= 0 ? SMP_PERF_FD_KSAMPLED : 0;
         if (spare.fd >= 0 && smp_timer_perf_rearm(spare.fd, spare.id, tid, flags) == 0) {
@@ -371,14 +519,24 @@ static int arm_locked(pid_t tid)
             smp_timer_perf_close_kernel(&e.kring);
         }
     }
-    if (rc != 0)
-        rc = smp_timer_thread_create(tid, reg.choice.signo, reg.hz, &e.timer);
+    if (rc != 0 && (rc = smp_timer_thread_create(tid, reg.choice.signo, reg.hz, &e.timer)) != 0)
+        e.timer = -1;
     smp_timer_perf_close_kernel(&spare.kring); /* what was not taken over */
     if (spare.fd >= 0)
         smp_timer_perf_close(spare.fd, spare.id);
     if (rc == 0) {
         reg.entries[reg.n++] = e;
         reg.n_perf += (e.fd >= 0) + (e.kring.fd >= 0);
+    }
+    if (rc == 0 && tid == self_tid()) {
+        /* The first sample weighs the thread's time from here (sampler/handler.c), not
+         * one period: a CPU-time timer fires on a tick, several periods in at 1000 Hz. */
+        struct timespec ts;
+        if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) == 0) {
+            smp_self.cpu_ns = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+            smp_self.cpu_carry_ns = 0;
+            smp_self.cpu_epoch = atomic_load(&smp_sampler.epoch);
+        }
     }
     return rc;
 }
@@ -402,9 +560,9 @@ static void disarm_entry(struct entry *e)
     if (e->fd >= 0) {
         smp_timer_perf_close(e->fd, e->id); /* only when the number is still our counter */
         reg.n_perf--;
-    } else {
-        smp_timer_thread_delete(e->timer);
     }
+    if (e->timer >= 0)
+        smp_timer_thread_delete(e->timer);
 }
 
 void lp_timers_drop_spare(void)
@@ -454,7 +612,13 @@ void lp_timers_disarm_self(void)
     pid_t tid = self_tid();
     pthread_mutex_lock(&reg.mu);
     struct entry *e = find(tid);
-    if (e) {
+    if (e && reg.choice.source == PROF_TIMER_RING && e->kring.fd >= 0 && e->fd < 0 &&
+        e->timer < 0) {
+        /* Its last samples are still in the ring: the writer reads them, then closes it
+         * (the counter of a thread that is gone no longer counts). */
+        smp_timer_perf_pause_kernel(&e->kring);
+        e->is_retired = 1;
+    } else if (e) {
         disarm_entry(e);
         *e = reg.entries[--reg.n];
     }
@@ -468,7 +632,7 @@ void lp_timers_disarm_all(void)
      * they are told not to, and those in flight are waited for, before anything goes. */
     atomic_store(&smp_sampler.itimer_owned, 0);
     for (size_t i = 0; i < reg.n; i++)
-        if (reg.entries[i].fd < 0)
+        if (reg.entries[i].timer >= 0)
             smp_timer_thread_forget(reg.entries[i].timer);
     wait_for_handlers();
     if (reg.itimer_armed)
@@ -477,6 +641,36 @@ void lp_timers_disarm_all(void)
     for (size_t i = 0; i < reg.n; i++)
         disarm_entry(&reg.entries[i]);
     reg.n = 0;
+    drop_spare_locked();
+    pthread_mutex_unlock(&reg.mu);
+}
+
+void lp_timers_pause_all(void)
+{
+    pthread_mutex_lock(&reg.mu);
+    atomic_store(&smp_sampler.itimer_owned, 0);
+    for (size_t i = 0; i < reg.n; i++)
+        if (reg.entries[i].timer >= 0)
+            smp_timer_thread_forget(reg.entries[i].timer);
+    wait_for_handlers();
+    if (reg.itimer_armed)
+        smp_timer_itimer_disarm();
+    reg.itimer_armed = 0;
+    /* Counters are stopped and kept (a ring is costly to map again); CPU-time timers,
+     * cheap to make, go. */
+    for (size_t i = 0; i < reg.n;) {
+        struct entry *e = &reg.entries[i];
+        if (e->timer >= 0 || e->is_retired) {
+            disarm_entry(e);
+            *e = reg.entries[--reg.n];
+            continue;
+        }
+        smp_timer_perf_pause_kernel(&e->kring);
+        if (e->fd >= 0)
+            smp_timer_perf_pause(e->fd, e->id);
+        e->is_paused = 1;
+        i++;
+    }
     drop_spare_locked();
     pthread_mutex_unlock(&reg.mu);
 }
@@ -502,10 +696,10 @@ void lp_timers_fork_child(void)
         struct entry *e = &reg.entries[i];
         /* The ring mapping is the child's own copy: unmapping it leaves the parent's. */
         smp_timer_perf_close_kernel(&e->kring);
-        if (e->fd < 0) {
+        if (e->timer >= 0)
             smp_timer_thread_forget(e->timer); /* the parent's; the child has none */
+        if (e->fd < 0)
             continue;
-        }
         int is_ours = smp_timer_perf_is(e->fd, e->id);
         smp_timer_perf_forget(e->fd);
         if (is_ours)
@@ -518,7 +712,7 @@ void lp_timers_fork_child(void)
         if (is_ours)
             close(reg.spare.fd);
     }
-    reg.spare = (struct entry){.fd = -1, .kring = {.fd = -1}};
+    reg.spare = (struct entry)ENTRY_NONE;
     reg.n = 0;
     reg.n_perf = 0;
     reg.itimer_armed = 0;
@@ -537,6 +731,19 @@ void lp_timers_fork_child(void)
     pthread_mutex_unlock(&reg.mu);
 }
 
+/* A ring source's entry whose counter the application closed: a new counter for the
+ * thread, or the entry goes (the thread is gone). With reg.mu held; 1 when replaced. */
+static int repair_ring_locked(struct entry *e)
+{
+    munmap(e->kring.map, e->kring.map_bytes);
+    e->kring = (struct smp_perf_kring){.fd = -1};
+    reg.n_perf--;
+    if (e->is_retired || arm_ring_locked(e->tid, e) != 0)
+        return -1;
+    reg.n_perf++;
+    return 1;
+}
+
 int lp_timers_check(void)
 {
     int repaired = 0;
@@ -547,7 +754,18 @@ int lp_timers_check(void)
     size_t i = reg.check_at < reg.n ? reg.check_at : 0;
     for (size_t seen = 0; i < reg.n && seen < LP_TIMERS_CHECK_MAX; seen++) {
         struct entry *e = &reg.entries[i];
-        if (e->kring.fd >= 0 && !smp_timer_perf_is(e->kring.fd, e->kring.id)) {
+        int is_ring = reg.choice.source == PROF_TIMER_RING && e->fd < 0 && e->timer < 0;
+        if (is_ring && e->kring.fd >= 0 && !smp_timer_perf_is(e->kring.fd, e->kring.id)) {
+            int r = repair_ring_locked(e);
+            if (r < 0) {
+                *e = reg.entries[--reg.n];
+                continue;
+            }
+            repaired += r;
+        } else if (is_ring && e->kring.fd >= 0 && !e->is_retired &&
+                   smp_timer_perf_ring_ended(&e->kring)) {
+            e->is_retired = 1; /* a thread gone without our exit hook */
+        } else if (e->kring.fd >= 0 && !smp_timer_perf_is(e->kring.fd, e->kring.id)) {
             /* The application closed the kernel-time counter's descriptor: its ring goes,
              * and the thread's samples carry its kernel time again. */
             munmap(e->kring.map, e->kring.map_bytes);
@@ -588,11 +806,120 @@ size_t lp_timers_drain_kernel(struct lp_writer *w, const struct lp_ksamples_ends
 {
     size_t n = 0;
     pthread_mutex_lock(&reg.mu);
-    for (size_t i = 0; i < reg.n; i++)
-        n += lp_ksamples_drain(w, &reg.entries[i].kring, ends, reg.max_stack, max_frames,
-                               (uint32_t)(reg.hz / reg.khz), busy);
+    for (size_t i = 0; i < reg.n;) {
+        struct entry *e = &reg.entries[i];
+        n += lp_ksamples_drain(w, &e->kring, ends, reg.max_stack, max_frames, &e->weigh, busy);
+        if (!e->is_retired) {
+            i++;
+            continue;
+        }
+        disarm_entry(e); /* read for the last time */
+        *e = reg.entries[--reg.n];
+    }
     pthread_mutex_unlock(&reg.mu);
     return n;
+}
+
+/* Ring-source threads whose CPU-time timer fired since the last look: each gets its ring
+ * counter, and its timer goes (once no handler may still re-arm it). A thread whose ring
+ * the kernel refuses stays with its timer. With reg.mu held. */
+static void promote_ripe_locked(void)
+{
+    unsigned n_ripe = atomic_load_explicit(&smp_sampler.n_ripe, memory_order_acquire);
+    if (n_ripe == reg.ripe_seen)
+        return;
+    reg.ripe_seen = n_ripe;
+    /* The timers go first, so that no time is sampled by both. */
+    int any = 0;
+    for (size_t i = 0; i < reg.n; i++) {
+        struct entry *e = &reg.entries[i];
+        if (!e->wants_ring || e->timer < 0 || !atomic_load(&smp_timer_ripe[e->timer]))
+            continue;
+        smp_timer_thread_forget(e->timer);
+        any = 1;
+    }
+    if (!any)
+        return;
+    wait_for_handlers();
+    for (size_t i = 0; i < reg.n; i++) {
+        struct entry *e = &reg.entries[i];
+        if (!e->wants_ring || e->timer < 0 || !atomic_load(&smp_timer_ripe[e->timer]))
+            continue;
+        atomic_store(&smp_timer_ripe[e->timer], 0);
+        smp_timer_thread_delete(e->timer);
+        e->timer = -1;
+        e->wants_ring = 0;
+        if (reg.n_perf < reg.perf_budget && arm_ring_locked(e->tid, e) == 0)
+            reg.n_perf++;
+        else if (smp_timer_thread_create(e->tid, reg.choice.signo, reg.hz, &e->timer) != 0)
+            e->timer = -1; /* the thread is gone, or no timer is left: lp_timers_check() */
+    }
+}
+
+/* Ring-source threads whose stacks went past the kernel's copy of them (a deep recursion)
+ * in the writer's last period: from now on each is sampled by the perf source's signal,
+ * whose handler walks its whole stack; its ring is read once more and closed. With
+ * reg.mu held. */
+static void move_cut_threads_locked(void)
+{
+    for (size_t i = 0; i < reg.n; i++) {
+        struct entry *e = &reg.entries[i];
+        if (e->kring.fd < 0 || e->fd >= 0 || e->is_retired || e->weigh.n_cut == 0 ||
+            (uint64_t)e->weigh.n_cut * 100 < e->weigh.n_window ||
+            !CMN_GROW(reg.entries, reg.cap, reg.n + 1, 64))
+            continue;
+        e = &reg.entries[i]; /* the array may have moved */
+        struct entry sig = ENTRY_NONE;
+        sig.tid = e->tid;
+        int fd = smp_timer_perf_open(e->tid, reg.choice.signo, reg.hz, reg.choice.event, 0,
+                                     &sig.id);
+        if (fd < 0)
+            continue;
+        sig.fd = fd;
+        smp_timer_perf_pause_kernel(&e->kring);
+        e->is_retired = 1;
+        reg.entries[reg.n++] = sig;
+        reg.n_perf++;
+        if (!reg.cut_noted) {
+            reg.cut_noted = 1;
+            lp_note("a thread's stack went deeper than the %u KiB the kernel copies of it: such "
+                    "threads are sampled by a signal from then on, which walks the whole stack",
+                    e->kring.stack_bytes / 1024u);
+        }
+    }
+}
+
+void lp_timers_tend(uint64_t window_ns)
+{
+    pthread_mutex_lock(&reg.mu);
+    uint64_t mean = reg.choice.interval_ns;
+    if (reg.choice.source != PROF_TIMER_RING) {
+        pthread_mutex_unlock(&reg.mu);
+        return;
+    }
+    promote_ripe_locked();
+    move_cut_threads_locked();
+    if (mean == 0) { /* a hardware event's frequency mode: the kernel sets its periods */
+        for (size_t i = 0; i < reg.n; i++)
+            reg.entries[i].weigh.n_window = reg.entries[i].weigh.n_cut = 0;
+        pthread_mutex_unlock(&reg.mu);
+        return;
+    }
+    if (reg.rng == 0)
+        reg.rng = cmn_clock_ns(CLOCK_MONOTONIC) | 1u;
+    double n_window = (double)window_ns / (double)mean;
+    for (size_t i = 0; i < reg.n; i++) {
+        struct entry *e = &reg.entries[i];
+        /* Threads that ran: each draw costs an interrupt of its CPU when it runs. */
+        if (e->kring.fd < 0 || e->is_retired || e->weigh.n_window == 0 || e->weigh.fixed)
+            continue;
+        uint64_t next = smp_jitter_window(&reg.rng, mean, e->weigh.skew_ns, n_window);
+        if (smp_timer_perf_set_period(&e->kring, next) == 0)
+            e->weigh.drawn_ns = next;
+        e->weigh.n_window = 0;
+        e->weigh.n_cut = 0;
+    }
+    pthread_mutex_unlock(&reg.mu);
 }
 
 void lp_timers_pause_kernel(void)

@@ -47,6 +47,10 @@ int lp_timers_arm_self(void);
 int lp_timers_arm_all(pid_t skip);
 /* The calling thread's timer, at its exit. */
 void lp_timers_disarm_self(void);
+/* Stops sampling every thread, keeping the perf counters and rings of the perf and ring
+ * sources for lp_timers_arm_all() to start again (prof_stop(), the toggle signal); the
+ * rings' samples stay to be drained. Signals already sent may still arrive. */
+void lp_timers_pause_all(void);
 /* Every timer. Signals already sent may still arrive. */
 void lp_timers_disarm_all(void);
 /* pthread_atfork() handlers (libprof/session.c calls them from its own): prepare holds
@@ -68,6 +72,11 @@ int lp_timers_check(void);
  * when a ring was filling (lp_ksamples_drain()). */
 size_t lp_timers_drain_kernel(struct lp_writer *w, const struct lp_ksamples_ends *ends,
                               unsigned max_frames, int *busy);
+/* The writer thread, each period, after lp_timers_drain_kernel(): the ring source's next
+ * interval for every thread that was sampled since the last draw (sampler/jitter.h,
+ * smp_jitter_window(); window_ns: the writer's period); and a thread whose stack went past
+ * the kernel's copy of it moves to the perf source's signal, whose handler walks it all. */
+void lp_timers_tend(uint64_t window_ns);
 /* Stops every kernel-only counter counting, their rings left to drain (before finish). */
 void lp_timers_pause_kernel(void);
 /* Number of per-thread timers armed now (tests and stats). */

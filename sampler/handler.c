@@ -17,6 +17,7 @@
 
 #include "arch/arch.h"
 #include "sampler/check.h"
+#include "sampler/codemap.h"
 #include "sampler/defer.h"
 #include "sampler/ring.h"
 #include "sampler/sigstack.h"
@@ -30,6 +31,7 @@
 struct smp_sampler smp_sampler;
 __thread struct smp_thread smp_self __attribute__((tls_model("initial-exec")));
 _Atomic uint32_t smp_perf_fds[SMP_PERF_FD_MAX];
+_Atomic uint8_t smp_timer_ripe[SMP_TIMER_ID_MAX];
 
 static void count(unsigned idx)
 {
@@ -216,13 +218,15 @@ static uint32_t itimer_weight(void)
 int smp_signal_origin(const siginfo_t *info)
 {
     /* The perf source arms a per-thread timer instead of a counter for the threads past
-     * its descriptor budget, so both kinds of per-thread signal can come. */
+     * its descriptor budget, so both kinds of per-thread signal can come; the ring source,
+     * which sends none, either for the threads whose ring the kernel refused. */
     switch (smp_sampler.source) {
     case PROF_TIMER_THREAD:
     case PROF_TIMER_PERF:
+    case PROF_TIMER_RING:
         if (info->si_code == SI_TIMER && info->si_value.sival_ptr == SMP_TIMER_COOKIE)
             return SMP_SIGNAL_OURS;
-        if (smp_sampler.source == PROF_TIMER_PERF &&
+        if (smp_sampler.source != PROF_TIMER_THREAD &&
             (info->si_code == POLL_HUP || info->si_code == POLL_IN)) {
             /* POLL_IN/POLL_HUP name the counter's descriptor. */
             int fd = info->si_fd;
@@ -270,6 +274,19 @@ static uint32_t our_weight(const siginfo_t *info)
         return owner & SMP_PERF_FD_KSAMPLED ? 1 : cpu_weight(drawn);
     }
     return itimer_weight();
+}
+
+/* The ring source's CPU-time timer of this thread fired: the thread runs, and is given its
+ * ring counter (smp_timer_ripe). */
+static void note_ripe(const siginfo_t *info)
+{
+    int id = info->si_timerid;
+    if (smp_sampler.source == PROF_TIMER_RING && info->si_code == SI_TIMER && id >= 0 &&
+        (unsigned)id < SMP_TIMER_ID_MAX &&
+        !atomic_exchange_explicit(&smp_timer_ripe[id], 1, memory_order_relaxed)) {
+        atomic_fetch_add_explicit(&smp_sampler.n_ripe, 1, memory_order_release);
+        smp_writer_wake_up(); /* once a thread: its ring comes at once */
+    }
 }
 
 /* The CPU-time timers' next interval, drawn at random (sampler/jitter.h): the thread's own
@@ -397,6 +414,7 @@ static void on_our_signal(void *p)
     atomic_fetch_add(&smp_sampler.in_flight, 1);
     uint32_t weight = our_weight(o->info);
     if (atomic_load(&smp_sampler.active)) {
+        note_ripe(o->info);
         rearm_cpu_timer(o->info);
         if (!o->skip) {
             take_sample(weight, o->uc);

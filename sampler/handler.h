@@ -81,6 +81,8 @@ struct smp_sampler {
                                                 * thread: a CPU-time mark of an older epoch
                                                 * is stale */
     _Atomic uint64_t counters[PROF_STAT_N];    /* PROF_STAT_*; handlers add, libprof reads */
+    _Atomic unsigned n_ripe;                   /* ring source: bumped with smp_timer_ripe;
+                                                * handlers, read by the writer thread */
 };
 
 struct smp_thread {
@@ -105,6 +107,12 @@ struct smp_thread {
 };
 
 #define SMP_CHECK_FRAMES 256u /* frames PROF_UNWIND=check compares at most */
+
+/* smp_timer_ripe[id]: the ring source arms a thread with a CPU-time timer first, cheap to
+ * make, and gives it a ring counter once the timer fired (the thread ran a period: one that
+ * never runs, a short process, costs no ring). Set by handlers, taken back by
+ * libprof/timers.c. */
+extern _Atomic uint8_t smp_timer_ripe[SMP_TIMER_ID_MAX];
 
 extern struct smp_sampler smp_sampler;
 extern __thread struct smp_thread smp_self __attribute__((tls_model("initial-exec")));

@@ -99,3 +99,22 @@ uint64_t smp_jitter_itimer(uint64_t *rng, uint64_t mean_ns)
     /* The raw system call: libprof/ interposes setitimer() to see the application's. */
     return syscall(SYS_setitimer, ITIMER_PROF, &it, NULL) == 0 ? next : 0;
 }
+
+uint64_t smp_jitter_window(uint64_t *rng, uint64_t mean_ns, int64_t skew_ns, double n_window)
+{
+    /* Intervals drawn once per writer period, not per sample, take their samples at evenly
+     * spaced phases within it: the rate is drawn, not the interval, so that the mean rate
+     * is the one asked (a uniform interval would give more samples than asked), and each
+     * period's first sample comes at a phase of its own (the new period counts from the
+     * draw). */
+    double u = (double)(next_random(rng) >> 11) / 9007199254740992.0; /* [0, 1) */
+    double rate = 1 - SMP_JITTER_WINDOW_SPREAD + 2 * SMP_JITTER_WINDOW_SPREAD * u;
+    if (n_window > 0)
+        rate += SMP_JITTER_WINDOW_GAIN * (double)skew_ns / (double)mean_ns / n_window;
+    if (rate < 1 - SMP_JITTER_WINDOW_SPREAD)
+        rate = 1 - SMP_JITTER_WINDOW_SPREAD;
+    if (rate > 1 + SMP_JITTER_WINDOW_SPREAD)
+        rate = 1 + SMP_JITTER_WINDOW_SPREAD;
+    uint64_t next = (uint64_t)((double)mean_ns / rate);
+    return next > SMP_JITTER_MIN_NS ? next : SMP_JITTER_MIN_NS;
+}

@@ -38,6 +38,8 @@
 
 #define SMP_TIMER_ID_MAX 4096u  /* kernel timer ids smp_timer_owner covers */
 #define SMP_JITTER_MIN_NS 10000u /* the kernel's shortest software clock period */
+#define SMP_JITTER_WINDOW_SPREAD 0.75 /* smp_jitter_window(): the rate drawn within 75 % */
+#define SMP_JITTER_WINDOW_GAIN 2.0    /* and moved by twice the skew's share of a window */
 
 /* Where a thread's perf counter should next overflow, in its own count (nanoseconds of
  * counted time), so that the time it counted between its overflow and the handler is
@@ -69,5 +71,12 @@ uint64_t smp_jitter_thread_timer(uint64_t *rng, int timer_id, uint32_t tid, uint
 /* Re-arms ITIMER_PROF with the next interval and returns it, 0 when it failed (the caller
  * checked that libprof owns the timer). */
 uint64_t smp_jitter_itimer(uint64_t *rng, uint64_t mean_ns);
+/* The ring source's next interval (libprof/timers.c draws one per thread and writer
+ * period): its rate uniform within SMP_JITTER_WINDOW_SPREAD of the mean's, moved by the
+ * skew the thread's draws have left so far (skew_ns: the drawn intervals less the mean,
+ * summed; n_window: the samples a period of the writer takes at the mean rate) so that
+ * the samples of every thread keep pace with its time. Pure arithmetic; not called by the
+ * handler. */
+uint64_t smp_jitter_window(uint64_t *rng, uint64_t mean_ns, int64_t skew_ns, double n_window);
 
 #endif

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/perf_event.h>
+#include <poll.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -139,35 +140,48 @@ void smp_timer_perf_unmark_ksampled(int fd, pid_t tid)
         atomic_store(&smp_perf_fds[fd], (uint32_t)tid);
 }
 
-int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
-                               struct smp_perf_kring *k)
+static void fill_ring_attr(struct perf_event_attr *a, const struct smp_perf_ring_spec *spec)
 {
-    k->fd = -1;
-    k->map = NULL;
-    k->drained_ns = k->busy_until_ns = 0;
-    if (hz == 0 || hz > 1000000)
+    fill_attr(a, spec->hz, spec->event);
+    a->exclude_user = !spec->user;
+    a->exclude_kernel = !spec->kernel;
+    a->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_REGS_USER |
+                     PERF_SAMPLE_STACK_USER;
+    if (spec->read)
+        a->sample_type |= PERF_SAMPLE_READ;
+    if (spec->max_stack > 0) {
+        a->sample_type |= PERF_SAMPLE_CALLCHAIN;
+        a->sample_max_stack = (uint16_t)spec->max_stack;
+        a->exclude_callchain_kernel = 1;
+    }
+    a->sample_regs_user = ARCH_PERF_REGS_MASK;
+    a->sample_stack_user = spec->stack_bytes;
+    a->use_clockid = 1;
+    a->clockid = CLOCK_MONOTONIC;
+    /* No wakeups: the writer thread reads the ring on its own period (an interrupt to wake
+     * a reader costs as much as a sample here). */
+    a->watermark = 1;
+    a->wakeup_watermark = 0xffffffffu;
+}
+
+int smp_timer_perf_try_ring(const struct smp_perf_ring_spec *spec)
+{
+    if (spec->hz == 0 || spec->hz > 1000000)
         return -EINVAL;
     struct perf_event_attr a;
-    memset(&a, 0, sizeof(a));
-    a.size = sizeof(a);
-    a.type = PERF_TYPE_SOFTWARE;
-    a.config = PERF_COUNT_SW_TASK_CLOCK;
-    a.sample_period = 1000000000ull / hz;
-    a.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_CALLCHAIN |
-                    PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
-    a.sample_regs_user = ARCH_PERF_REGS_MASK;
-    a.sample_stack_user = SMP_PERF_KSTACK_BYTES;
-    a.sample_max_stack = (uint16_t)max_stack;
-    a.exclude_user = 1;
-    a.exclude_hv = 1;
-    a.exclude_callchain_kernel = 1;
-    a.use_clockid = 1;
-    a.clockid = CLOCK_MONOTONIC;
-    a.disabled = 1;
-    long fd = open_counter(&a, tid);
+    fill_ring_attr(&a, spec);
+    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
     if (fd < 0)
-        return (int)fd;
-    size_t bytes = (size_t)(SMP_PERF_KRING_PAGES + 1) * (size_t)sysconf(_SC_PAGESIZE);
+        return -errno;
+    close((int)fd);
+    return 0;
+}
+
+/* Maps the ring of counter fd (data_pages data pages) and enables it into k; the counter
+ * is closed on failure. */
+static int map_and_enable(long fd, size_t data_pages, struct smp_perf_kring *k)
+{
+    size_t bytes = (data_pages + 1) * (size_t)sysconf(_SC_PAGESIZE);
     void *map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, (int)fd, 0);
     if (map == MAP_FAILED || ioctl((int)fd, PERF_EVENT_IOC_ID, &k->id) != 0 ||
         ioctl((int)fd, PERF_EVENT_IOC_ENABLE, 0) != 0) {
@@ -181,6 +195,57 @@ int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
     k->map = map;
     k->map_bytes = bytes;
     return 0;
+}
+
+static void clear_ring(struct smp_perf_kring *k)
+{
+    *k = (struct smp_perf_kring){.fd = -1};
+}
+
+int smp_timer_perf_open_ring(pid_t tid, const struct smp_perf_ring_spec *spec,
+                             struct smp_perf_kring *k)
+{
+    clear_ring(k);
+    if (spec->hz == 0 || spec->hz > 1000000 || spec->stack_bytes > 65528u ||
+        spec->data_pages == 0 || (spec->data_pages & (spec->data_pages - 1)) != 0)
+        return -EINVAL;
+    struct perf_event_attr a;
+    fill_ring_attr(&a, spec);
+    long fd = open_counter(&a, tid);
+    if (fd < 0)
+        return (int)fd;
+    k->stack_bytes = spec->stack_bytes;
+    k->has_read = spec->read != 0;
+    k->has_callchain = spec->max_stack > 0;
+    k->counts_user = spec->user != 0;
+    k->counts_kernel = spec->kernel != 0;
+    int rc = map_and_enable(fd, spec->data_pages, k);
+    if (rc != 0)
+        clear_ring(k);
+    return rc;
+}
+
+int smp_timer_perf_set_period(struct smp_perf_kring *k, uint64_t period_ns)
+{
+    if (k->fd < 0 || period_ns == 0)
+        return -EBADF;
+    return ioctl(k->fd, PERF_EVENT_IOC_PERIOD, &period_ns) == 0 ? 0 : -errno;
+}
+
+int smp_timer_perf_ring_ended(const struct smp_perf_kring *k)
+{
+    /* A counter whose task has exited reports POLLHUP. */
+    struct pollfd p = {.fd = k->fd, .events = POLLIN};
+    return k->fd >= 0 && poll(&p, 1, 0) == 1 && (p.revents & POLLHUP) != 0;
+}
+
+int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
+                               struct smp_perf_kring *k)
+{
+    struct smp_perf_ring_spec spec = {.event = SMP_PERF_TASK_CLOCK, .hz = hz, .kernel = 1,
+                                      .stack_bytes = SMP_PERF_KSTACK_BYTES,
+                                      .max_stack = max_stack, .data_pages = SMP_PERF_KRING_PAGES};
+    return smp_timer_perf_open_ring(tid, &spec, k);
 }
 
 void smp_timer_perf_pause_kernel(struct smp_perf_kring *k)
@@ -205,7 +270,6 @@ void smp_timer_perf_close_kernel(struct smp_perf_kring *k)
         munmap(k->map, k->map_bytes);
     if (k->fd >= 0 && smp_timer_perf_is(k->fd, k->id))
         close(k->fd);
-    k->map = NULL;
-    k->fd = -1;
+    clear_ring(k);
     errno = saved;
 }

@@ -84,21 +84,57 @@ int smp_timer_perf_rearm(int fd, uint64_t id, pid_t tid, uint32_t owner_flags);
  * kernel-time counter (any more): its samples carry its kernel time as weight. */
 void smp_timer_perf_unmark_ksampled(int fd, pid_t tid);
 
-/* A kernel-time counter and its ring. */
+/* A counter whose samples the kernel records into a ring: the perf source's kernel-time
+ * counter, or the ring source's one counter per thread (PROF_TIMER=ring). What a record
+ * holds follows from the flags: PERF_SAMPLE_TID, TIME, READ when has_read, CALLCHAIN when
+ * has_callchain, REGS_USER (ARCH_PERF_REGS_MASK) and STACK_USER (stack_bytes). */
 struct smp_perf_kring {
     int fd;          /* the counter, -1 none */
     uint64_t id;     /* its kernel id (smp_timer_perf_is) */
-    void *map;       /* the ring: one metadata page, then SMP_PERF_KRING_PAGES data pages */
+    void *map;       /* the ring: one metadata page, then its data pages */
     size_t map_bytes;
     uint64_t drained_ns; /* CLOCK_MONOTONIC of its last drain (libprof/ksamples.c), 0 none */
     uint64_t busy_until_ns; /* the writer keeps its short period until then (the same) */
+    unsigned stack_bytes;   /* user stack a record copies at most */
+    unsigned char has_read;      /* records carry the counter's value (PERF_SAMPLE_READ) */
+    unsigned char has_callchain; /* records carry the kernel's user call chain */
+    unsigned char counts_user;   /* the counter samples user time (the ring source) */
+    unsigned char counts_kernel; /* and kernel time */
 };
 
+/* What a ring counter samples and records (smp_timer_perf_open_ring()). */
+struct smp_perf_ring_spec {
+    unsigned event;       /* SMP_PERF_*: a clock, or a hardware event in frequency mode */
+    unsigned hz;          /* samples per second of the event's time */
+    int user;             /* sample user time */
+    int kernel;           /* sample kernel time */
+    unsigned stack_bytes; /* user stack each record copies, at most (<= 65528) */
+    unsigned max_stack;   /* frames of the kernel's user call chain, 0: none recorded */
+    int read;             /* records carry the counter's value */
+    unsigned data_pages;  /* the ring's data pages, a power of two */
+};
+
+/* Not async-signal-safe. Opens a counter of spec on thread tid that records its samples
+ * into a ring mapped into k (TIME on CLOCK_MONOTONIC) and never signals; it counts from
+ * the call. 0 or -errno (-EACCES/-EPERM: not permitted by perf_event_paranoid, kernel time
+ * in particular; -EPERM/-ENOMEM from the mapping: locked memory is used up). */
+int smp_timer_perf_open_ring(pid_t tid, const struct smp_perf_ring_spec *spec,
+                             struct smp_perf_kring *k);
+/* Not async-signal-safe. 0 when a counter of spec may be opened on this thread (opened
+ * and closed, no ring mapped), else -errno as smp_timer_perf_open_ring(). */
+int smp_timer_perf_try_ring(const struct smp_perf_ring_spec *spec);
+/* Not async-signal-safe. Sets the ring counter's sampling period to period_ns from now
+ * (PERF_EVENT_IOC_PERIOD); its thread is interrupted for it when it runs elsewhere. */
+int smp_timer_perf_set_period(struct smp_perf_kring *k, uint64_t period_ns);
+/* Not async-signal-safe. 1 when the thread the counter samples has exited (the ring stays
+ * readable). */
+int smp_timer_perf_ring_ended(const struct smp_perf_kring *k);
 /* Not async-signal-safe. Opens a kernel-only task clock on thread tid, hz times per second
  * of its kernel time, recording (PERF_SAMPLE_TID, TIME on CLOCK_MONOTONIC, CALLCHAIN of
  * user space only, at most max_stack frames, the user registers and SMP_PERF_KSTACK_BYTES
- * of user stack) into a ring mapped into k; it never signals. 0 or -errno (-EACCES/-EPERM: kernel-only events are not
- * permitted here; -ENOMEM/-EPERM from the mapping: locked memory is used up). */
+ * of user stack) into a ring of SMP_PERF_KRING_PAGES mapped into k; it never signals. 0 or
+ * -errno (-EACCES/-EPERM: kernel-only events are not permitted here; -ENOMEM/-EPERM from
+ * the mapping: locked memory is used up). */
 int smp_timer_perf_open_kernel(pid_t tid, unsigned hz, unsigned max_stack,
                                struct smp_perf_kring *k);
 /* Not async-signal-safe. Stops the counter counting; the ring stays readable. */

@@ -47,6 +47,8 @@
 #define PROF_TIMER_ITIMER 1u /* setitimer(ITIMER_PROF): process CPU time */
 #define PROF_TIMER_THREAD 2u /* timer_create() per thread on its CPU clock */
 #define PROF_TIMER_PERF 3u   /* perf_event_open() per thread (task clock or a PMU event) */
+#define PROF_TIMER_RING 4u   /* perf_event_open() per thread whose samples the kernel records
+                              * (registers, top of the stack) into a ring: no signal */
 
 /* What a profile samples (prof_rec_process.mode). */
 #define PROF_MODE_CPU 0u  /* CPU time: each thread in proportion to its CPU time */
@@ -148,7 +150,9 @@
                                    * STATS then written by the thread that ended the run) */
 #define PROF_STAT_NO_SIGSTACK 33 /* signals of libprof's whose sample was skipped: no stack
                                   * with room for the handler (sampler/sigstack.h) */
-#define PROF_STAT_N 34
+#define PROF_STAT_RING_SAMPLES 34 /* of the recorded samples, those the kernel recorded into a
+                                   * ring, no signal (PROF_TIMER=ring), kernel time included */
+#define PROF_STAT_N 35
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \

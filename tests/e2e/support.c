@@ -572,6 +572,8 @@ static void scan_record(struct e2e_scan *s, const unsigned char *rec, uint32_t t
             memcpy(&s->stat_signals, c + 8 * PROF_STAT_SIGNALS, 8);
         if (n > PROF_STAT_KERNEL_SAMPLES)
             memcpy(&s->stat_kernel_samples, c + 8 * PROF_STAT_KERNEL_SAMPLES, 8);
+        if (n > PROF_STAT_RING_SAMPLES)
+            memcpy(&s->stat_ring_samples, c + 8 * PROF_STAT_RING_SAMPLES, 8);
         if (n > PROF_STAT_SAMPLES)
             memcpy(&s->stat_samples, c + 8 * PROF_STAT_SAMPLES, 8);
     }

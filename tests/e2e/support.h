@@ -78,6 +78,7 @@ struct e2e_scan {
     int has_stats;                     /* a PROF_REC_STATS record was seen */
     uint64_t stat_signals;             /* its PROF_STAT_SIGNALS counter */
     uint64_t stat_kernel_samples;      /* its PROF_STAT_KERNEL_SAMPLES counter */
+    uint64_t stat_ring_samples;        /* its PROF_STAT_RING_SAMPLES counter */
     uint64_t stat_samples;             /* its PROF_STAT_SAMPLES counter */
     int has_end;                       /* the last record is PROF_REC_END */
     size_t trailing_bytes;             /* bytes after the last whole record */

@@ -78,11 +78,13 @@ Test(e2e_appsig, a_handler_that_calls_pthread_exit_leaves_sampling_whole)
     struct e2e_proc p;
     run_lib(&p, "exit.prof", "1000", NULL, E2E_ARGV(E2E_WORKLOAD("jumper"), "exit", "1.5"));
     /* Each worker lives about 2 ms, and each thread's counter starts afresh: the part of a
-     * period a thread leaves unfinished is never sampled, about a quarter here. What must
-     * not happen is sampling stopping after the first handler that never returned. */
+     * period a thread leaves unfinished is never sampled, about a quarter here; with the
+     * ring source a thread's first samples come on scheduler ticks (a CPU-time timer, until
+     * its ring counter takes over), which a 2 ms thread meets about every other time. What
+     * must not happen is sampling stopping after the first handler that never returned. */
     double rate = weight_per_cpu_s(&p, "exit.prof");
     cr_log_info("pthread_exit from handlers: %.0f samples per CPU-second; %s", rate, p.out);
-    cr_expect(rate > 500 && rate < 1150, "%.0f samples per CPU-second, 1000 asked", rate);
+    cr_expect(rate > 350 && rate < 1150, "%.0f samples per CPU-second, 1000 asked", rate);
     struct e2e_folded f;
     e2e_report_folded(&f, e2e_path("exit.prof"));
     cr_expect(e2e_folded_containing(&f, "worker_spin") > 0.7 * (double)f.total,

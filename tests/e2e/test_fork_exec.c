@@ -191,8 +191,9 @@ Test(e2e_fork, libprofs_descriptors_stay_out_of_the_low_numbers)
             while (num > line && num[-1] != ' ')
                 num--;
             fd = atoi(num);
-            if (fd >= 3 && fd < 512 && (strstr(arrow, ".prof") || strstr(arrow, "perf_event")) &&
-                (!nl || strstr(arrow, ".prof") < nl || strstr(arrow, "perf_event") < nl))
+            const char *prof = strstr(arrow, ".prof"), *perf = strstr(arrow, "perf_event");
+            if (fd >= 3 && fd < 512 &&
+                ((prof && (!nl || prof < nl)) || (perf && (!nl || perf < nl))))
                 cr_expect_fail("descriptor %d is libprof's: %.*s", fd,
                                (int)(nl ? nl - line : (long)strlen(line)), line);
         }

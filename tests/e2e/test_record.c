@@ -33,11 +33,12 @@ Test(e2e_record, writes_a_readable_profile)
     cr_expect(s.has_stats, "%s has no stats record", out);
     cr_expect_eq(s.stat_samples, s.n_samples, "the stats count %lu samples, the file holds %zu",
                  (unsigned long)s.stat_samples, s.n_samples);
-    /* A sample comes from a signal, or from the kernel-time counter, which sends none. */
-    cr_expect(s.stat_signals + s.stat_kernel_samples >= s.stat_samples,
-              "%lu signals and %lu kernel-time samples for %lu samples",
+    /* A sample comes from a signal, from the kernel-time counter or from the ring source's
+     * counter, which send none. */
+    cr_expect(s.stat_signals + s.stat_kernel_samples + s.stat_ring_samples >= s.stat_samples,
+              "%lu signals, %lu kernel-time and %lu ring samples for %lu samples",
               (unsigned long)s.stat_signals, (unsigned long)s.stat_kernel_samples,
-              (unsigned long)s.stat_samples);
+              (unsigned long)s.stat_ring_samples, (unsigned long)s.stat_samples);
 
     struct e2e_folded f;
     e2e_report_folded(&f, out);
