@@ -21,6 +21,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "arch/arch.h"
 #include "attach/procmaps.h"
@@ -119,13 +120,21 @@ static int open_vdso(pid_t pid, const struct att_map *m, const char **why)
     return fd;
 }
 
+/* A compressed section's zlib stream into out, exactly n_out bytes (common/elf_file.h). */
+static int inflate_zlib(const uint8_t *in, size_t n_in, uint8_t *out, size_t n_out)
+{
+    uLongf got = (uLongf)n_out;
+    return uncompress(out, &got, in, (uLong)n_in) == Z_OK && got == n_out ? 0 : -1;
+}
+
 /* Adds section `name` of the file to b, when there is one that can be read. */
 static void add_section(struct cmn_cfi_build *b, int fd, const char *name, bool is_debug_frame)
 {
     Elf64_Shdr sh;
     uint8_t *data;
     size_t n;
-    if (cmn_elf_section(fd, name, &sh) != 0 || cmn_elf_read_section(fd, &sh, &data, &n) != 0)
+    if (cmn_elf_section(fd, name, &sh) != 0 ||
+        cmn_elf_read_section(fd, &sh, inflate_zlib, &data, &n) != 0)
         return;
     struct cmn_cfi_section s = {data, n, sh.sh_addr, 0, is_debug_frame};
     cmn_cfi_add_section(b, &s);
@@ -139,10 +148,25 @@ static void add_crt_init(struct cmn_cfi_build *b, int fd)
     uint8_t *data;
     size_t n;
     if (cmn_elf_section(fd, ".init", &sh) != 0 || sh.sh_size > CMN_CFI_CRT_INIT_MAX ||
-        cmn_elf_read_section(fd, &sh, &data, &n) != 0)
+        cmn_elf_read_section(fd, &sh, NULL, &data, &n) != 0)
         return;
     cmn_cfi_add_crt_init(b, sh.sh_addr, data, n);
     free(data);
+}
+
+/* A Go program's stack-switching functions get STOP rows (common/uw_build.h), their code
+ * read from the file's .text. */
+static void stop_go_stack_switches(struct cmn_cfi_build *b, int fd)
+{
+    Elf64_Shdr sh;
+    uint8_t *text;
+    size_t n;
+    if ((cmn_elf_section(fd, ".gopclntab", &sh) != 0 &&
+         cmn_elf_section(fd, ".note.go.buildid", &sh) != 0) ||
+        cmn_elf_section(fd, ".text", &sh) != 0 || cmn_elf_read_section(fd, &sh, NULL, &text, &n) != 0)
+        return;
+    cmn_cfi_stop_stack_switches(b, text, sh.sh_addr, n);
+    free(text);
 }
 
 /* The allocation callback's context: the session, and the size asked for last. */
@@ -169,6 +193,7 @@ static struct cmn_uw_table *compile(struct att_uwtables *u, int fd, const char *
     /* .eh_frame first: where both describe an address, the section read first wins. */
     add_section(&b, fd, ".eh_frame", false);
     add_section(&b, fd, ".debug_frame", true);
+    stop_go_stack_switches(&b, fd);
     add_crt_init(&b, fd);
     struct cmn_uw_table *t = cmn_cfi_table(&b, alloc_table, &ctx);
     if (t != NULL) {

@@ -146,8 +146,17 @@ static inline int cmn_elf_section(int fd, const char *name, Elf64_Shdr *out)
     return -ENOENT;
 }
 
-/* A section's bytes, malloc'ed (free them): 0 with *data and *size, or -errno. */
-static inline int cmn_elf_read_section(int fd, const Elf64_Shdr *sh, uint8_t **data, size_t *size)
+/* Decompresses the zlib stream in[0..n_in) into out, exactly n_out bytes: 0, or -1 when
+ * it cannot (not a whole stream, another size). Given by the caller: the library loads
+ * zlib only when it meets a compressed section, prof links it. */
+typedef int cmn_inflate_fn(const uint8_t *in, size_t n_in, uint8_t *out, size_t n_out);
+
+/* A section's bytes, malloc'ed (free them): 0 with *data and *size, or -errno. A
+ * compressed section (SHF_COMPRESSED: Go's and many distributions' .debug_* sections) is
+ * decompressed with inflate, -ENOTSUP when inflate is NULL or the compression is not
+ * zlib's: its compressed bytes are never handed over as the section's. */
+static inline int cmn_elf_read_section(int fd, const Elf64_Shdr *sh, cmn_inflate_fn *inflate,
+                                       uint8_t **data, size_t *size)
 {
     if (sh->sh_size == 0 || sh->sh_size > CMN_ELF_MAX_SECTION)
         return -EFBIG;
@@ -155,6 +164,28 @@ static inline int cmn_elf_read_section(int fd, const Elf64_Shdr *sh, uint8_t **d
     if (d == NULL)
         return -ENOMEM;
     int rc = cmn_elf_pread(fd, d, sh->sh_size, sh->sh_offset);
+    if (rc == 0 && (sh->sh_flags & SHF_COMPRESSED)) {
+        Elf64_Chdr ch;
+        uint8_t *out = NULL;
+        if (sh->sh_size < sizeof(ch) || inflate == NULL)
+            rc = -ENOTSUP;
+        if (rc == 0)
+            memcpy(&ch, d, sizeof(ch));
+        if (rc == 0 && (ch.ch_type != ELFCOMPRESS_ZLIB || ch.ch_size == 0 ||
+                        ch.ch_size > CMN_ELF_MAX_SECTION))
+            rc = -ENOTSUP;
+        if (rc == 0 && (out = malloc(ch.ch_size)) == NULL)
+            rc = -ENOMEM;
+        if (rc == 0 && inflate(d + sizeof(ch), sh->sh_size - sizeof(ch), out, ch.ch_size) != 0)
+            rc = -EINVAL;
+        free(d);
+        d = out;
+        if (rc == 0) {
+            *data = d;
+            *size = ch.ch_size;
+            return 0;
+        }
+    }
     if (rc != 0) {
         free(d);
         return rc;

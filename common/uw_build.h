@@ -743,6 +743,45 @@ static inline void cmn_cfi_add_section(struct cmn_cfi_build *b, const struct cmn
     }
 }
 
+/* 1 when code[0..n) holds, at some byte, what may be a load of the stack pointer from
+ * memory (x86_64: a REX.W prefix without REX.R, 0x8b, a ModRM byte naming %rsp with a
+ * memory operand): a function that switches stacks so (Go's asmcgocall, systemstack,
+ * mcall, gogo, morestack: the current goroutine's or the scheduler's stack pointer read
+ * from a g or a gobuf). Bytes are not decoded: an immediate or a displacement that looks
+ * so also answers 1, which only stops walks early. */
+static inline int cmn_cfi_loads_sp(const uint8_t *code, size_t n)
+{
+    for (size_t i = 0; i + 2 < n; i++)
+        if ((code[i] & 0xfc) == 0x48 && code[i + 1] == 0x8b && (code[i + 2] & 0x38) == 0x20 &&
+            (code[i + 2] & 0xc0) != 0xc0)
+            return 1;
+    return 0;
+}
+
+/* A module whose call-frame information is Go's (its linker's .debug_frame): Go's
+ * assembly functions that switch stacks keep rules that assume one stack, so a walk by
+ * them would take a word of the other stack for a return address (a wrong caller, found
+ * on a cgo call's samples: runtime.exitsyscall0 above runtime.asmcgocall). Every FDE whose
+ * code (text: n bytes at link-time address vaddr) loads the stack pointer from memory gets
+ * STOP rows: the walk ends there and says why. x86_64 only. Returns how many. */
+static inline unsigned cmn_cfi_stop_stack_switches(struct cmn_cfi_build *b, const uint8_t *text,
+                                                   uint64_t vaddr, size_t n)
+{
+    unsigned stopped = 0;
+    if (!b->regs.is_x86_64)
+        return 0;
+    for (size_t i = 0; i < b->n_fdes; i++) {
+        const struct cmn_cfi_fde *f = &b->fdes[i];
+        if (f->start < vaddr || f->start - vaddr > n || n - (f->start - vaddr) < f->len ||
+            !cmn_cfi_loads_sp(text + (f->start - vaddr), f->len))
+            continue;
+        for (uint32_t r = 0; r < f->n; r++)
+            b->rows[f->first + r].rule = cmn_uw_rule(CMN_UW_STOP, 0, 0, 0);
+        stopped++;
+    }
+    return stopped;
+}
+
 /* The C runtime's _init (glibc's crti.o and crtn.o, x86_64): the first code of the
  * executable segment of most modules, the first a library runs once mapped (its first
  * page fault: samples land there), and with no FDE. Only these bytes, exactly (an

@@ -31,6 +31,7 @@
 #include "libprof/log.h"
 #include "libprof/objects.h"
 #include "libprof/uwcache.h"
+#include "libprof/zlib.h"
 #include "sampler/codemap.h"
 
 #define LP_UW_PENDING 0
@@ -412,12 +413,42 @@ static void add_file_section(struct cmn_cfi_build *b, const struct module *mod,
     size_t n = 0;
     if ((uint64_t)st.st_ino == mod->ino &&
         ((uint64_t)major(st.st_dev) << 32 | minor(st.st_dev)) == mod->dev &&
-        cmn_elf_section(fd, name, &sh) == 0 && cmn_elf_read_section(fd, &sh, &data, &n) == 0) {
+        cmn_elf_section(fd, name, &sh) == 0 &&
+        cmn_elf_read_section(fd, &sh, lp_zlib_inflate, &data, &n) == 0) {
         struct cmn_cfi_section s = {data, n, sh.sh_addr, 0, is_debug_frame != 0};
         cmn_cfi_add_section(b, &s);
         free(data);
     }
     lp_fd_close(fd);
+}
+
+/* 1 when the module's file is a Go program's (its linker's sections), still the file
+ * mapped. */
+static int is_go_module(const struct module *mod)
+{
+    struct stat st;
+    Elf64_Shdr sh;
+    int fd = mod->path[0] == '/' ? lp_fd_open_regular(mod->path, O_RDONLY, 0, &st, NULL) : -1;
+    int is_go = fd >= 0 && (uint64_t)st.st_ino == mod->ino &&
+                (cmn_elf_section(fd, ".gopclntab", &sh) == 0 ||
+                 cmn_elf_section(fd, ".note.go.buildid", &sh) == 0);
+    lp_fd_close(fd);
+    return is_go;
+}
+
+/* Go's stack-switching functions get STOP rows (common/uw_build.h): their code read from
+ * the module's executable segments in memory. */
+static void stop_go_stack_switches(struct cmn_cfi_build *b, const struct lp_object *o)
+{
+    for (unsigned i = 0; i < o->phnum; i++) {
+        const ElfW(Phdr) *ph = &o->phdrs[i];
+        if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X) || ph->p_filesz > CMN_ELF_MAX_SECTION)
+            continue;
+        uint8_t *text = malloc(ph->p_filesz);
+        if (text && lp_objects_read_memory(text, o->bias + ph->p_vaddr, ph->p_filesz) == 0)
+            cmn_cfi_stop_stack_switches(b, text, ph->p_vaddr, ph->p_filesz);
+        free(text);
+    }
 }
 
 /* The first bytes of the first executable segment, where the C runtime's _init is
@@ -515,8 +546,11 @@ static void build(uint32_t id)
             else
                 add_file_section(&b, mod, ".eh_frame", 0);
             int from_file = !mapped || covered(&b) < text_bytes(&o) / 2;
-            if (from_file)
+            if (from_file) {
                 add_file_section(&b, mod, ".debug_frame", 1);
+                if (is_go_module(mod))
+                    stop_go_stack_switches(&b, &o);
+            }
             if (n_code > 0)
                 cmn_cfi_add_crt_init(&b, code_at, code, n_code);
             mod->table = make_table(mod, &b, &why);

@@ -3,7 +3,14 @@
  * mapping of a module starts at, by the segment it maps. */
 #include <criterion/criterion.h>
 #include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <zlib.h>
 
 #include "common/elf_file.h"
 
@@ -45,4 +52,47 @@ Test(elf_file, the_usual_layout_maps_each_segment_at_its_own_offset)
     cr_assert(cmn_elf_vaddr_of(gnu, 4, 0x6000, 1, &vaddr) == 1 && vaddr == 0x6000,
               "no executable segment holds it: the one whose bytes do");
     cr_expect_not(cmn_elf_vaddr_of(gnu, 4, 0x9000, 1, &vaddr), "past every segment");
+}
+
+/* A zlib stream into out, as prof's reader does (the library loads zlib itself). */
+static int inflate_for_test(const uint8_t *in, size_t n_in, uint8_t *out, size_t n_out)
+{
+    uLongf got = (uLongf)n_out;
+    return uncompress(out, &got, in, (uLong)n_in) == Z_OK && got == n_out ? 0 : -1;
+}
+
+/* A compressed section (SHF_COMPRESSED, as Go links its .debug_frame and as objcopy
+ * --compress-debug-sections makes them) comes back decompressed, the bytes of the section
+ * it was made from; without a way to decompress it is refused, never handed over as its
+ * compressed bytes (which the unwind-table compiler would take for rules). */
+Test(elf_file, a_compressed_section_is_decompressed_or_refused)
+{
+    char dir[] = "/tmp/libprof-elf-XXXXXX", plain[64], packed[64], cmd[512];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(plain, sizeof(plain), "%s/plain", dir);
+    snprintf(packed, sizeof(packed), "%s/packed", dir);
+    snprintf(cmd, sizeof(cmd),
+             "printf 'int main(void){return 0;}' | cc -g -x c -o %s - && "
+             "objcopy --compress-debug-sections=zlib %s %s",
+             plain, plain, packed);
+    cr_assert_eq(system(cmd), 0, "%s", cmd);
+    int a = open(plain, O_RDONLY), b = open(packed, O_RDONLY);
+    cr_assert(a >= 0 && b >= 0);
+    Elf64_Shdr sa, sb;
+    cr_assert_eq(cmn_elf_section(a, ".debug_info", &sa), 0);
+    cr_assert_eq(cmn_elf_section(b, ".debug_info", &sb), 0);
+    cr_assert(!(sa.sh_flags & SHF_COMPRESSED) && (sb.sh_flags & SHF_COMPRESSED));
+    uint8_t *da, *db;
+    size_t na, nb;
+    cr_assert_eq(cmn_elf_read_section(a, &sa, NULL, &da, &na), 0);
+    cr_assert_eq(cmn_elf_read_section(b, &sb, NULL, &db, &nb), -ENOTSUP);
+    cr_assert_eq(cmn_elf_read_section(b, &sb, inflate_for_test, &db, &nb), 0);
+    cr_assert_eq(nb, na);
+    cr_assert_eq(memcmp(da, db, na), 0);
+    free(da);
+    free(db);
+    close(a);
+    close(b);
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
 }

@@ -473,3 +473,36 @@ Test(uw_table, lookup_agrees_with_a_scan_across_pages)
     cr_assert_eq(cmn_uw_lookup(t, 0x3fffff), 0);
     free(t);
 }
+
+/* Go's runtime.asmcgocall (go 1.19, amd64) as linked: `mov 0x38(%rsi),%rsp` switches to
+ * the scheduler's stack, after which its rules (one stack assumed) would read that stack
+ * for a return address. Its FDE gets STOP rows; a function without such a load keeps its
+ * own; a register move into %rsp (an epilogue's `mov %rbp,%rsp`) is no switch. */
+Test(uw_build, functions_that_load_the_stack_pointer_from_memory_get_stop_rows)
+{
+    static const uint8_t asmcgocall[] = {0x48, 0x8b, 0x44, 0x24, 0x08, 0x48, 0x8b, 0x5c, 0x24,
+                                         0x10, 0x48, 0x89, 0xe2, 0x48, 0x8b, 0x66, 0x38, 0x48,
+                                         0x83, 0xec, 0x40, 0xff, 0xd0, 0xc3};
+    static const uint8_t epilogue[] = {0x55, 0x48, 0x89, 0xe5, 0x90, 0x48, 0x89, 0xec, 0x5d, 0xc3};
+    cr_assert_eq(cmn_cfi_loads_sp(asmcgocall, sizeof(asmcgocall)), 1);
+    cr_assert_eq(cmn_cfi_loads_sp(epilogue, sizeof(epilogue)), 0);
+    uint8_t text[0x200] = {0};
+    memcpy(text, asmcgocall, sizeof(asmcgocall));
+    memcpy(text + 0x100, epilogue, sizeof(epilogue));
+    struct cmn_cfi_build b;
+    with_module_fde(&b, 0x5000, sizeof(asmcgocall), 0);
+    struct emit e = {0};
+    size_t c = cie(&e, "zR");
+    fde(&e, c, 0x5100, sizeof(epilogue));
+    end(&e);
+    struct cmn_cfi_section s = {e.b, e.n, SECTION_VADDR, 0, false};
+    cmn_cfi_add_section(&b, &s);
+    cr_assert_eq(cmn_cfi_stop_stack_switches(&b, text, 0x5000, sizeof(text)), 1);
+    struct cmn_uw_table *t = cmn_cfi_table(&b, alloc, NULL);
+    cr_assert_not_null(t);
+    cr_assert_eq(cmn_uw_kind(cmn_uw_lookup(t, 0x5016)), CMN_UW_STOP, "after the switch");
+    cr_assert_eq(cmn_uw_kind(cmn_uw_lookup(t, 0x5000)), CMN_UW_STOP, "the whole function");
+    cr_assert_eq(cmn_uw_lookup(t, 0x5104), rule_sp(8, 0), "the other function keeps its rows");
+    cmn_cfi_build_free(&b);
+    free(t);
+}
