@@ -104,5 +104,10 @@ if [ -f "$build/prof" ] && nm "$build/prof" | grep -E ' (smp|lp)_' >/dev/null; t
     err "build/prof contains library symbols: $(nm "$build/prof" | grep -E ' (smp|lp)_' | head -3)"
 fi
 
+# 6. Criterion fails a whole run on any warning a test logs (its exit status, not its
+# count of failed tests): a test's diagnostics are cr_log_info(), a failure is an assertion.
+warned=$(grep -rnE 'cr_log_warn\(|CR_LOG_WARNING' "$root"/tests || true)
+[ -z "$warned" ] || err "a test logs a warning, which fails the run with every test passed: $warned"
+
 [ $fail = 0 ] && echo "lint: ok"
 exit $fail

@@ -369,7 +369,7 @@ long e2e_folded_containing_from(const struct e2e_folded *f, const char *name, co
         if (strncmp(s, root, lr) == 0 && (s[lr] == ';' || s[lr] == '\0'))
             sum += f->stacks[i].count;
         else
-            cr_log_warn("not from %s: %s %ld", root, s, f->stacks[i].count);
+            cr_log_info("not from %s: %s %ld", root, s, f->stacks[i].count);
     }
     return sum;
 }

@@ -57,7 +57,7 @@ static long whole_percent(const struct e2e_folded *f, const char *path, const ch
             strcmp(s + ls - lp, path) == 0 && (ls == lp || s[ls - lp - 1] == ';'))
             whole += f->stacks[i].count;
         else
-            cr_log_warn("not whole: %s %ld", s, f->stacks[i].count);
+            cr_log_info("not whole: %s %ld", s, f->stacks[i].count);
     }
     *n_leaf = with_leaf;
     return with_leaf > 0 ? whole * 100 / with_leaf : 0;
@@ -234,7 +234,7 @@ static long rooted_at(const struct e2e_folded *f, const char *name, const char *
         if (ok)
             *rooted += f->stacks[i].count;
         else
-            cr_log_warn("not rooted: %s %ld", s, f->stacks[i].count);
+            cr_log_info("not rooted: %s %ld", s, f->stacks[i].count);
     }
     return n;
 }
@@ -273,7 +273,7 @@ Test(e2e_runtimes, rust_threads_and_main_are_walked_whole, .timeout = 300)
         check_rust(BUILD_DIR "/workloads/recurse_rustup", "rustup");
         built++;
     } else {
-        cr_log_warn("no rustup toolchain at %s: only Debian's rustc is tried", rustup);
+        cr_log_info("no rustup toolchain at %s: only Debian's rustc is tried", rustup);
     }
     if (build_rust("/usr/bin/rustc", BUILD_DIR "/workloads/recurse_debian") == 0) {
         check_rust(BUILD_DIR "/workloads/recurse_debian", "debian");
