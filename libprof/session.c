@@ -10,7 +10,7 @@
  * an exec, or on the writer thread once no application thread is left or PROF_DURATION
  * has passed (the program then runs on unprofiled), on whichever thread gets there first
  * (another thread that gets there meanwhile waits for it, bounded):
- *   sampling off -> timer disarmed -> wait for handlers in flight -> writer thread joined ->
+ *   sampling off -> timer disarmed -> wait for handlers in flight -> writer's buffer taken ->
  *   last drain -> thread names, mappings, stats, end record -> file closed.
  * The signal handler stays installed for good: a profiling signal still pending after the
  * timer is disarmed must never meet the signal's default action, which kills the process.
@@ -1213,8 +1213,11 @@ void lp_session_finish(void)
         return;
     }
     stop_sampling();
-    session.owner_tid = (pid_t)syscall(SYS_gettid); /* the buffer's, once the writer stops */
-    if (lp_writer_stop(&session.writer, LP_QUIESCE_MS) != 0) {
+    session.owner_tid = (pid_t)syscall(SYS_gettid); /* the buffer's, once taken */
+    /* The writer thread is not woken, let alone joined (a wake-up and a join cost more
+     * than a short process's whole profile): this thread takes its buffer once it is
+     * parked, and the thread ends with the process, or when it next wakes. */
+    if (lp_writer_take(&session.writer, LP_QUIESCE_MS) != 0) {
         /* The writer thread is stuck: its buffer is left alone, the file ends here. */
         end_without_writer();
         atomic_store(&session.state, LP_DONE);
