@@ -7,6 +7,10 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <linux/perf_event.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "tests/e2e/support.h"
 
@@ -33,4 +37,43 @@ Test(e2e_startexit, a_short_process_leaves_a_whole_profile_and_says_nothing)
     cr_expect_eq(p.err_len, 0, "stderr: %s", p.err);
     e2e_proc_free(&p);
     expect_whole_and_empty(e2e_path("true.prof"), "/bin/true");
+}
+
+/* 1 when this machine counts CPU cycles for a process's own threads (a PMU, and the
+ * permission). */
+static int has_cycles_counter(void)
+{
+    struct perf_event_attr a = {.size = sizeof(a), .type = PERF_TYPE_HARDWARE,
+                                .config = PERF_COUNT_HW_CPU_CYCLES, .disabled = 1,
+                                .exclude_kernel = 1, .exclude_hv = 1};
+    long fd = syscall(SYS_perf_event_open, &a, 0, -1, -1, PERF_FLAG_FD_CLOEXEC);
+    if (fd >= 0)
+        close((int)fd);
+    return fd >= 0;
+}
+
+/* The ring source is chosen without a trial counter at start: the first thread that runs
+ * a period tries what the kernel gives, here a PROF_EVENT it does not have, and the
+ * session goes on with task-clock rings, saying so in a note. */
+Test(e2e_startexit, the_ring_source_is_tried_when_a_thread_first_runs_a_period)
+{
+    if (has_cycles_counter())
+        cr_skip_test("this machine counts cycles: PROF_EVENT=cycles is available");
+    struct e2e_proc p;
+    e2e_run_profiled(&p, "deep.prof", E2E_ARGV("PROF_EVENT=cycles", "PROF_FREQ=1000"), 0,
+                     E2E_ARGV(E2E_WORKLOAD("deep"), "16", "1", "0.3"));
+    cr_assert_eq(p.status, 0, "deep exited %d: %s", p.status, p.err);
+    cr_expect_eq(p.err_len, 0, "stderr: %s", p.err);
+    e2e_proc_free(&p);
+    struct e2e_scan s;
+    e2e_scan_file(&s, e2e_path("deep.prof"));
+    cr_expect(s.has_end && s.stat_ring_samples >= 200,
+              "%llu of %zu samples from the ring (0.3 s at 1000 Hz)",
+              (unsigned long long)s.stat_ring_samples, s.n_samples);
+    struct e2e_proc r;
+    e2e_run(&r, &(struct e2e_opts){0},
+            E2E_ARGV(E2E_PROF, "report", "-f", "top", e2e_path("deep.prof")));
+    cr_expect(strstr(r.err, "PROF_EVENT=cycles is not available here") != NULL,
+              "no note of the event: %s", r.err);
+    e2e_proc_free(&r);
 }
