@@ -43,6 +43,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/resource.h>
+#include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -898,14 +899,25 @@ static int start_session_steps(enum start_mode mode, int sample_now)
     session.writer.rewalk = rewalk_deferred;
     session.writer.unblock_signo = session.cfg.snap_signo;
     session.writer_securebits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+    /* A process of one thread (glibc knows of no other; a fork child has one) arms this
+     * thread's timer alone, without listing /proc/self/task (ITIMER_PROF is the
+     * process's). */
+    int alone = (mode == START_CHILD || __libc_single_threaded) &&
+                session.timer.source != PROF_TIMER_ITIMER;
     if ((rc = lp_writer_start(&session.writer, &session.ring)) != 0) {
         lp_log("cannot start: %s; profiling disabled", strerror(-rc));
         return rc;
     }
     lp_wall_set_writer(session.writer.tid);
     atomic_store(&session.state, LP_LIVE);
-    if (sample_now)
+    if (sample_now && alone) {
+        atomic_fetch_add(&smp_sampler.epoch, 1);
+        atomic_store(&smp_sampler.active, 1);
+        if (lp_timers_arm_self() != 0)
+            lp_log("cannot arm the profiling timer");
+    } else if (sample_now) {
         lp_session_set_active(1);
+    }
     return 0;
 }
 
