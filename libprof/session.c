@@ -140,6 +140,8 @@ static struct {
                                * starts it again (lp_session_after_failed_exec()) */
     int sampled_at_stop;      /* sampling was on when stop_sampling() stopped it: the last
                                * episodes off CPU are weighed; the finisher */
+    int has_first_maps;       /* the current file holds the mappings and thread names its
+                               * first samples are read with; the buffer's owner */
 } session = {.sig_mu = PTHREAD_MUTEX_INITIALIZER, .cred_mu = PTHREAD_MUTEX_INITIALIZER};
 
 extern char **environ;
@@ -186,15 +188,25 @@ static void write_process_record(void)
 
 static void write_labels_record(void);
 
-/* The first records of a file: who is profiled and how, its labels, the mappings (from
- * maps_text when not NULL: /proc/self/maps as just read) and the threads' names at
- * time_ns. */
-static void write_preamble(uint64_t time_ns, char *maps_text)
+/* The mappings and the threads' names at time_ns, for the samples of the current file:
+ * written once it has samples (most short processes' files never do), or when it begins
+ * while samples come (PROF_INTERVAL's next file). */
+static void write_first_maps(uint64_t time_ns)
+{
+    lp_maps_write(&session.writer, time_ns, NULL);
+    lp_threads_write_names(&session.writer, time_ns);
+    session.has_first_maps = 1;
+}
+
+/* The first records of a file: who is profiled and how, and its labels; with_maps, the
+ * mappings and the threads' names at time_ns too. */
+static void write_preamble(uint64_t time_ns, int with_maps)
 {
     write_process_record();
     write_labels_record();
-    lp_maps_write(&session.writer, time_ns, maps_text);
-    lp_threads_write_names(&session.writer, time_ns);
+    session.has_first_maps = 0;
+    if (with_maps)
+        write_first_maps(time_ns);
 }
 
 /* PROF_LABELS: every file of the run says them, right after its PROCESS record. */
@@ -433,6 +445,7 @@ static int duration_is_over(void)
 }
 
 static int candidate_path(int is_child, unsigned k, char *path, size_t cap);
+static uint64_t start_real_ns_for(const char *path);
 static void keep_file(const char *path);
 static void serve_toggles(void);
 
@@ -465,7 +478,7 @@ static void cut_profile(uint64_t now)
     int rc = -EBUSY;
     for (unsigned k = 0; k < LP_PATH_TRIES && rc == -EBUSY; k++)
         if ((rc = candidate_path(0, k, path, sizeof(path))) == 0)
-            rc = lp_writer_reopen(w, path, process_start_real_ns());
+            rc = lp_writer_reopen(w, path, start_real_ns_for(path));
     if (rc != 0) {
         /* The old file goes on; its END is then not its last record. */
         session.is_cut_failed = 1;
@@ -474,7 +487,7 @@ static void cut_profile(uint64_t now)
         return;
     }
     keep_file(path);
-    write_preamble(now, NULL);
+    write_preamble(now, 1);
     lp_writer_flush(w);
 }
 
@@ -497,6 +510,8 @@ static int on_writer_period(void)
     if (sampling)
         lp_timers_check();
     uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
+    if (!session.has_first_maps && session.writer.n_samples > 0)
+        write_first_maps(now);
     if (session.cfg.interval_ns != 0 && !session.is_cut_failed &&
         now - session.file_start_ns >= session.cfg.interval_ns)
         cut_profile(now);
@@ -750,6 +765,15 @@ static void make_out_tmpl(void)
              session.cfg.output);
 }
 
+/* process_start_real_ns() when a file with contents is at path, which the claim then looks
+ * through for an earlier image's samples (libprof/writer.h); 0 when there is none, the
+ * usual case: /proc/self/stat is not read for nothing. */
+static uint64_t start_real_ns_for(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && st.st_size > 0 ? process_start_real_ns() : 0;
+}
+
 /* Opens the profile at the first name no other process owns (libprof/writer.h). */
 static int open_profile(int is_child)
 {
@@ -759,7 +783,6 @@ static int open_profile(int is_child)
     session.file_start_real_ns = cmn_clock_ns(CLOCK_REALTIME);
     session.file_cpu_ns = session.start_cpu_ns;
     memset(session.stats_base, 0, sizeof(session.stats_base));
-    uint64_t started = process_start_real_ns();
     char path[PATH_MAX];
     int rc = -EBUSY;
     for (unsigned k = 0; k < LP_PATH_TRIES && rc == -EBUSY; k++) {
@@ -770,7 +793,7 @@ static int open_profile(int is_child)
                    rc == -EINVAL ? "unknown %-sequence" : "too long");
             return rc;
         }
-        rc = lp_writer_open(&session.writer, path, started);
+        rc = lp_writer_open(&session.writer, path, start_real_ns_for(path));
     }
     if (rc != 0)
         lp_log("cannot create %s: %s; profiling disabled", path,
@@ -837,9 +860,8 @@ static int start_session_steps(enum start_mode mode, int sample_now)
     }
     /* The stepper is ready before the handler exists (libprof/unwind.h). */
     unsigned unwinder = session.cfg.unwinder;
-    char *maps_text = NULL; /* the code map's, for the first mapping records */
     if (lp_unwind_init(unwinder == PROF_UNWIND_CHECK ? PROF_UNWIND_LIBUNWIND : unwinder,
-                       &maps_text) != 0) {
+                       NULL) != 0) {
         lp_note("PROF_UNWIND=%s: libunwind is not available (libprof built without it, or "
                 "libunwind.so.8 not installed); using unwind tables",
                 unwinder == PROF_UNWIND_CHECK ? "check" : "libunwind");
@@ -848,16 +870,13 @@ static int start_session_steps(enum start_mode mode, int sample_now)
         lp_unwind_use_as_oracle();
         smp_sampler.check_unwind = 1;
     }
-    if ((rc = open_profile(is_child)) != 0) {
-        free(maps_text);
+    if ((rc = open_profile(is_child)) != 0)
         return rc;
-    }
     session.owner_tid = (pid_t)syscall(SYS_gettid);
     lp_log_set_note_sink(record_note); /* the notes that waited, after the preamble */
     find_kernel_ends(&session.kernel_ends);
     start_wall();
-    write_preamble(session.start_ns, maps_text);
-    free(maps_text);
+    write_preamble(session.start_ns, 0);
     lp_writer_flush(&session.writer);
 
     map_defer_pool();
