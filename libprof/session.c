@@ -676,7 +676,6 @@ static void atfork_parent(void)
  * its own file. */
 static void atfork_child(void)
 {
-    lp_objects_fork_child();
     lp_maps_fork_child();
     lp_writer_fork_child(&session.writer);
     lp_log_fork_child();
