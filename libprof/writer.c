@@ -641,6 +641,17 @@ int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms)
     return 0;
 }
 
+int lp_writer_write_file_sigsafe(const char *path, const void *records, size_t len)
+{
+    struct stat st;
+    int fd = claim_stat(path, 0, &st);
+    if (fd < 0)
+        return fd;
+    int rc = lp_fd_write_all(fd, records, len);
+    lp_fd_close(fd);
+    return rc;
+}
+
 int lp_writer_take(struct lp_writer *w, unsigned timeout_ms)
 {
     if (!w->running)

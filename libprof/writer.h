@@ -169,6 +169,12 @@ int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms);
 int lp_writer_take(struct lp_writer *w, unsigned timeout_ms);
 /* Flushes and closes the file and frees the buffer. Accepts a writer never opened. */
 void lp_writer_close(struct lp_writer *w);
+/* Async-signal-safe (system calls only): claims path as lp_writer_open() does (without the
+ * look for an earlier image's samples: a whole file of another image keeps its name only
+ * while its process holds it) and writes len bytes of records to it, a whole profile (its
+ * file header first), then closes it: the profile of a session that never started, written
+ * by the thread that ends the process. 0, -EBUSY when path is taken, or -errno. */
+int lp_writer_write_file_sigsafe(const char *path, const void *records, size_t len);
 /* pthread_atfork() handlers (libprof/session.c calls them from its own): the post
  * queue's lock is held across the fork. */
 void lp_writer_fork_prepare(struct lp_writer *w);

@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
 #include <linux/perf_event.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -76,4 +77,48 @@ Test(e2e_startexit, the_ring_source_is_tried_when_a_thread_first_runs_a_period)
     cr_expect(strstr(r.err, "PROF_EVENT=cycles is not available here") != NULL,
               "no note of the event: %s", r.err);
     e2e_proc_free(&r);
+}
+
+/* PROF_START=0: nothing is started before prof_start() (no file, no writer thread, no
+ * handler); the thread that ends the process writes its profile, whole. */
+Test(e2e_startexit, an_idle_process_leaves_a_whole_profile)
+{
+    struct e2e_proc p;
+    e2e_run_profiled(&p, "idle.prof", E2E_ARGV("PROF_START=0"), 0, E2E_ARGV("/bin/true"));
+    cr_expect_eq(p.status, 0, "/bin/true exited %d", p.status);
+    cr_expect_eq(p.err_len, 0, "stderr: %s", p.err);
+    e2e_proc_free(&p);
+    expect_whole_and_empty(e2e_path("idle.prof"), "idle /bin/true");
+}
+
+/* The idle profile is written by async-signal-safe code: _exit() from a SIGALRM handler
+ * that interrupts malloc() and free() (dies handler) neither hangs nor loses the file. */
+Test(e2e_startexit, an_idle_process_that_leaves_from_a_handler_writes_its_profile)
+{
+    struct e2e_proc p;
+    e2e_run_profiled(&p, "handler.prof", E2E_ARGV("PROF_START=0"), 20,
+                     E2E_ARGV(E2E_WORKLOAD("dies"), "handler", "0.05"));
+    cr_expect(p.status == 0 && !p.timed_out, "dies handler: status %d, timed out %d: %s",
+              p.status, p.timed_out, p.err);
+    cr_expect_eq(p.err_len, 0, "stderr: %s", p.err);
+    e2e_proc_free(&p);
+    expect_whole_and_empty(e2e_path("handler.prof"), "idle, _exit from a handler");
+}
+
+/* An idle parent's fork child is idle in turn and leaves by _exit(): a file of its own,
+ * PATH.PID, whole. */
+Test(e2e_startexit, an_idle_parent_s_fork_child_writes_its_own_profile)
+{
+    struct e2e_proc p;
+    e2e_run_profiled(&p, "fork.prof", E2E_ARGV("PROF_START=0"), 0,
+                     E2E_ARGV(E2E_WORKLOAD("dies"), "fork", "0.02"));
+    cr_expect_eq(p.status, 0, "dies fork exited %d: %s", p.status, p.err);
+    cr_expect_eq(p.err_len, 0, "stderr: %s", p.err);
+    int child = 0;
+    cr_assert(sscanf(p.out, "child %d", &child) == 1, "stdout: %s", p.out);
+    e2e_proc_free(&p);
+    char name[64];
+    snprintf(name, sizeof(name), "fork.prof.%d", child);
+    expect_whole_and_empty(e2e_path("fork.prof"), "the idle parent");
+    expect_whole_and_empty(e2e_path(name), "its fork child");
 }
