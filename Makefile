@@ -182,6 +182,16 @@ $(BUILD)/bench/tlb: bench/tlb.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $< -lpthread
 
+# Start and exit (bench/startexit.py): a preloaded library that does nothing, and a loop
+# of fork() and _exit().
+$(BUILD)/bench/empty.so: bench/empty.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -fPIC -shared -MF $@.d -o $@ $<
+
+$(BUILD)/bench/forkexit: bench/forkexit.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $<
+
 $(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(EXTRA_LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion $(REP_LDLIBS) $(UNW_LDLIBS) -lpthread -ldl
@@ -245,7 +255,8 @@ fuzz:
 
 bench:
 	@scripts/setup.sh bench
-	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk $(BUILD)/bench/floor $(BUILD)/bench/tlb $(BUILD)/bench/cputime
+	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk $(BUILD)/bench/floor \
+	    $(BUILD)/bench/tlb $(BUILD)/bench/cputime $(BUILD)/bench/empty.so $(BUILD)/bench/forkexit
 	@bench/walk.sh $(BUILD)
 	@bench/run.sh $(BUILD)
 	@python3 bench/fairness.py $(BUILD)

@@ -6,7 +6,9 @@
 # piece, next to `perf record -g` (bench/decompose.py, about 4 minutes) and what a second
 # thread costs a program that unmaps memory (bench/tlb.c); the price on CPU-bound work
 # at 1000 Hz and the default rate, next to `perf record -g` (bench/cost.py, about 8
-# minutes); then each timer source's
+# minutes); what a process's start and exit cost, /bin/true and python3 -c pass, and a loop
+# of fork and _exit, plain, with an empty preloaded library, libprof idle and sampling, and
+# under perf record -g (bench/startexit.py, about 6 minutes); then each timer source's
 # delivered rate at 100 to 10000 Hz (bench/rates.py, about 1 minute); `prof record -p` against `perf record -p` and
 # `prof stacks` against gdb on a running process (bench/attach.py, about 30 s); stacks on
 # Debian's python3, sqlite3 and xz against perf's two call graphs (bench/unwind.py, about
@@ -36,6 +38,7 @@ fi
 python3 "$here/bench.py" "$build"
 python3 "$here/decompose.py" "$build"
 python3 "$here/cost.py" "$build"
+python3 "$here/startexit.py" "$build"
 for t in none idle writer busy; do "$build/bench/tlb" -t $t; done
 python3 "$here/rates.py" "$build"
 python3 "$here/attach.py" "$build"

@@ -21,7 +21,7 @@
 #define LP_DEFAULT_SNAP_RT_OFFSET 3 /* PROF_SNAPSHOT_SIGNAL default: SIGRTMAX - 3 */
 #define LP_MIN_BUFFER_KB 64u
 #define LP_MAX_BUFFER_KB (1024u * 1024u)
-#define LP_TIMER_AUTO 0u /* perf where permitted, else per-thread timers */
+#define LP_TIMER_AUTO 0u /* ring where permitted, else per-thread timers */
 #define LP_MSG_MAX 256
 #define LP_MSGS_MAX 8
 #define LP_LABELS_BYTES 1024u /* PROF_LABELS: keys and values with their NULs, at most */

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -150,6 +151,19 @@ void lp_fd_close(int fd)
     if (fd >= 0)
         close(fd);
     errno = saved;
+}
+
+const char *lp_fd_self_path(const char *name, char *buf, size_t size)
+{
+    static _Atomic int no_thread_self;
+    if (!atomic_load_explicit(&no_thread_self, memory_order_relaxed)) {
+        snprintf(buf, size, "/proc/thread-self/%s", name);
+        if (access("/proc/thread-self", F_OK) == 0)
+            return buf;
+        atomic_store_explicit(&no_thread_self, 1, memory_order_relaxed);
+    }
+    snprintf(buf, size, "/proc/self/%s", name);
+    return buf;
 }
 
 char *lp_fd_slurp(const char *path, size_t *len_out)

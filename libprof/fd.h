@@ -53,4 +53,10 @@ void lp_fd_close(int fd);
  * NULL with errno set when it cannot be read. */
 char *lp_fd_slurp(const char *path, size_t *len);
 
+/* The process's file NAME (maps, exe) under /proc/thread-self, read through the calling
+ * thread: once the main thread has called pthread_exit(), /proc/self names a zombie whose
+ * maps are empty and whose exe cannot be read. /proc/self on a kernel without thread-self
+ * (before 3.17). */
+const char *lp_fd_self_path(const char *name, char *buf, size_t size);
+
 #endif

@@ -116,7 +116,8 @@ int lp_maps_collect(uint64_t time_ns, unsigned char **out, size_t *out_len)
 {
     *out = NULL;
     *out_len = 0;
-    char *text = lp_fd_slurp("/proc/self/maps", NULL);
+    char maps_path[64];
+    char *text = lp_fd_slurp(lp_fd_self_path("maps", maps_path, sizeof(maps_path)), NULL);
     if (!text)
         return errno ? -errno : -EIO;
     int n = collect_text(text, time_ns, out, out_len);

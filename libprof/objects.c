@@ -23,21 +23,14 @@
 #define LP_OBJECT_NOTES_MAX 4096u /* bytes of a note segment read for the build-id */
 #define LP_OBJECT_HEAD 4096u      /* bytes of an object's first mapping read at once */
 
-static pid_t self_pid; /* 0 until the first read; forgotten in a fork child */
-
-void lp_objects_fork_child(void)
-{
-    self_pid = 0;
-}
-
 int lp_objects_read_memory(void *dst, uintptr_t addr, size_t n)
 {
     struct iovec local = {.iov_base = dst, .iov_len = n};
     struct iovec remote = {.iov_base = (void *)addr, .iov_len = n};
     int saved = errno;
-    if (self_pid == 0)
-        self_pid = getpid();
-    ssize_t got = syscall(SYS_process_vm_readv, (long)self_pid, &local, 1UL, &remote, 1UL, 0UL);
+    /* Named by this thread's id: once the main thread has called pthread_exit(), the
+     * process's id names a zombie without memory. */
+    ssize_t got = syscall(SYS_process_vm_readv, (long)syscall(SYS_gettid), &local, 1UL, &remote, 1UL, 0UL);
     int err = errno;
     errno = saved;
     if (got == (ssize_t)n)
@@ -205,7 +198,8 @@ int lp_objects_scan(struct lp_objects *out)
 {
     out->v = NULL;
     out->n = 0;
-    char *text = lp_fd_slurp("/proc/self/maps", NULL);
+    char maps_path[64];
+    char *text = lp_fd_slurp(lp_fd_self_path("maps", maps_path, sizeof(maps_path)), NULL);
     if (!text)
         return -errno;
     int rc = lp_objects_scan_text(text, NULL, out);

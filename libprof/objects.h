@@ -62,7 +62,5 @@ void lp_objects_free(struct lp_objects *o);
  * ever faulting: 0, -EFAULT when they are not all readable, -ENOSYS when the kernel call is
  * refused here. */
 int lp_objects_read_memory(void *dst, uintptr_t addr, size_t n);
-/* Not async-signal-safe. In a fork child: the process it reads is a new one. */
-void lp_objects_fork_child(void);
 
 #endif

@@ -16,7 +16,11 @@ size_t lp_process_describe(struct prof_rec_process *p, char exe[PATH_MAX])
     p->pid = (uint32_t)getpid();
     p->ppid = (uint32_t)getppid();
     p->start_real_ns = cmn_clock_ns(CLOCK_REALTIME);
-    ssize_t n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
+    /* Through this thread: a main thread that called pthread_exit() left no exe at
+     * /proc/self. */
+    ssize_t n = readlink("/proc/thread-self/exe", exe, PATH_MAX - 1);
+    if (n <= 0)
+        n = readlink("/proc/self/exe", exe, PATH_MAX - 1);
     exe[n > 0 ? n : 0] = '\0';
     return cmn_record_size_str(sizeof(*p), strlen(exe));
 }

@@ -10,7 +10,7 @@
  * an exec, or on the writer thread once no application thread is left or PROF_DURATION
  * has passed (the program then runs on unprofiled), on whichever thread gets there first
  * (another thread that gets there meanwhile waits for it, bounded):
- *   sampling off -> timer disarmed -> wait for handlers in flight -> writer thread joined ->
+ *   sampling off -> timer disarmed -> wait for handlers in flight -> writer's buffer taken ->
  *   last drain -> thread names, mappings, stats, end record -> file closed.
  * The signal handler stays installed for good: a profiling signal still pending after the
  * timer is disarmed must never meet the signal's default action, which kills the process.
@@ -43,6 +43,7 @@
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/resource.h>
+#include <sys/single_threaded.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -82,7 +83,10 @@
 #define LP_PATH_TRIES 100u   /* names tried for the profile before giving up */
 #define LP_DRAIN_KEEP 32u    /* the application's own pending signals re-queued at exec */
 
-enum lp_state { LP_OFF, LP_LIVE, LP_FINISHING, LP_DONE };
+/* LP_IDLE: PROF_START=0 and nothing started yet (no file, no writer thread, no handler,
+ * no code map): the first prof_start() or prof_snapshot() starts the session, else the
+ * thread that ends the process writes its profile (write_idle_profile()). */
+enum lp_state { LP_OFF, LP_LIVE, LP_FINISHING, LP_DONE, LP_IDLE };
 
 static struct {
     _Atomic int state;        /* enum lp_state; CAS LIVE -> FINISHING picks one finisher */
@@ -139,6 +143,12 @@ static struct {
                                * starts it again (lp_session_after_failed_exec()) */
     int sampled_at_stop;      /* sampling was on when stop_sampling() stopped it: the last
                                * episodes off CPU are weighed; the finisher */
+    int has_first_maps;       /* the current file holds the mappings and thread names its
+                               * first samples are read with; the buffer's owner */
+    int is_idle_child;        /* LP_IDLE in a fork child: its names start at PATH.PID */
+    int is_in_fork;           /* a fork child's session starts in the fork's child handler */
+    int was_idle_at_exec;     /* LP_IDLE when an exec wrote its profile: a failed exec goes
+                               * back to it */
 } session = {.sig_mu = PTHREAD_MUTEX_INITIALIZER, .cred_mu = PTHREAD_MUTEX_INITIALIZER};
 
 extern char **environ;
@@ -185,15 +195,25 @@ static void write_process_record(void)
 
 static void write_labels_record(void);
 
-/* The first records of a file: who is profiled and how, its labels, the mappings (from
- * maps_text when not NULL: /proc/self/maps as just read) and the threads' names at
- * time_ns. */
-static void write_preamble(uint64_t time_ns, char *maps_text)
+/* The mappings and the threads' names at time_ns, for the samples of the current file:
+ * written once it has samples (most short processes' files never do), or when it begins
+ * while samples come (PROF_INTERVAL's next file). */
+static void write_first_maps(uint64_t time_ns)
+{
+    lp_maps_write(&session.writer, time_ns, NULL);
+    lp_threads_write_names(&session.writer, time_ns);
+    session.has_first_maps = 1;
+}
+
+/* The first records of a file: who is profiled and how, and its labels; with_maps, the
+ * mappings and the threads' names at time_ns too. */
+static void write_preamble(uint64_t time_ns, int with_maps)
 {
     write_process_record();
     write_labels_record();
-    lp_maps_write(&session.writer, time_ns, maps_text);
-    lp_threads_write_names(&session.writer, time_ns);
+    session.has_first_maps = 0;
+    if (with_maps)
+        write_first_maps(time_ns);
 }
 
 /* PROF_LABELS: every file of the run says them, right after its PROCESS record. */
@@ -432,6 +452,7 @@ static int duration_is_over(void)
 }
 
 static int candidate_path(int is_child, unsigned k, char *path, size_t cap);
+static uint64_t start_real_ns_for(const char *path);
 static void keep_file(const char *path);
 static void serve_toggles(void);
 
@@ -464,7 +485,7 @@ static void cut_profile(uint64_t now)
     int rc = -EBUSY;
     for (unsigned k = 0; k < LP_PATH_TRIES && rc == -EBUSY; k++)
         if ((rc = candidate_path(0, k, path, sizeof(path))) == 0)
-            rc = lp_writer_reopen(w, path, process_start_real_ns());
+            rc = lp_writer_reopen(w, path, start_real_ns_for(path));
     if (rc != 0) {
         /* The old file goes on; its END is then not its last record. */
         session.is_cut_failed = 1;
@@ -473,7 +494,7 @@ static void cut_profile(uint64_t now)
         return;
     }
     keep_file(path);
-    write_preamble(now, NULL);
+    write_preamble(now, 1);
     lp_writer_flush(w);
 }
 
@@ -496,6 +517,8 @@ static int on_writer_period(void)
     if (sampling)
         lp_timers_check();
     uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
+    if (!session.has_first_maps && session.writer.n_samples > 0)
+        write_first_maps(now);
     if (session.cfg.interval_ns != 0 && !session.is_cut_failed &&
         now - session.file_start_ns >= session.cfg.interval_ns)
         cut_profile(now);
@@ -660,7 +683,6 @@ static void atfork_parent(void)
  * its own file. */
 static void atfork_child(void)
 {
-    lp_objects_fork_child();
     lp_maps_fork_child();
     lp_writer_fork_child(&session.writer);
     lp_log_fork_child();
@@ -681,6 +703,18 @@ static void atfork_child(void)
     atomic_store(&session.app_threads, 1);
     smp_self.tid = 0;
 
+    int idle = LP_IDLE;
+    if (atomic_compare_exchange_strong(&session.state, &idle, LP_DONE)) {
+        /* An idle parent's child is idle in turn, in a file of its own at its end. */
+        if (!session.cfg.follow)
+            return;
+        session.pid = getpid();
+        session.start_ns = cmn_clock_ns(CLOCK_MONOTONIC);
+        session.start_cpu_ns = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+        session.is_idle_child = 1;
+        atomic_store(&session.state, LP_IDLE);
+        return;
+    }
     int live = LP_LIVE;
     if (!atomic_compare_exchange_strong(&session.state, &live, LP_DONE))
         return;
@@ -693,7 +727,10 @@ static void atfork_child(void)
     session.start_cpu_ns = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID);
     for (unsigned i = 0; i < PROF_STAT_N; i++)
         atomic_store_explicit(&smp_sampler.counters[i], 0, memory_order_relaxed);
-    if (start_session(START_CHILD, was_sampling) != 0) {
+    session.is_in_fork = 1;
+    int rc = start_session(START_CHILD, was_sampling);
+    session.is_in_fork = 0;
+    if (rc != 0) {
         lp_writer_close(&session.writer);
         atomic_store(&session.state, LP_DONE);
     }
@@ -749,6 +786,15 @@ static void make_out_tmpl(void)
              session.cfg.output);
 }
 
+/* process_start_real_ns() when a file with contents is at path, which the claim then looks
+ * through for an earlier image's samples (libprof/writer.h); 0 when there is none, the
+ * usual case: /proc/self/stat is not read for nothing. */
+static uint64_t start_real_ns_for(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0 && st.st_size > 0 ? process_start_real_ns() : 0;
+}
+
 /* Opens the profile at the first name no other process owns (libprof/writer.h). */
 static int open_profile(int is_child)
 {
@@ -758,7 +804,6 @@ static int open_profile(int is_child)
     session.file_start_real_ns = cmn_clock_ns(CLOCK_REALTIME);
     session.file_cpu_ns = session.start_cpu_ns;
     memset(session.stats_base, 0, sizeof(session.stats_base));
-    uint64_t started = process_start_real_ns();
     char path[PATH_MAX];
     int rc = -EBUSY;
     for (unsigned k = 0; k < LP_PATH_TRIES && rc == -EBUSY; k++) {
@@ -769,7 +814,7 @@ static int open_profile(int is_child)
                    rc == -EINVAL ? "unknown %-sequence" : "too long");
             return rc;
         }
-        rc = lp_writer_open(&session.writer, path, started);
+        rc = lp_writer_open(&session.writer, path, start_real_ns_for(path));
     }
     if (rc != 0)
         lp_log("cannot create %s: %s; profiling disabled", path,
@@ -836,9 +881,8 @@ static int start_session_steps(enum start_mode mode, int sample_now)
     }
     /* The stepper is ready before the handler exists (libprof/unwind.h). */
     unsigned unwinder = session.cfg.unwinder;
-    char *maps_text = NULL; /* the code map's, for the first mapping records */
     if (lp_unwind_init(unwinder == PROF_UNWIND_CHECK ? PROF_UNWIND_LIBUNWIND : unwinder,
-                       &maps_text) != 0) {
+                       NULL) != 0) {
         lp_note("PROF_UNWIND=%s: libunwind is not available (libprof built without it, or "
                 "libunwind.so.8 not installed); using unwind tables",
                 unwinder == PROF_UNWIND_CHECK ? "check" : "libunwind");
@@ -847,16 +891,13 @@ static int start_session_steps(enum start_mode mode, int sample_now)
         lp_unwind_use_as_oracle();
         smp_sampler.check_unwind = 1;
     }
-    if ((rc = open_profile(is_child)) != 0) {
-        free(maps_text);
+    if ((rc = open_profile(is_child)) != 0)
         return rc;
-    }
     session.owner_tid = (pid_t)syscall(SYS_gettid);
     lp_log_set_note_sink(record_note); /* the notes that waited, after the preamble */
     find_kernel_ends(&session.kernel_ends);
     start_wall();
-    write_preamble(session.start_ns, maps_text);
-    free(maps_text);
+    write_preamble(session.start_ns, 0);
     lp_writer_flush(&session.writer);
 
     map_defer_pool();
@@ -898,14 +939,26 @@ static int start_session_steps(enum start_mode mode, int sample_now)
     session.writer.rewalk = rewalk_deferred;
     session.writer.unblock_signo = session.cfg.snap_signo;
     session.writer_securebits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
+    /* A process of one thread (glibc knows of no other; a fork child, in its fork, has one:
+     * glibc does not say so there) arms this
+     * thread's timer alone, without listing /proc/self/task (ITIMER_PROF is the
+     * process's). */
+    int alone = (session.is_in_fork || __libc_single_threaded) &&
+                session.timer.source != PROF_TIMER_ITIMER;
     if ((rc = lp_writer_start(&session.writer, &session.ring)) != 0) {
         lp_log("cannot start: %s; profiling disabled", strerror(-rc));
         return rc;
     }
     lp_wall_set_writer(session.writer.tid);
     atomic_store(&session.state, LP_LIVE);
-    if (sample_now)
+    if (sample_now && alone) {
+        atomic_fetch_add(&smp_sampler.epoch, 1);
+        atomic_store(&smp_sampler.active, 1);
+        if (lp_timers_arm_self() != 0)
+            lp_log("cannot arm the profiling timer");
+    } else if (sample_now) {
         lp_session_set_active(1);
+    }
     return 0;
 }
 
@@ -914,6 +967,102 @@ static int start_session(enum start_mode mode, int sample_now)
     int rc = start_session_steps(mode, sample_now);
     lp_timers_drop_spare(); /* the timer trial's counters, when arming did not take them */
     return rc;
+}
+
+#define LP_IDLE_FILE_BYTES 8192u /* an idle profile: header, PROCESS, LABELS, STATS, END */
+
+/* The timer source an idle profile names: the one PROF_TIMER asks for, auto's first
+ * choice for auto (nothing was tried). */
+static unsigned idle_timer_source(void)
+{
+    unsigned u = session.cfg.unwinder;
+    if (session.cfg.timer != LP_TIMER_AUTO)
+        return session.cfg.timer;
+    return u == PROF_UNWIND_LIBUNWIND || u == PROF_UNWIND_CHECK ? PROF_TIMER_PERF
+                                                                : PROF_TIMER_RING;
+}
+
+/* The profile of a session that never started (LP_IDLE): its file header, PROCESS, LABELS,
+ * STATS and END, claimed and written at once by the thread that ends the process or execs.
+ * Async-signal-safe, since _exit() may come from a handler: static buffers and system
+ * calls only (the output template was expanded once at start, so a bad one was said then);
+ * one caller at a time (the state's compare-and-swap). A file that cannot be made is left
+ * unsaid: nothing may be written on the program's stderr from here. */
+static void write_idle_profile(void)
+{
+    static unsigned char rec[LP_IDLE_FILE_BYTES];
+    static char exe[PATH_MAX], path[PATH_MAX];
+    struct prof_rec_process p = {
+        .start_mono_ns = session.start_ns,
+        .requested_hz = session.cfg.freq_hz,
+        .timer_source = (uint16_t)idle_timer_source(),
+        .unwinder = (uint16_t)session.cfg.unwinder,
+        .max_depth = (uint16_t)session.cfg.max_depth,
+        .mode = (uint16_t)session.cfg.mode,
+    };
+    size_t n = cmn_record_file_header(rec, sizeof(rec));
+    size_t need = lp_process_describe(&p, exe);
+    if (need <= sizeof(rec) - n)
+        n += cmn_record_process(rec + n, need, &p, exe);
+    need = cmn_record_labels_size(session.cfg.labels_bytes);
+    if (session.cfg.n_labels > 0 && need <= sizeof(rec) - n)
+        n += cmn_record_labels(rec + n, need, session.cfg.n_labels, session.cfg.labels,
+                               session.cfg.labels_bytes);
+    uint64_t c[PROF_STAT_N] = {0};
+    c[PROF_STAT_DURATION_NS] = cmn_clock_ns(CLOCK_MONOTONIC) - session.start_ns;
+    c[PROF_STAT_CPU_NS] = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.start_cpu_ns;
+    n += cmn_record_stats(rec + n, sizeof(rec) - n, c, PROF_STAT_N);
+    n += cmn_record_end(rec + n, sizeof(rec) - n);
+    int rc = -EBUSY;
+    for (unsigned k = 0; k < LP_PATH_TRIES && rc == -EBUSY; k++)
+        if ((rc = candidate_path(session.is_idle_child, k, path, sizeof(path))) == 0)
+            rc = lp_writer_write_file_sigsafe(path, rec, n);
+}
+
+/* The session of a process that started idle, on its first prof_start() (sampling on) or
+ * prof_snapshot() (off): started on the calling thread, an application thread outside any
+ * handler. 0, or -errno (the session is then done, as a failed start at load is). A call
+ * that meets another thread starting it waits for that start (bounded). */
+static int start_from_idle(int sample_now)
+{
+    int idle = LP_IDLE;
+    if (!atomic_compare_exchange_strong(&session.state, &idle, LP_OFF)) {
+        for (unsigned i = 0; i < LP_QUIESCE_MS * 10 && atomic_load(&session.state) == LP_OFF;
+             i++) {
+            struct timespec ts = {0, 100000};
+            nanosleep(&ts, NULL);
+        }
+        return lp_session_live() ? 0 : -ESRCH;
+    }
+    int rc = start_session(session.is_idle_child ? START_CHILD : START_FIRST, sample_now);
+    if (rc != 0) {
+        lp_writer_close(&session.writer);
+        atomic_store(&session.state, LP_DONE);
+    }
+    return rc;
+}
+
+/* PROF_START=0: the process loads idle. Only what a thread started now needs for later
+ * samples is done (the handlers' stacks, this thread's stack bounds), and the output
+ * template is tried; the rest waits for start_from_idle(). 0, or -errno (a bad template,
+ * said on stderr as at any start). */
+static int load_idle(void)
+{
+    char path[PATH_MAX];
+    make_out_tmpl();
+    session.file_start_real_ns = cmn_clock_ns(CLOCK_REALTIME);
+    int rc = candidate_path(0, 0, path, sizeof(path));
+    if (rc != 0) {
+        lp_log("PROF_OUTPUT='%.200s' is not a usable path template (%s); profiling disabled",
+               session.cfg.output, rc == -EINVAL ? "unknown %-sequence" : "too long");
+        return rc;
+    }
+    if (lp_sigstacks_init() != 0)
+        lp_note("cannot map the spare stack for libprof's handler: threads that libprof did "
+                "not start are not sampled");
+    lp_thread_enter();
+    atomic_store(&session.state, LP_IDLE);
+    return 0;
 }
 
 __attribute__((constructor)) static void lp_constructor(void)
@@ -946,6 +1095,12 @@ __attribute__((constructor)) static void lp_constructor(void)
     if (session.cfg.follow && !is_secure)
         lp_env_fix_output(environ, session.start_cwd);
     pthread_atfork(atfork_prepare, atfork_parent, atfork_child);
+    /* Idle, unless a toggle signal may start it: its handler wakes the writer thread. */
+    if (!session.cfg.start && session.cfg.toggle_signo == 0) {
+        if (load_idle() != 0)
+            atomic_store(&session.state, LP_DONE);
+        return;
+    }
     if (start_session(START_FIRST, session.cfg.start) != 0) {
         lp_writer_close(&session.writer);
         atomic_store(&session.state, LP_DONE);
@@ -1129,6 +1284,8 @@ int lp_session_live(void)
 
 int lp_session_set_active(int on)
 {
+    if (atomic_load(&session.state) == LP_IDLE && getpid() == session.pid)
+        return on ? start_from_idle(1) : 0;
     if (!lp_session_live())
         return -ESRCH;
     int rc = 0;
@@ -1185,6 +1342,8 @@ int lp_session_thread_signo(void)
 
 int lp_session_flush(void)
 {
+    if (atomic_load(&session.state) == LP_IDLE)
+        return 0; /* nothing taken, nothing to write */
     if (!lp_session_live())
         return -ESRCH;
     return lp_writer_sync(&session.writer, 1000);
@@ -1204,17 +1363,24 @@ static void wait_for_finisher(void)
 
 void lp_session_finish(void)
 {
-    int live = LP_LIVE;
+    int live = LP_LIVE, idle = LP_IDLE;
     if (getpid() != session.pid)
         return;
+    if (atomic_compare_exchange_strong(&session.state, &idle, LP_DONE)) {
+        write_idle_profile();
+        return;
+    }
     if (!atomic_compare_exchange_strong(&session.state, &live, LP_FINISHING)) {
         if (live == LP_FINISHING)
             wait_for_finisher();
         return;
     }
     stop_sampling();
-    session.owner_tid = (pid_t)syscall(SYS_gettid); /* the buffer's, once the writer stops */
-    if (lp_writer_stop(&session.writer, LP_QUIESCE_MS) != 0) {
+    session.owner_tid = (pid_t)syscall(SYS_gettid); /* the buffer's, once taken */
+    /* The writer thread is not woken, let alone joined (a wake-up and a join cost more
+     * than a short process's whole profile): this thread takes its buffer once it is
+     * parked, and the thread ends with the process, or when it next wakes. */
+    if (lp_writer_take(&session.writer, LP_QUIESCE_MS) != 0) {
         /* The writer thread is stuck: its buffer is left alone, the file ends here. */
         end_without_writer();
         atomic_store(&session.state, LP_DONE);
@@ -1227,6 +1393,12 @@ void lp_session_finish(void)
 void lp_session_before_quick_exit(void)
 {
     /* A vfork child runs in our memory with a pid of its own: it must leave all as it is. */
+    int idle = LP_IDLE;
+    if ((pid_t)syscall(SYS_getpid) == session.pid &&
+        atomic_compare_exchange_strong(&session.state, &idle, LP_DONE)) {
+        write_idle_profile();
+        return;
+    }
     if ((pid_t)syscall(SYS_getpid) != session.pid || atomic_load(&session.state) != LP_LIVE ||
         !__atomic_load_n(&session.writer.running, __ATOMIC_RELAXED) ||
         (pid_t)syscall(SYS_gettid) == session.writer.tid)
@@ -1248,6 +1420,7 @@ void lp_session_before_quick_exit(void)
 void lp_session_before_exec(void)
 {
     session.was_live_at_exec = lp_session_live();
+    session.was_idle_at_exec = atomic_load(&session.state) == LP_IDLE && getpid() == session.pid;
     lp_session_finish();
     /* A signal of ours left pending and blocked on this thread would survive the exec and
      * meet the new program's default action (terminate) when it unblocks the signal. */
@@ -1311,6 +1484,13 @@ void lp_session_after_failed_exec(void)
      * samples, so it is taken). Python's test suite execs bad paths on purpose; a launcher
      * tries one interpreter after another. */
     int done = LP_DONE;
+    if (session.was_idle_at_exec && getpid() == session.pid &&
+        atomic_compare_exchange_strong(&session.state, &done, LP_IDLE)) {
+        /* Idle again: the file written for the exec holds no sample, so the same name is
+         * written again at the end. */
+        session.was_idle_at_exec = 0;
+        return;
+    }
     if (getpid() != session.pid || !session.cfg.enabled || !session.was_live_at_exec ||
         !atomic_compare_exchange_strong(&session.state, &done, LP_OFF))
         return;
@@ -1361,6 +1541,8 @@ __attribute__((destructor)) static void lp_destructor(void)
 
 int lp_session_snapshot(int fd)
 {
+    if (atomic_load(&session.state) == LP_IDLE && getpid() == session.pid)
+        start_from_idle(0);
     if (!lp_session_live())
         return -ESRCH;
     return lp_snapshot_write(fd, session.writer.tid, NULL);

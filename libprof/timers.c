@@ -66,6 +66,8 @@ struct entry {
 
 #define ENTRY_NONE {.fd = -1, .timer = -1, .kring = {.fd = -1}}
 
+enum { RING_UNTRIED, RING_OK, RING_NONE };
+
 static struct {
     pthread_mutex_t mu;
     struct lp_timer_choice choice;
@@ -89,6 +91,9 @@ static struct {
      * start pays for one counter pair, not two). fd and kring.fd -1: none. */
     struct entry spare;
     int ring_kernel;    /* ring source: its counters sample kernel time too */
+    int ring_state;     /* ring source: RING_UNTRIED until the first thread's counter is
+                         * due (lp_timers_choose() makes no trial), then RING_OK, or
+                         * RING_NONE when the kernel gives no ring counter here */
     int ring_noted;     /* a thread's ring counter could not be mapped: said once */
     int cut_noted;      /* a thread moved to the signal for its deep stack: said once */
     unsigned ripe_seen; /* smp_sampler.n_ripe when the ripe timers were last looked at */
@@ -236,29 +241,27 @@ static struct smp_perf_ring_spec ring_spec(pid_t tid, unsigned hz, unsigned even
     return spec;
 }
 
-/* PROF_TIMER=ring: a counter that samples the thread's user and kernel time where
- * permitted, its user time alone otherwise; 0 or -errno. */
-static int choose_ring(const struct lp_config *cfg, struct lp_timer_choice *out, int *kernel)
+/* The period and interval of a perf_event counter of `event` at hz: the clocks count
+ * nanoseconds; hardware events run in the kernel's frequency mode, which sets their
+ * periods itself (0). */
+static void counter_periods(unsigned event, unsigned hz, struct lp_timer_choice *out)
 {
-    struct smp_perf_ring_spec spec = ring_spec(self_tid(), cfg->freq_hz, cfg->event, 1);
-    int rc = smp_timer_perf_try_ring(&spec);
-    *kernel = rc == 0;
-    if (rc == -EACCES || rc == -EPERM) {
-        spec.kernel = 0;
-        rc = smp_timer_perf_try_ring(&spec);
+    out->period_ns = out->interval_ns = 0;
+    if (event == SMP_PERF_TASK_CLOCK || event == SMP_PERF_CPU_CLOCK) {
+        out->period_ns = 1000000000ull / hz;
+        out->interval_ns = out->period_ns;
     }
-    if (rc != 0 && cfg->event != SMP_PERF_TASK_CLOCK)
-        return rc; /* the perf source's choice says why */
-    if (rc != 0)
-        return rc;
+}
+
+/* PROF_TIMER=ring (and auto), chosen without a trial: a thread starts on a CPU-time timer
+ * anyway, and the first one to run a period tries the counter (settle_ring_locked()), so
+ * that a process that ends before its first sample opens no counter at all. */
+static void choose_ring(const struct lp_config *cfg, struct lp_timer_choice *out)
+{
     out->source = PROF_TIMER_RING;
     out->event = cfg->event;
     out->effective_hz = cfg->freq_hz;
-    if (cfg->event == SMP_PERF_TASK_CLOCK || cfg->event == SMP_PERF_CPU_CLOCK) {
-        out->period_ns = 1000000000ull / cfg->freq_hz;
-        out->interval_ns = out->period_ns;
-    }
-    return 0;
+    counter_periods(cfg->event, cfg->freq_hz, out);
 }
 
 static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_choice *out,
@@ -286,15 +289,23 @@ static int choose_perf(const struct lp_config *cfg, int signo, struct lp_timer_c
     return 0;
 }
 
-/* The notes a choice leaves in the profile (the same in a fork child, which inherits it). */
+/* The note that PROF_EVENT was not available, err the kernel's answer. */
+static void note_event(unsigned event, int err)
+{
+    lp_note("PROF_EVENT=%s is not available here (%s%s); using task-clock", event_name(event),
+            strerror(-err),
+            err == -ENOENT || err == -EOPNOTSUPP ? ": no hardware counters" : "");
+}
+
+/* The notes a choice leaves in the profile (the same in a fork child, which inherits it).
+ * tick: the scheduler's rate, 0 when not known yet (it is read here when a note needs it). */
 static void note_choice(const struct lp_config *cfg, const struct lp_timer_choice *out,
                         unsigned tick, int event_err, int perf_err, int ksample)
 {
+    if (tick == 0 && (out->source == PROF_TIMER_THREAD || out->source == PROF_TIMER_ITIMER))
+        tick = lp_timers_tick_hz();
     if (event_err != 0)
-        lp_note("PROF_EVENT=%s is not available here (%s%s); using task-clock",
-                event_name(cfg->event), strerror(-event_err),
-                event_err == -ENOENT || event_err == -EOPNOTSUPP ? ": no hardware counters"
-                                                                 : "");
+        note_event(cfg->event, event_err);
     if (cfg->timer == PROF_TIMER_ITIMER && cfg->signo && cfg->signo != SIGPROF)
         lp_note("PROF_SIGNAL is ignored by PROF_TIMER=itimer, which always sends SIGPROF");
     if (perf_err != 0 && cfg->timer == PROF_TIMER_PERF)
@@ -327,20 +338,23 @@ int lp_timers_choose_inherited(const struct lp_config *cfg, struct lp_timer_choi
     if (same)
         *out = reg.choice;
     int event_err = reg.event_err, perf_err = reg.perf_err;
-    int ksample = reg.choice.source == PROF_TIMER_RING ? reg.ring_kernel : reg.ksample;
+    /* A ring source not tried yet has said nothing of the kernel's permissions. */
+    int ksample = reg.choice.source != PROF_TIMER_RING ? reg.ksample
+                  : reg.ring_state == RING_OK         ? reg.ring_kernel
+                                                      : 1;
     pthread_mutex_unlock(&reg.mu);
     if (!same)
         return lp_timers_choose(cfg, out);
-    note_choice(cfg, out, lp_timers_tick_hz(), event_err, perf_err, ksample);
+    note_choice(cfg, out, 0, event_err, perf_err, ksample);
     return 0;
 }
 
 int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
 {
     memset(out, 0, sizeof(*out));
-    unsigned tick = lp_timers_tick_hz();
+    unsigned tick = 0; /* the scheduler's rate: the CPU-time timers' limit, read for them */
     int rt_signo = cfg->signo ? cfg->signo : SIGRTMAX - LP_DEFAULT_RT_OFFSET;
-    int rc = -EINVAL, perf_err = 0, event_err = 0, ring_kernel = 0;
+    int rc = -EINVAL, perf_err = 0, event_err = 0;
     struct entry kept = ENTRY_NONE;
     kept.tid = self_tid();
 
@@ -354,10 +368,11 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
          * check): auto takes the perf source there. */
         int handler_walks = cfg->unwinder == PROF_UNWIND_LIBUNWIND ||
                             cfg->unwinder == PROF_UNWIND_CHECK;
-        if (cfg->timer == PROF_TIMER_RING || (cfg->timer == LP_TIMER_AUTO && !handler_walks))
-            rc = choose_ring(cfg, out, &ring_kernel);
-        if (rc != 0 && (cfg->timer == LP_TIMER_AUTO || cfg->timer == PROF_TIMER_PERF ||
-                        cfg->timer == PROF_TIMER_RING))
+        if (cfg->timer == PROF_TIMER_RING || (cfg->timer == LP_TIMER_AUTO && !handler_walks)) {
+            choose_ring(cfg, out);
+            rc = 0;
+        }
+        if (rc != 0 && (cfg->timer == LP_TIMER_AUTO || cfg->timer == PROF_TIMER_PERF))
             perf_err = rc = choose_perf(cfg, rt_signo, out, &event_err, &kept);
         if (rc != 0) {
             rc = try_thread_timer(rt_signo);
@@ -368,6 +383,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     if (rc != 0)
         return rc;
     if (out->source == PROF_TIMER_THREAD || out->source == PROF_TIMER_ITIMER) {
+        tick = lp_timers_tick_hz();
         /* A sample weighs the CPU time since the last one, so that the intervals drawn
          * around the mean (and rounded up to ticks by the kernel) keep the time exact.
          * These timers expire on ticks: a mean under two ticks is drawn from none but the
@@ -381,12 +397,13 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     size_t budget = 128;
     if (getrlimit(RLIMIT_NOFILE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY)
         budget = lim.rlim_cur / 8;
-    unsigned frames = max_stack(cfg);
-    int ksample = out->source == PROF_TIMER_RING
-                      ? ring_kernel
-                      : out->source == PROF_TIMER_PERF && out->period_ns != 0 &&
-                            try_kernel_counter(kernel_hz(cfg->freq_hz), frames, &kept.kring) == 0;
-    note_choice(cfg, out, tick, event_err, perf_err, ksample);
+    /* The ring source's records carry no call chain of the kernel's: its limit is not read. */
+    unsigned frames = out->source == PROF_TIMER_PERF ? max_stack(cfg) : cfg->max_depth;
+    int ksample = out->source == PROF_TIMER_PERF && out->period_ns != 0 &&
+                  try_kernel_counter(kernel_hz(cfg->freq_hz), frames, &kept.kring) == 0;
+    /* The ring source's notes come with its trial (settle_ring_locked()). */
+    if (out->source != PROF_TIMER_RING)
+        note_choice(cfg, out, tick, event_err, perf_err, ksample);
     pthread_mutex_lock(&reg.mu);
     drop_spare_locked();
     reg.spare = kept; /* counters only when the perf source was chosen */
@@ -395,7 +412,8 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
     reg.chosen = 1;
     reg.perf_budget = budget;
     reg.ksample = out->source == PROF_TIMER_PERF && ksample;
-    reg.ring_kernel = out->source == PROF_TIMER_RING && ksample;
+    reg.ring_kernel = 0;
+    reg.ring_state = RING_UNTRIED;
     reg.max_stack = frames;
     reg.khz = kernel_hz(cfg->freq_hz);
     reg.perf_err = perf_err;
@@ -416,11 +434,92 @@ static struct entry *find(pid_t tid)
     return NULL;
 }
 
-/* The ring source's counter for thread tid into e; 0 or -errno. A ring the locked-memory
- * limit refuses (an unprivileged user's perf_event_mlock_kb and RLIMIT_MEMLOCK) is said
- * once; the thread gets the perf source's signal instead. With reg.mu held. */
+/* The session goes on with the thread source: its choice and the handlers' view of it
+ * (smp_sampler.source, period_ns and interval_ns, which handlers may be reading: each is
+ * one aligned word, and a ring source's signals and a thread source's are told apart
+ * alike). The threads keep the CPU-time timers they started on. With reg.mu held. */
+static void switch_to_thread_locked(int err)
+{
+    unsigned tick = lp_timers_tick_hz();
+    reg.choice.source = PROF_TIMER_THREAD;
+    reg.choice.period_ns = 1000000000ull / reg.hz;
+    reg.choice.interval_ns = tick != 0 && reg.hz * 2 > tick ? 0 : reg.choice.period_ns;
+    reg.choice.effective_hz = tick && reg.hz > tick ? tick : reg.hz;
+    smp_sampler.period_ns = reg.choice.period_ns;
+    smp_sampler.interval_ns = reg.choice.interval_ns;
+    smp_sampler.source = PROF_TIMER_THREAD;
+    lp_note("the ring source is not available here (perf_event_open: %s; see "
+            "/proc/sys/kernel/perf_event_paranoid); threads are sampled by their CPU-time "
+            "timers (PROF_TIMER=thread)%s", strerror(-err),
+            tick && reg.hz > tick ? ", at most one sample a scheduler tick, each weighted by "
+                                    "the periods it stands for"
+                                  : "");
+}
+
+/* A trial ring counter of spec on this thread, with kernel time (*kernel 1) or, where
+ * that is not permitted, without (*kernel 0); 0 or -errno. */
+static int try_ring(struct smp_perf_ring_spec *spec, int *kernel)
+{
+    spec->kernel = 1;
+    int rc = smp_timer_perf_try_ring(spec);
+    *kernel = rc == 0;
+    if (rc == -EACCES || rc == -EPERM) {
+        spec->kernel = 0;
+        rc = smp_timer_perf_try_ring(spec);
+    }
+    return rc;
+}
+
+/* The ring source's trial (lp_timers_choose() makes none), once, when the first thread's
+ * counter is due: whether the kernel gives this process a counter that records its
+ * registers and stack, with its kernel time or its user time alone, of PROF_EVENT or else
+ * of task-clock (a note says so). Without any, the session goes on with the thread source.
+ * 0 when rings can be had; -ENODEV when not. With reg.mu held. */
+static int settle_ring_locked(void)
+{
+    if (reg.ring_state != RING_UNTRIED)
+        return reg.ring_state == RING_OK ? 0 : -ENODEV;
+    unsigned event = reg.choice.event;
+    struct smp_perf_ring_spec spec = ring_spec(self_tid(), reg.hz, event, 1);
+    int kernel = 0;
+    int rc = try_ring(&spec, &kernel);
+    if (rc != 0 && event != SMP_PERF_TASK_CLOCK) {
+        spec.event = SMP_PERF_TASK_CLOCK;
+        int again = try_ring(&spec, &kernel);
+        if (again == 0) {
+            reg.event_err = rc;
+            note_event(event, rc);
+            reg.choice.event = SMP_PERF_TASK_CLOCK;
+            counter_periods(SMP_PERF_TASK_CLOCK, reg.hz, &reg.choice);
+            smp_sampler.period_ns = reg.choice.period_ns;
+            smp_sampler.interval_ns = reg.choice.interval_ns;
+        }
+        rc = again;
+    }
+    if (rc != 0) {
+        reg.ring_state = RING_NONE;
+        reg.perf_err = rc;
+        switch_to_thread_locked(rc);
+        return -ENODEV;
+    }
+    reg.ring_state = RING_OK;
+    reg.ring_kernel = kernel;
+    if (!kernel)
+        lp_note("the kernel does not permit sampling kernel time here (perf_event_paranoid): "
+                "the time threads spend in system calls is counted on their next sample "
+                "instead of the stack that made the call");
+    return 0;
+}
+
+/* The ring source's counter for thread tid into e; 0 or -errno (-ENODEV: no ring counter
+ * here at all). A ring the locked-memory limit refuses (an unprivileged user's
+ * perf_event_mlock_kb and RLIMIT_MEMLOCK) is said once; the thread gets the perf source's
+ * signal instead. With reg.mu held. */
 static int arm_ring_locked(pid_t tid, struct entry *e)
 {
+    int settled = settle_ring_locked();
+    if (settled != 0)
+        return settled;
     struct smp_perf_ring_spec spec = ring_spec(tid, reg.hz, reg.choice.event, reg.ring_kernel);
     int rc = smp_timer_perf_open_ring(tid, &spec, &e->kring);
     if (rc == 0) {
@@ -829,6 +928,13 @@ static void promote_ripe_locked(void)
     if (n_ripe == reg.ripe_seen)
         return;
     reg.ripe_seen = n_ripe;
+    if (settle_ring_locked() != 0) {
+        /* No ring counters here: every thread keeps its CPU-time timer (the thread
+         * source's, the session's now). */
+        for (size_t i = 0; i < reg.n; i++)
+            reg.entries[i].wants_ring = 0;
+        return;
+    }
     /* The timers go first, so that no time is sampled by both. */
     int any = 0;
     for (size_t i = 0; i < reg.n; i++) {

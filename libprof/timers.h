@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The timer source of the session: which one, on which signal, and the per-thread timers
- * of the `thread` and `perf` sources (a registry of tid -> timer or counter, so that all
- * can be disarmed at stop, at finish and after fork). The `itimer` source has one process
- * timer. Application threads only (constructor, thread start and exit, prof_start/stop,
- * fork child); never a signal handler. The registry has its own lock.
+ * of the `ring`, `perf` and `thread` sources (a registry of tid -> timer, counter or ring
+ * counter, so that all can be disarmed at stop, at finish and after fork). The `itimer`
+ * source has one process timer. A `ring` thread starts on a CPU-time timer and gets its
+ * counter from the writer thread once that fired (lp_timers_tend()). Application threads
+ * (constructor, thread start and exit, prof_start/stop, fork child) and the writer thread;
+ * never a signal handler. The registry has its own lock.
  */
 #ifndef PROF_LIBPROF_TIMERS_H
 #define PROF_LIBPROF_TIMERS_H
@@ -28,8 +30,9 @@ struct lp_timer_choice {
                             * fixed by the source (hardware events) */
 };
 
-/* Not async-signal-safe. Picks the source for cfg (auto: perf where perf_event_open is
- * permitted, else per-thread CPU timers), checks that it works on this thread, and records
+/* Not async-signal-safe. Picks the source for cfg (auto: ring where perf_event_open is
+ * permitted, perf with an unwinder that walks in the handler, else per-thread CPU timers),
+ * checks that it works on this thread, and records
  * the choice for the functions below. Problems (a source or event not available here, a
  * rate the source cannot reach) are logged once each. 0 or -errno (nothing works). */
 int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out);

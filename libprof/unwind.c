@@ -145,7 +145,8 @@ void lp_unwind_code_range(uintptr_t pc, uintptr_t *lo, uintptr_t *hi)
 static void load_code_map(char **keep)
 {
     map_read_ns = cmn_clock_ns(CLOCK_MONOTONIC);
-    char *text = lp_fd_slurp("/proc/self/maps", NULL);
+    char maps_path[64];
+    char *text = lp_fd_slurp(lp_fd_self_path("maps", maps_path, sizeof(maps_path)), NULL);
     if (!text)
         return;
     if (keep)

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -120,8 +121,26 @@ static int claim_stat(const char *path, uint64_t process_start_real_ns, struct s
     return fd;
 }
 
+/* The thread of a session that ended with its buffer taken (lp_writer_take()), parked
+ * until it wakes: made to wake, and joined, before a writer is opened or started again (an
+ * exec that failed starts the session again): it must never find its lp_writer in a new
+ * session's state. Kept here, not in the lp_writer, which lp_writer_open() takes
+ * uninitialized. One session's writer at a time. */
+static pthread_t taken_thread;
+static int is_taken_unjoined;
+
+static void join_taken(void)
+{
+    if (!is_taken_unjoined)
+        return;
+    smp_writer_wake_up();
+    pthread_join(taken_thread, NULL);
+    is_taken_unjoined = 0;
+}
+
 int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start_real_ns)
 {
+    join_taken();
     memset(w, 0, sizeof(*w));
     w->fd = -1;
     if (strlen(path) >= sizeof(w->path))
@@ -404,10 +423,12 @@ static int serve_call(struct lp_writer *w)
     void *arg = w->call_arg;
     w->call_fn = NULL;
     w->call_busy = 1;
+    w->busy = 1;
     pthread_mutex_unlock(&w->mu);
     fn(arg);
     pthread_mutex_lock(&w->mu);
     w->call_busy = 0;
+    w->busy = 0;
     w->calls_done++;
     pthread_cond_broadcast(&w->cv);
     return 1;
@@ -424,6 +445,9 @@ static void *writer_main(void *arg)
         sigaddset(&one, w->unblock_signo);
         lp_sigmask(SIG_UNBLOCK, &one, NULL);
     }
+    /* Its own name, by one system call (pthread_setname_np() from another thread goes
+     * through /proc). */
+    prctl(PR_SET_NAME, "libprof-writer", 0, 0, 0);
     pthread_mutex_lock(&w->mu);
     w->tid = (pid_t)syscall(SYS_gettid);
     pthread_cond_broadcast(&w->cv);
@@ -447,6 +471,8 @@ static void *writer_main(void *arg)
             stop = w->stop;
             req = w->flush_req;
         }
+        if (w->taken)
+            break; /* the buffer is another thread's now (lp_writer_take()) */
         int called = serve_call(w);
         seen = atomic_load(&smp_writer_wake);
         /* A call alone (a set*id call's, one per request in a server that switches its
@@ -454,13 +480,15 @@ static void *writer_main(void *arg)
         if (called && !stop && req == w->flush_done &&
             cmn_clock_ns(CLOCK_MONOTONIC) < period_end)
             continue;
+        w->busy = 1;
         pthread_mutex_unlock(&w->mu);
         int chores = w->on_period ? w->on_period() : 0;
         int busy = chores & LP_WRITER_BUSY;
         if (chores & LP_WRITER_FINISH) {
             /* No application thread is left: the profile is finished from here, and this
              * thread, the process's last, ends it as glibc ends a process whose last
-             * thread exits (exit(0)). */
+             * thread exits (exit(0)). A thread that would take the buffer meanwhile waits
+             * (busy stays set): the profile is this thread's to end. */
             w->on_finish();
             return NULL;
         }
@@ -473,6 +501,8 @@ static void *writer_main(void *arg)
                                                                    : LP_WRITER_PERIOD_MS;
         period_end = cmn_clock_ns(CLOCK_MONOTONIC) + period_ms * 1000000ull;
         pthread_mutex_lock(&w->mu);
+        w->busy = 0;
+        pthread_cond_broadcast(&w->cv);
         if (req != w->flush_done) {
             w->flush_done = req;
             pthread_cond_broadcast(&w->cv);
@@ -488,8 +518,12 @@ int lp_writer_start(struct lp_writer *w, struct smp_ring *ring)
 {
     sigset_t all, old;
     sigfillset(&all);
+    join_taken();
     w->ring = ring;
     w->stop = 0;
+    w->busy = 0;
+    w->taken = 0;
+    w->tid = 0;
     /* The thread inherits this mask: every signal blocked for its whole life. */
     pthread_attr_t attr;
     pthread_attr_init(&attr);
@@ -502,7 +536,6 @@ int lp_writer_start(struct lp_writer *w, struct smp_ring *ring)
     pthread_attr_destroy(&attr);
     if (rc != 0)
         return -rc;
-    lp_libc.pthread_setname_np(w->thread, "libprof-writer");
     w->running = 1;
     /* Timers are armed per thread by tid: the writer's must be known so it gets none. */
     pthread_mutex_lock(&w->mu);
@@ -608,6 +641,41 @@ int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms)
     return 0;
 }
 
+int lp_writer_write_file_sigsafe(const char *path, const void *records, size_t len)
+{
+    struct stat st;
+    int fd = claim_stat(path, 0, &st);
+    if (fd < 0)
+        return fd;
+    int rc = lp_fd_write_all(fd, records, len);
+    lp_fd_close(fd);
+    return rc;
+}
+
+int lp_writer_take(struct lp_writer *w, unsigned timeout_ms)
+{
+    if (!w->running)
+        return 0;
+    struct timespec until;
+    deadline_in(&until, timeout_ms, CLOCK_MONOTONIC);
+    int rc = 0;
+    pthread_mutex_lock(&w->mu);
+    while (w->busy && rc == 0)
+        rc = pthread_cond_timedwait(&w->cv, &w->mu, &until);
+    if (!w->busy) {
+        w->taken = 1;
+        w->stop = 1;
+        rc = 0;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (rc != 0)
+        return -rc;
+    w->running = 0;
+    taken_thread = w->thread;
+    is_taken_unjoined = 1;
+    return 0;
+}
+
 void lp_writer_close(struct lp_writer *w)
 {
     if (w->buf)
@@ -662,6 +730,7 @@ void lp_writer_forget(struct lp_writer *w)
         lp_fd_close(w->fd);
     w->fd = -1;
     w->running = 0;
+    is_taken_unjoined = 0; /* the parent's thread: the child has none */
     w->tid = 0;
     w->len = 0;
     w->failed = 1;

@@ -78,10 +78,16 @@ struct lp_writer {
                             * signal), 0 = none; set before start */
     pthread_t thread;      /* the writer thread, when running */
     pid_t tid;             /* its kernel thread id, known once lp_writer_start() returns */
-    int running;           /* the thread was started and not joined; owner thread only */
-    pthread_mutex_t mu;    /* protects stop, the flush counts and the call, with cv */
+    int running;           /* the thread was started and serves the buffer (not stopped, its
+                            * buffer not taken); owner thread only */
+    pthread_mutex_t mu;    /* protects stop, busy, taken, the flush counts and the call,
+                            * with cv */
     pthread_cond_t cv;
     int stop;              /* asks the thread to exit */
+    int busy;              /* the thread works on the buffer or the file (its period's
+                            * chores, a call), outside mu */
+    int taken;             /* another thread took the buffer: the thread never touches it
+                            * again and ends when it next wakes */
     lp_writer_call_fn *call_fn; /* a call asked of the thread (lp_writer_call()), not yet
                             * taken; mu */
     void *call_arg;        /* its argument; mu */
@@ -155,8 +161,20 @@ uint64_t lp_writer_unwritten(const struct lp_writer *w, uint64_t taken);
 /* Stops and joins the writer thread (waiting at most timeout_ms; -ETIMEDOUT then, and the
  * caller must not touch the buffer). 0 when no thread runs. */
 int lp_writer_stop(struct lp_writer *w, unsigned timeout_ms);
+/* Takes the buffer from the writer thread without waking or joining it: waits (at most
+ * timeout_ms) while the thread works on the buffer, then the caller owns it and the thread,
+ * parked, never touches it again: it ends when it next wakes, or with the process (an
+ * exit, an exec). 0 when no thread runs; -ETIMEDOUT when the thread stayed busy (the
+ * caller must not touch the buffer). Application thread, not a handler. */
+int lp_writer_take(struct lp_writer *w, unsigned timeout_ms);
 /* Flushes and closes the file and frees the buffer. Accepts a writer never opened. */
 void lp_writer_close(struct lp_writer *w);
+/* Async-signal-safe (system calls only): claims path as lp_writer_open() does (without the
+ * look for an earlier image's samples: a whole file of another image keeps its name only
+ * while its process holds it) and writes len bytes of records to it, a whole profile (its
+ * file header first), then closes it: the profile of a session that never started, written
+ * by the thread that ends the process. 0, -EBUSY when path is taken, or -errno. */
+int lp_writer_write_file_sigsafe(const char *path, const void *records, size_t len);
 /* pthread_atfork() handlers (libprof/session.c calls them from its own): the post
  * queue's lock is held across the fork. */
 void lp_writer_fork_prepare(struct lp_writer *w);

@@ -24,7 +24,7 @@ PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config
       libc6-dbg golang-go libdebuginfod-dev liblzma-dev debuginfod elfutils xz-utils sqlite3
       clang libclang-rt-dev lld rustc openjdk-17-jdk-headless"
 if [ "${1:-}" = bench ]; then
-    PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf gdb"
+    PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf gdb strace"
 fi
 if [ "${1:-}" = browser ]; then
     # node and npm may come from elsewhere than Debian's packages: asked for when missing.
