@@ -48,6 +48,7 @@ void rep_agg_fini(struct rep_agg *a)
     free(a->labels);
     rep_lsets_fini(&a->lsets);
     free(a->label_scratch);
+    free(a->timeline);
     memset(a, 0, sizeof(*a));
 }
 
@@ -102,6 +103,7 @@ int rep_agg_add_labeled(struct rep_agg *a, const uint32_t *ids, size_t n, uint64
     a->n_samples++;
     a->total_weight += weight;
     a->off_weight += off_weight;
+    a->last_stack = UINT32_MAX;
     if (n == 0) {
         a->n_empty++;
         return CMN_OK;
@@ -112,6 +114,7 @@ int rep_agg_add_labeled(struct rep_agg *a, const uint32_t *ids, size_t n, uint64
     if (i != CMN_HASHTAB_NONE) {
         a->stacks[i].weight += weight;
         a->stacks[i].off_weight += off_weight;
+        a->last_stack = i;
         return CMN_OK;
     }
     if (reserve(a, n) != CMN_OK) {
@@ -128,6 +131,7 @@ int rep_agg_add_labeled(struct rep_agg *a, const uint32_t *ids, size_t n, uint64
                                                 .hash = hash,
                                                 .labels = labels};
     cmn_hashtab_insert(&a->table, hash, (uint32_t)a->n_stacks);
+    a->last_stack = (uint32_t)a->n_stacks;
     a->n_ids += n;
     a->n_stacks++;
     return CMN_OK;
@@ -415,6 +419,21 @@ static int symbolize(struct rep_agg *a, struct rep_sym *sym, const struct rep_pr
     return CMN_OK;
 }
 
+/* Appends the last sample added (time time_ns, weight) to the timeline. */
+static int note_tick(struct rep_agg *a, const struct rep_profile *p, uint64_t time_ns,
+                     uint64_t weight)
+{
+    if (a->last_stack == UINT32_MAX)
+        return CMN_OK;
+    if (!CMN_GROW(a->timeline, a->cap_timeline, a->n_timeline + 1, 1024))
+        return CMN_E_NOMEM;
+    double hz = rep_profile_hz(p);
+    a->timeline[a->n_timeline++] = (struct rep_agg_tick){
+        .time_ns = time_ns, .stack = a->last_stack, .weight = (uint32_t)weight,
+        .span_ns = hz > 0 ? (uint64_t)((double)weight * 1e9 / hz + 0.5) : weight};
+    return CMN_OK;
+}
+
 int rep_agg_add_samples(struct rep_agg *a, struct rep_sym *sym, const struct rep_profile *p)
 {
     bool keeps_profile = a->filter == NULL || rep_filter_keeps_profile(a->filter, p);
@@ -438,6 +457,8 @@ int rep_agg_add_samples(struct rep_agg *a, struct rep_sym *sym, const struct rep
         bool is_off = n > 0 && rep_agg_is_state(a, a->scratch[n - 1]);
         if (rc != CMN_OK || rep_agg_add_labeled(a, a->scratch, n, smp->weight,
                                                 is_off ? smp->weight : 0, labels) != CMN_OK)
+            return CMN_E_NOMEM;
+        if (a->is_timeline && note_tick(a, p, smp->time_ns, smp->weight) != CMN_OK)
             return CMN_E_NOMEM;
         a->profile_weight += smp->weight;
     }

@@ -49,6 +49,15 @@ struct rep_stack {
                           * same ids with other labels are another stack); else 0 */
 };
 
+/* One sample in a timeline (rep_agg.timeline): when, which stack, how much time. */
+struct rep_agg_tick {
+    uint64_t time_ns;  /* CLOCK_MONOTONIC, the sample's */
+    uint32_t stack;    /* index in rep_agg.stacks */
+    uint32_t weight;   /* the sample's weight */
+    uint64_t span_ns;  /* the time it stands for: its weight in periods of its profile's
+                        * rate (CPU time, or wall time in a wall profile) */
+};
+
 /* A label every profile added has (PROF_REC_LABELS), for the pprof output. */
 struct rep_agg_label {
     char *key;   /* owned */
@@ -93,6 +102,7 @@ struct rep_agg {
                         * (--processes) */
     bool is_locs;      /* remember an address and mapping per name id (locs, maps) */
     bool is_label_sets; /* keep each sample's labels with its stack (lsets; pprof) */
+    bool is_timeline;   /* keep every sample in timeline, in the order added */
     const char *const *by_labels; /* --by-label: each stack gets "KEY=VALUE" root frames,
                                    * one per key, the first outermost (not owned) */
     size_t n_by_labels;
@@ -110,6 +120,9 @@ struct rep_agg {
     size_t n_maps;
     size_t cap_maps;
     struct rep_lsets lsets;   /* the label sets stacks name, with is_label_sets */
+    struct rep_agg_tick *timeline; /* with is_timeline: every sample with frames */
+    size_t n_timeline, cap_timeline;
+    uint32_t last_stack;      /* the stack the last sample added went to, UINT32_MAX none */
     uint32_t *label_scratch;  /* one sample's label pairs while its set is made */
     size_t cap_label_scratch;
 };
