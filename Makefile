@@ -164,6 +164,11 @@ $(BUILD)/workloads/tracectx: tests/workloads/tracectx.c $(FLAGS_FILE)
 	    -MF $@.d \
 	    -o $@ $< -lpthread -lm
 
+# phases labels its phases through <libprof/prof_weak.h>, as an installed program would.
+$(BUILD)/workloads/phases: tests/workloads/phases.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(WORK_CFLAGS) -Iinclude -fno-ipa-icf -MF $@.d -o $@ $< -lpthread -lm
+
 # The examples include the API as an installed program does: <libprof/prof.h>.
 $(BUILD)/examples/%: examples/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)

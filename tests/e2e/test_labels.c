@@ -12,6 +12,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -312,5 +313,69 @@ Test(e2e_labels, the_server_runs_without_libprof)
     e2e_run(&p, &o, E2E_ARGV("/bin/sh", "-c", script));
     cr_assert_eq(p.status, 0, "exited %d:\n%s%s", p.status, p.out, p.err);
     cr_expect(strstr(p.out, "sent cheap=") != NULL, "loadgen said:\n%s", p.out);
+    e2e_proc_free(&p);
+}
+
+/* A benchmark's phases labelled (tests/workloads/phases.c), one of which regressed in the
+ * new run: `prof check --by-label phase` judges each phase apart and fails that one only;
+ * --label selects one phase; `prof diff --by-label` has a section per phase. */
+Test(e2e_labels, check_by_label_fails_the_one_phase_that_regressed)
+{
+    struct e2e_proc p;
+    e2e_run_profiled(&p, "base.prof", E2E_ARGV(e2e_env("PROF_FREQ", "1000")), 0,
+                     E2E_ARGV(E2E_WORKLOAD("phases"), "0.9"));
+    cr_assert_eq(p.status, 0, "phases exited %d:\n%s", p.status, p.err);
+    e2e_proc_free(&p);
+    e2e_run_profiled(&p, "new.prof", E2E_ARGV(e2e_env("PROF_FREQ", "1000")), 0,
+                     E2E_ARGV(E2E_WORKLOAD("phases"), "0.9", "compute"));
+    cr_assert_eq(p.status, 0, "phases exited %d:\n%s", p.status, p.err);
+    e2e_proc_free(&p);
+    const char *base = e2e_path("base.prof"), *new = e2e_path("new.prof");
+
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "check", "--by-label", "phase", base, new));
+    cr_log_info("prof check --by-label phase:\n%s%s", p.out, p.err);
+    cr_expect_eq(p.status, 1, "prof check --by-label phase exited %d", p.status);
+    cr_expect(strstr(p.out, "3 values of phase judged, 1 regressed: compute\n") != NULL, "%s",
+              p.out);
+    const char *parse = strstr(p.out, "== phase=parse\n"), *render = strstr(p.out, "== phase=render");
+    cr_expect(parse != NULL && render != NULL && strstr(parse, "prof check: ok") < render,
+              "phase=parse is not judged ok:\n%s", p.out);
+    e2e_proc_free(&p);
+
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "check", "--label", "phase=render", base, new));
+    cr_expect_eq(p.status, 0, "prof check --label phase=render exited %d:\n%s", p.status, p.out);
+    e2e_proc_free(&p);
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "diff", "--by-label", "phase", base, new));
+    cr_expect_eq(p.status, 0, "%s", p.err);
+    cr_expect(strstr(p.out, "== phase=compute\n") != NULL &&
+                  strstr(p.out, "regression_in_compute") != NULL,
+              "%s", p.out);
+    e2e_proc_free(&p);
+}
+
+/* speedscope: a profile per thread and endpoint, with that endpoint's work only. */
+Test(e2e_labels, speedscope_has_a_profile_per_label_value)
+{
+    run_server("-F 1000 -o srv.prof", "", "-n 200 -c 2");
+    struct e2e_proc p;
+    const char *json = e2e_path("srv.speedscope.json");
+    e2e_run(&p, NULL, E2E_ARGV(E2E_PROF, "report", "--by-label", "endpoint", "-f", "speedscope",
+                               "-o", json, e2e_path("srv.prof")));
+    cr_assert_eq(p.status, 0, "%s", p.err);
+    e2e_proc_free(&p);
+    e2e_run(&p, NULL, E2E_ARGV("/usr/bin/python3", SRC_DIR "/tests/e2e/check_outputs.py",
+                               "speedscope", json, "heavy_work", "cheap_work"));
+    cr_assert_eq(p.status, 0, "%s%s", p.out, p.err);
+    cr_log_info("%s", p.out);
+    bool heavy = false;
+    for (const char *line = p.out; *line; line += strcspn(line, "\n") + (line[strcspn(line, "\n")] != 0)) {
+        size_t len = strcspn(line, "\n");
+        if (strncmp(line, "profile endpoint=heavy: ", 24) == 0) {
+            heavy = true;
+            cr_expect(memmem(line, len, " heavy_work", 11) && !memmem(line, len, " cheap_work", 11),
+                      "%.*s", (int)len, line);
+        }
+    }
+    cr_expect(heavy, "no profile of endpoint=heavy:\n%s", p.out);
     e2e_proc_free(&p);
 }
