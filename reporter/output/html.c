@@ -585,7 +585,8 @@ static int put_series(FILE *out, const struct rep_agg *a, uint64_t t0, uint32_t 
         free(per);
         return CMN_E_NOMEM;
     }
-    memcpy(tl, a->timeline, a->n_timeline * sizeof(*tl));
+    if (a->n_timeline > 0)
+        memcpy(tl, a->timeline, a->n_timeline * sizeof(*tl));
     qsort(tl, a->n_timeline, sizeof(*tl), cmp_tick);
     fputs(",\"series\":[", out);
     size_t k = 0;

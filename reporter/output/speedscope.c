@@ -88,7 +88,8 @@ static int put_profile(FILE *out, const struct rep_agg *a, const uint32_t *frame
     struct rep_agg_tick *tl = malloc((a->n_timeline ? a->n_timeline : 1) * sizeof(*tl));
     if (tl == NULL)
         return CMN_E_NOMEM;
-    memcpy(tl, a->timeline, a->n_timeline * sizeof(*tl));
+    if (a->n_timeline > 0)
+        memcpy(tl, a->timeline, a->n_timeline * sizeof(*tl));
     qsort(tl, a->n_timeline, sizeof(*tl), cmp_tick);
     size_t n = 0;
     uint64_t end = 0;
