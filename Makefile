@@ -156,6 +156,19 @@ $(BUILD)/workloads/nofp_lld: tests/workloads/nofp.c $(FLAGS_FILE)
 	$(CC) $(WORK_CFLAGS) -fuse-ld=lld -MF $@.d -o $@ $< -lpthread -lm
 WORKLOADS += $(if $(shell command -v ld.lld 2>/dev/null),$(BUILD)/workloads/nofp_lld)
 
+# tracectx publishes the OpenTelemetry thread context: its TLS variable in the dynamic
+# symbol table, as the specification asks (tests/e2e/test_labels.c).
+$(BUILD)/workloads/tracectx: tests/workloads/tracectx.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(WORK_CFLAGS) -Iinclude -fno-ipa-icf -Wl,--export-dynamic-symbol=otel_thread_ctx_v1 \
+	    -MF $@.d \
+	    -o $@ $< -lpthread -lm
+
+# phases labels its phases through <libprof/prof_weak.h>, as an installed program would.
+$(BUILD)/workloads/phases: tests/workloads/phases.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(WORK_CFLAGS) -Iinclude -fno-ipa-icf -MF $@.d -o $@ $< -lpthread -lm
+
 # The examples include the API as an installed program does: <libprof/prof.h>.
 $(BUILD)/examples/%: examples/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)

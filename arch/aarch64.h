@@ -78,6 +78,15 @@ static inline uintptr_t arch_uc_ret(const ucontext_t *uc)
     return (uintptr_t)uc->uc_mcontext.regs[0];
 }
 
+/* The virtual counter (CNTVCT_EL0), readable from user space: the same use as x86_64's
+ * arch_ticks(). */
+static inline uint64_t arch_ticks(void)
+{
+    uint64_t v;
+    __asm__ volatile("isb; mrs %0, cntvct_el0" : "=r"(v) : : "memory");
+    return v;
+}
+
 /* The first argument's register (x0, the return register's too). */
 static inline uintptr_t arch_uc_arg(const ucontext_t *uc)
 {

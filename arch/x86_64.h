@@ -94,6 +94,16 @@ static inline uintptr_t arch_strip_pac(uintptr_t pc)
     return pc;
 }
 
+/* The CPU's time-stamp counter: a few nanoseconds, no system call (the thread-label API
+ * stamps its changes with it; libprof/labels.c turns ticks into CLOCK_MONOTONIC). It
+ * faults in a thread that turned the TSC off (prctl(PR_SET_TSC, PR_TSC_SIGSEGV)). */
+static inline uint64_t arch_ticks(void)
+{
+    uint32_t lo, hi;
+    __asm__ volatile("rdtsc" : "=a"(lo), "=d"(hi));
+    return (uint64_t)hi << 32 | lo;
+}
+
 /*
  * The interrupted leaf. While a function is between its entry and the end of
  * `push %rbp; mov %rsp,%rbp`, or past `pop %rbp`/`leave` at its `ret`, %rbp still holds

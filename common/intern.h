@@ -7,7 +7,9 @@
  * naming the id, so a long run's file grows with its distinct stacks plus a few bytes per
  * sample. Stacks are compared frame by frame (and by stop reason, flags, sp_word and, in
  * wall profiles, the thread's state), never by hash alone, so two different stacks never
- * merge. Which sp_word goes in is the caller's
+ * merge. A stack's context is part of it: in wall profiles the thread's state, and the
+ * thread's label set (prof_label_set()), so that a sample names its labels by its stack.
+ * Which sp_word goes in is the caller's
  * choice (docs/FORMAT.md: only one that points into code).
  *
  * A hash table (common/hashtab.h) over a growing frame pool, owned by the one thread that
@@ -37,6 +39,7 @@ struct cmn_intern_stack {
     uint64_t sp_word;
     size_t at; /* first frame in the pool */
     uint32_t state; /* PROF_STATE_* with its call (prof_rec_sample.state), 0 none */
+    uint32_t label_set; /* the thread's label set id (prof_stack_state.label_set), 0 none */
     uint16_t n_frames;
     uint8_t stop_reason;
     uint8_t flags;
@@ -79,6 +82,7 @@ struct cmn_intern_key {
     const uint64_t *frames;
     uint64_t sp_word;
     uint32_t state;
+    uint32_t label_set;
     uint16_t n_frames;
     uint8_t stop_reason;
     uint8_t flags;
@@ -91,6 +95,7 @@ static inline bool cmn_intern_same(const void *ctx, uint32_t id, const void *key
     const struct cmn_intern_key *k = key;
     return s->hash == k->hash && s->n_frames == k->n_frames && s->stop_reason == k->stop_reason &&
            s->flags == k->flags && s->sp_word == k->sp_word && s->state == k->state &&
+           s->label_set == k->label_set &&
            memcmp(t->frames + s->at, k->frames, k->n_frames * sizeof(uint64_t)) == 0;
 }
 
@@ -111,18 +116,18 @@ static inline int cmn_intern_reserve(struct cmn_intern *t, size_t n_frames)
     return cmn_hashtab_reserve(&t->table, cmn_intern_hash_of, t);
 }
 
-/* The id of this stack with thread state `state` (0 outside wall profiles; ids count from
- * 0 in order of first appearance); *is_new says whether it was just added, and then the
- * caller writes its PROF_REC_STACK. 0, or -ENOSPC / -ENOMEM when it cannot be added
- * (write the sample in full). */
-static inline int cmn_intern_stack_state(struct cmn_intern *t, const uint64_t *frames,
-                                          uint16_t n_frames, uint8_t stop_reason, uint8_t flags,
-                                          uint64_t sp_word, uint32_t state, uint32_t *id,
-                                          int *is_new)
+/* The id of this stack with thread state `state` (0 outside wall profiles) and label set
+ * `label_set` (0 none; ids count from 0 in order of first appearance); *is_new says
+ * whether it was just added, and then the caller writes its PROF_REC_STACK. 0, or -ENOSPC
+ * / -ENOMEM when it cannot be added (write the sample in full). */
+static inline int cmn_intern_stack_ctx(struct cmn_intern *t, const uint64_t *frames,
+                                        uint16_t n_frames, uint8_t stop_reason, uint8_t flags,
+                                        uint64_t sp_word, uint32_t state, uint32_t label_set,
+                                        uint32_t *id, int *is_new)
 {
     uint64_t h = cmn_intern_mix(
         cmn_intern_mix(n_frames, stop_reason | (uint64_t)flags << 8 | (uint64_t)state << 16),
-        sp_word);
+        sp_word ^ ((uint64_t)label_set << 32));
     for (uint16_t i = 0; i < n_frames; i++)
         h = cmn_intern_mix(h, frames[i]);
     *is_new = 0;
@@ -130,6 +135,7 @@ static inline int cmn_intern_stack_state(struct cmn_intern *t, const uint64_t *f
                                  .frames = frames,
                                  .sp_word = sp_word,
                                  .state = state,
+                                 .label_set = label_set,
                                  .n_frames = n_frames,
                                  .stop_reason = stop_reason,
                                  .flags = flags};
@@ -146,6 +152,7 @@ static inline int cmn_intern_stack_state(struct cmn_intern *t, const uint64_t *f
                                     .sp_word = sp_word,
                                     .at = t->n_frames,
                                     .state = state,
+                                    .label_set = label_set,
                                     .n_frames = n_frames,
                                     .stop_reason = stop_reason,
                                     .flags = flags};
@@ -155,6 +162,16 @@ static inline int cmn_intern_stack_state(struct cmn_intern *t, const uint64_t *f
     *id = (uint32_t)t->n_stacks++;
     *is_new = 1;
     return 0;
+}
+
+/* The same without a label set. */
+static inline int cmn_intern_stack_state(struct cmn_intern *t, const uint64_t *frames,
+                                          uint16_t n_frames, uint8_t stop_reason, uint8_t flags,
+                                          uint64_t sp_word, uint32_t state, uint32_t *id,
+                                          int *is_new)
+{
+    return cmn_intern_stack_ctx(t, frames, n_frames, stop_reason, flags, sp_word, state, 0, id,
+                                is_new);
 }
 
 /* The same without a state (CPU profiles). */

@@ -97,22 +97,73 @@ static inline size_t cmn_record_stack(void *buf, size_t cap, const struct prof_r
                            (size_t)st->n_frames * sizeof(uint64_t));
 }
 
-/* A stack with a thread state (wall profiles): the state follows the frames, which an
- * older reader skips (docs/FORMAT.md); a state of 0 writes a plain stack. */
-static inline size_t cmn_record_stack_state(void *buf, size_t cap,
-                                             const struct prof_rec_stack *st,
-                                             const uint64_t *frames, uint32_t state)
+/* A stack with a thread state (wall profiles) and a thread label set: both follow the
+ * frames, which an older reader skips (docs/FORMAT.md); a state and a label set of 0 write a
+ * plain stack. */
+static inline size_t cmn_record_stack_ctx(void *buf, size_t cap, const struct prof_rec_stack *st,
+                                           const uint64_t *frames, uint32_t state,
+                                           uint32_t label_set)
 {
     size_t n = cmn_record_stack(buf, cap, st, frames);
-    if (n == 0 || state == 0)
+    if (n == 0 || (state == 0 && label_set == 0))
         return n;
-    struct prof_stack_state tail = {.state = state};
+    struct prof_stack_state tail = {.state = state, .label_set = label_set};
     if (n + sizeof(tail) > cap || n + sizeof(tail) > PROF_REC_MAX_BYTES)
         return 0;
     memcpy((unsigned char *)buf + n, &tail, sizeof(tail));
     struct prof_rec_hdr hdr = {.type = PROF_REC_STACK, .size_bytes = (uint32_t)(n + sizeof(tail))};
     memcpy(buf, &hdr, sizeof(hdr));
     return n + sizeof(tail);
+}
+
+/* The same without labels. */
+static inline size_t cmn_record_stack_state(void *buf, size_t cap,
+                                             const struct prof_rec_stack *st,
+                                             const uint64_t *frames, uint32_t state)
+{
+    return cmn_record_stack_ctx(buf, cap, st, frames, state, 0);
+}
+
+/* A full sample whose context (label set, trace) follows its frames when either is not 0. */
+static inline size_t cmn_record_sample_ctx(void *buf, size_t cap, const struct prof_rec_sample *s,
+                                            const uint64_t *frames,
+                                            const struct prof_sample_ctx *ctx)
+{
+    size_t n = cmn_record_sample(buf, cap, s, frames);
+    if (n == 0 || ctx == NULL || (ctx->label_set == 0 && ctx->trace == 0))
+        return n;
+    if (n + sizeof(*ctx) > cap || n + sizeof(*ctx) > PROF_REC_MAX_BYTES)
+        return 0;
+    memcpy((unsigned char *)buf + n, ctx, sizeof(*ctx));
+    struct prof_rec_hdr hdr = {.type = PROF_REC_SAMPLE, .size_bytes = (uint32_t)(n + sizeof(*ctx))};
+    memcpy(buf, &hdr, sizeof(hdr));
+    return n + sizeof(*ctx);
+}
+
+/* A PROF_REC_LABEL_SET: n_labels pairs packed as "key\0value\0..." in strs (str_bytes). */
+static inline size_t cmn_record_label_set(void *buf, size_t cap, uint32_t id, uint32_t n_labels,
+                                           const char *strs, size_t str_bytes)
+{
+    struct prof_rec_label_set l = {.id = id, .n_labels = n_labels};
+    return cmn_record_put(buf, cap, PROF_REC_LABEL_SET, &l, sizeof(l), strs, str_bytes);
+}
+
+/* A PROF_REC_TRACE. */
+static inline size_t cmn_record_trace(void *buf, size_t cap, uint32_t id, uint8_t trace_flags,
+                                       const uint8_t trace_id[16], const uint8_t span_id[8])
+{
+    struct prof_rec_trace t = {.id = id, .trace_flags = trace_flags};
+    memcpy(t.trace_id, trace_id, sizeof(t.trace_id));
+    memcpy(t.span_id, span_id, sizeof(t.span_id));
+    return cmn_record_put(buf, cap, PROF_REC_TRACE, &t, sizeof(t), NULL, 0);
+}
+
+/* A PROF_REC_SAMPLE_TRACES: n_samples LEB128 numbers already encoded in entries. */
+static inline size_t cmn_record_sample_traces(void *buf, size_t cap, uint32_t n_samples,
+                                               const void *entries, size_t entries_len)
+{
+    struct prof_rec_sample_traces t = {.n_samples = n_samples};
+    return cmn_record_put(buf, cap, PROF_REC_SAMPLE_TRACES, &t, sizeof(t), entries, entries_len);
 }
 
 /* The size of a PROF_REC_LABELS of n pairs whose strings (NULs included) take str_bytes. */

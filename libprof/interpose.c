@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "libprof/environ.h"
+#include "libprof/labels.h"
 #include "libprof/libc.h"
 #include "libprof/session.h"
 #include "libprof/threads.h"
@@ -97,6 +98,7 @@ struct thread_start {
     void *(*fn)(void *);
     void *arg;
     sigset_t mask; /* the creator's mask, which the start routine runs with */
+    uint32_t label_set; /* the creator's labels, which the thread starts with */
 };
 
 /*
@@ -196,6 +198,7 @@ LP_TRAMPOLINE static void *thread_trampoline(void *p)
     lp_thread_enter();
     pthread_setspecific(thread_exit_key, (void *)1);
     lp_session_thread_start();
+    lp_labels_thread_begin(st.label_set);
     smp_self.root_fp = (uintptr_t)__builtin_frame_address(0);
     app_mask_begin(&st.mask);
     void *ret = st.fn(st.arg);
@@ -214,6 +217,7 @@ LP_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr,
         return lp_libc.pthread_create(thread, attr, fn, arg);
     st->fn = fn;
     st->arg = arg;
+    st->label_set = smp_self.label_set;
     lp_signals_block(&st->mask); /* the new thread inherits the blocked mask */
     sigset_t mine = st->mask;
     int signo = lp_session_thread_signo();

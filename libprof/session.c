@@ -56,10 +56,12 @@
 #include "libprof/environ.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
+#include "libprof/labels.h"
 #include "libprof/libc.h"
 #include "libprof/log.h"
 #include "libprof/maps.h"
 #include "libprof/objects.h"
+#include "libprof/otel.h"
 #include "libprof/process.h"
 #include "libprof/rings.h"
 #include "libprof/snapshot.h"
@@ -519,6 +521,8 @@ static int on_writer_period(void)
     uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
     if (!session.has_first_maps && session.writer.n_samples > 0)
         write_first_maps(now);
+    if (lp_labels_tend(now))
+        busy = 1; /* a thread's label history fills: read it sooner */
     if (session.cfg.interval_ns != 0 && !session.is_cut_failed &&
         now - session.file_start_ns >= session.cfg.interval_ns)
         cut_profile(now);
@@ -664,10 +668,12 @@ static void atfork_prepare(void)
     lp_unwind_fork_prepare();
     lp_log_fork_prepare();
     lp_writer_fork_prepare(&session.writer);
+    lp_labels_fork_prepare();
 }
 
 static void atfork_parent(void)
 {
+    lp_labels_fork_parent();
     lp_writer_fork_parent(&session.writer);
     lp_log_fork_parent();
     lp_unwind_fork_parent();
@@ -685,6 +691,7 @@ static void atfork_child(void)
 {
     lp_maps_fork_child();
     lp_writer_fork_child(&session.writer);
+    lp_labels_fork_child();
     lp_log_fork_child();
     lp_unwind_fork_child();
     lp_rings_fork_child(smp_self.ring);
@@ -873,6 +880,13 @@ static int start_session_steps(enum start_mode mode, int sample_now)
 {
     int is_child = mode == START_CHILD;
     int rc;
+    /* The OpenTelemetry thread context is read where a thread is interrupted: by a
+     * handler, which the ring source does not run (libprof/otel.h). */
+    if (lp_otel_init() && session.cfg.timer == LP_TIMER_AUTO) {
+        session.cfg.timer = PROF_TIMER_PERF;
+        lp_note("the program publishes the OpenTelemetry thread context (otel_thread_ctx_v1): "
+                "sampled by the perf source, whose handler reads it");
+    }
     rc = mode != START_FIRST ? lp_timers_choose_inherited(&session.cfg, &session.timer)
                              : lp_timers_choose(&session.cfg, &session.timer);
     if (rc != 0) {
@@ -940,11 +954,11 @@ static int start_session_steps(enum start_mode mode, int sample_now)
     session.writer.unblock_signo = session.cfg.snap_signo;
     session.writer_securebits = prctl(PR_GET_SECUREBITS, 0, 0, 0, 0);
     /* A process of one thread (glibc knows of no other; a fork child, in its fork, has one:
-     * glibc does not say so there) arms this
-     * thread's timer alone, without listing /proc/self/task (ITIMER_PROF is the
-     * process's). */
+     * glibc does not say so there) arms this thread's timer alone, without listing
+     * /proc/self/task (ITIMER_PROF is the process's). */
     int alone = (session.is_in_fork || __libc_single_threaded) &&
                 session.timer.source != PROF_TIMER_ITIMER;
+    lp_labels_session_start();
     if ((rc = lp_writer_start(&session.writer, &session.ring)) != 0) {
         lp_log("cannot start: %s; profiling disabled", strerror(-rc));
         return rc;

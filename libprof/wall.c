@@ -41,6 +41,7 @@
 #include "include/libprof/prof_format.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
+#include "libprof/labels.h"
 #include "libprof/writer.h"
 #include "sampler/fd_high.h"
 #include "sampler/handler.h"
@@ -100,6 +101,7 @@ struct thr {
     uint8_t flags;
     uint64_t cpu_ns;       /* its CPU time when the episode was looked at, 0 not read */
     uint64_t lost_gen;     /* wall.lost_gen when the episode began */
+    struct lp_label_ctx ctx; /* the thread's labels and trace when the episode began */
     struct look label;     /* the look given to this episode */
     struct look pending;   /* a look not yet given to an episode */
 };
@@ -596,7 +598,7 @@ static unsigned pay(struct lp_writer *w, struct thr *t, uint64_t to, int samplin
                                   .n_frames = t->n_frames, .stop_reason = t->stop_reason,
                                   .flags = t->flags, .state = state_of(t)};
     uint64_t none = 0;
-    lp_writer_put_sample(w, &rec, t->frames ? t->frames : &none);
+    lp_writer_put_sample_ctx(w, &rec, t->frames ? t->frames : &none, &t->ctx);
     count(PROF_STAT_SAMPLES, 1);
     count(PROF_STAT_WEIGHT, units);
     count(PROF_STAT_OFFCPU_SAMPLES, 1);
@@ -647,6 +649,8 @@ static unsigned apply(struct lp_writer *w, struct event *e, int sampling)
         t->cpu_ns = 0;
         t->lost_gen = wall.lost_gen;
         t->out_ns = t->paid_ns = e->time_ns;
+        /* A wait is the thread's labels' of the moment it began. */
+        lp_labels_ctx_at(t->tid, e->time_ns, &t->ctx);
         if (t->raw && t->raw_ns <= e->time_ns && e->time_ns - t->raw_ns < WALL_SAMPLE_SKEW_NS) {
             t->ep_raw = t->raw;
             t->ep_raw_len = t->raw_len;

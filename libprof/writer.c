@@ -24,10 +24,13 @@
 #include "common/check.h"
 #include "common/clock.h"
 #include "common/grow.h"
+#include "common/hash.h"
 #include "common/record.h"
 #include "libprof/fd.h"
+#include "libprof/labels.h"
 #include "libprof/libc.h"
 #include "libprof/log.h"
+#include "libprof/otel.h"
 #include "sampler/codemap.h"
 #include "sampler/defer.h"
 #include "sampler/fd_high.h"
@@ -156,6 +159,13 @@ int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start
         return -ENOMEM;
     }
     w->batch = malloc(LP_WRITER_BATCH_BYTES); /* without it, samples are written in full */
+    /* An entry takes 4 bytes at least: a trace for each fits, and its encoding after. */
+    w->batch_traces = malloc(LP_WRITER_BATCH_BYTES / 4 * (sizeof(uint32_t) + 5));
+    if (!w->batch_traces) {
+        free(w->batch);
+        w->batch = NULL;
+    }
+    w->sets_defined = calloc(LP_LABELS_MAX_SETS / 8 + 1, 1);
     cmn_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
     w->fd = fd;
     w->dev = st.st_dev;
@@ -175,6 +185,17 @@ int lp_writer_open(struct lp_writer *w, const char *path, uint64_t process_start
 }
 
 static void flush_batch(struct lp_writer *w);
+
+/* A new file defines its label sets and traces afresh: each file stands alone. */
+static void forget_contexts(struct lp_writer *w)
+{
+    if (w->sets_defined)
+        memset(w->sets_defined, 0, LP_LABELS_MAX_SETS / 8 + 1);
+    free(w->traces);
+    w->traces = NULL;
+    w->n_traces = w->cap_traces = 0;
+    cmn_hashtab_fini(&w->trace_table);
+}
 
 int lp_writer_reopen(struct lp_writer *w, const char *path, uint64_t process_start_real_ns)
 {
@@ -200,6 +221,7 @@ int lp_writer_reopen(struct lp_writer *w, const char *path, uint64_t process_sta
     atomic_store_explicit(&w->n_written, 0, memory_order_relaxed);
     cmn_intern_fini(&w->intern);
     cmn_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
+    forget_contexts(w);
     w->len = cmn_record_file_header(w->buf, LP_WRITER_BUF_BYTES);
     lp_writer_flush(w);
     return 0;
@@ -285,37 +307,120 @@ void lp_writer_commit(struct lp_writer *w, size_t n)
     w->len += n;
 }
 
-/* Writes the batch being built as one PROF_REC_SAMPLES. */
+/* Writes the batch being built as one PROF_REC_SAMPLES, after the PROF_REC_SAMPLE_TRACES
+ * that names its entries' traces when one has a trace. */
 static void flush_batch(struct lp_writer *w)
 {
     if (w->batch_n == 0)
         return;
+    unsigned char *traces = (unsigned char *)(w->batch_traces + LP_WRITER_BATCH_BYTES / 4);
+    size_t traces_len = 0;
+    if (w->batch_has_trace)
+        for (uint32_t i = 0; i < w->batch_n; i++)
+            traces_len += cmn_record_uleb(traces + traces_len, w->batch_traces[i]);
+    size_t need_traces =
+        w->batch_has_trace ? sizeof(struct prof_rec_sample_traces) + traces_len + PROF_REC_ALIGN
+                           : 0;
     size_t need = sizeof(struct prof_rec_samples) + w->batch_len + PROF_REC_ALIGN;
-    void *dst = lp_writer_reserve(w, need);
+    unsigned char *dst = lp_writer_reserve(w, need_traces + need);
     if (dst) {
-        lp_writer_commit(w, cmn_record_samples(dst, need, w->batch_base_ns, w->batch_n,
-                                              w->batch, w->batch_len));
+        size_t n = need_traces ? cmn_record_sample_traces(dst, need_traces, w->batch_n, traces,
+                                                          traces_len)
+                               : 0;
+        n += cmn_record_samples(dst + n, need, w->batch_base_ns, w->batch_n, w->batch,
+                                w->batch_len);
+        lp_writer_commit(w, n);
         w->n_in_buf += w->batch_n;
     }
     w->batch_n = 0;
     w->batch_len = 0;
+    w->batch_has_trace = 0;
 }
 
-/* One sample: its stack interned (a PROF_REC_STACK the first time) and an entry in the
- * batch; or, when the stack cannot be interned, a full PROF_REC_SAMPLE. */
+/* Writes the PROF_REC_LABEL_SET of set id unless the current file has it. */
+static void define_set(struct lp_writer *w, uint32_t id)
+{
+    if (id == 0 || id > LP_LABELS_MAX_SETS || !w->sets_defined ||
+        (w->sets_defined[id / 8] & (1u << (id % 8))))
+        return;
+    char pairs[LP_LABELS_MAX_PAIRS * 2 * (LP_LABELS_MAX_STR + 1)];
+    size_t len;
+    uint32_t n = lp_labels_pack(id, pairs, sizeof(pairs), &len);
+    size_t need = sizeof(struct prof_rec_label_set) + len + PROF_REC_ALIGN;
+    void *dst = n > 0 ? lp_writer_reserve(w, need) : NULL;
+    if (dst) {
+        lp_writer_commit(w, cmn_record_label_set(dst, need, id, n, pairs, len));
+        w->sets_defined[id / 8] |= (uint8_t)(1u << (id % 8));
+    }
+}
+
+static bool same_trace(const void *ctx, uint32_t entry, const void *key)
+{
+    const struct lp_writer *w = ctx;
+    return memcmp(w->traces[entry].ids, key, sizeof(w->traces[entry].ids)) == 0;
+}
+
+static uint64_t trace_hash_of(const void *ctx, uint32_t entry)
+{
+    return ((const struct lp_writer *)ctx)->traces[entry].hash;
+}
+
+/* The current file's id of the trace of ctx, its PROF_REC_TRACE written the first time; 0
+ * for none, or when it cannot be kept. */
+static uint32_t trace_id(struct lp_writer *w, const struct lp_label_ctx *ctx)
+{
+    if (!ctx->has_trace)
+        return 0;
+    uint8_t ids[24];
+    memcpy(ids, ctx->trace_id, 16);
+    memcpy(ids + 16, ctx->span_id, 8);
+    uint64_t h = cmn_hash_bytes(ids, sizeof(ids));
+    uint32_t found = cmn_hashtab_find(&w->trace_table, h, same_trace, w, ids);
+    if (found != CMN_HASHTAB_NONE)
+        return found + 1;
+    if (!CMN_GROW(w->traces, w->cap_traces, w->n_traces + 1, 256) ||
+        cmn_hashtab_reserve(&w->trace_table, trace_hash_of, w) != 0)
+        return 0;
+    uint32_t id = (uint32_t)w->n_traces + 1;
+    size_t need = sizeof(struct prof_rec_trace);
+    void *dst = lp_writer_reserve(w, need);
+    if (!dst)
+        return 0;
+    lp_writer_commit(w, cmn_record_trace(dst, need, id, ctx->trace_flags, ctx->trace_id,
+                                         ctx->span_id));
+    struct lp_writer_trace *t = &w->traces[w->n_traces++];
+    t->hash = h;
+    memcpy(t->ids, ids, sizeof(ids));
+    cmn_hashtab_insert(&w->trace_table, h, id - 1);
+    return id;
+}
+
+/* One sample: its stack interned with its thread's label set (a PROF_REC_STACK the first
+ * time, after the set's PROF_REC_LABEL_SET) and an entry in the batch with its trace; or,
+ * when the stack cannot be interned, a full PROF_REC_SAMPLE. */
 static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
-                       const uint64_t *frames)
+                       const uint64_t *frames, const struct lp_label_ctx *ctx)
 {
     uint64_t sp = lp_intern_filter_sp(rec->sp_word);
     uint32_t id;
     int is_new;
+    uint32_t set = ctx->label_set;
+    if (ctx->is_lost)
+        atomic_fetch_add_explicit(&smp_sampler.counters[PROF_STAT_LABELS_LOST], 1,
+                                  memory_order_relaxed);
+    define_set(w, set);
+    if (set != 0 && (set > LP_LABELS_MAX_SETS || !w->sets_defined ||
+                     !(w->sets_defined[set / 8] & (1u << (set % 8)))))
+        set = 0; /* a set the file could not define is named by no sample */
+    uint32_t trace = trace_id(w, ctx);
     w->n_samples++;
-    if (!w->batch || cmn_intern_stack_state(&w->intern, frames, rec->n_frames, rec->stop_reason,
-                                             rec->flags, sp, rec->state, &id, &is_new) != 0) {
-        size_t need = sizeof(*rec) + (size_t)rec->n_frames * sizeof(uint64_t);
+    if (!w->batch || cmn_intern_stack_ctx(&w->intern, frames, rec->n_frames, rec->stop_reason,
+                                          rec->flags, sp, rec->state, set, &id, &is_new) != 0) {
+        struct prof_sample_ctx sc = {.label_set = set, .trace = trace};
+        size_t need = sizeof(*rec) + (size_t)rec->n_frames * sizeof(uint64_t) + sizeof(sc);
         void *dst = lp_writer_reserve(w, need);
         if (dst) {
-            lp_writer_commit(w, cmn_record_sample(dst, need, rec, frames));
+            lp_writer_commit(w, cmn_record_sample_ctx(dst, need, rec, frames, &sc));
             w->n_in_buf++;
         }
         return;
@@ -328,7 +433,7 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
                       sizeof(struct prof_stack_state);
         void *dst = lp_writer_reserve(w, need);
         if (dst)
-            lp_writer_commit(w, cmn_record_stack_state(dst, need, &st, frames, rec->state));
+            lp_writer_commit(w, cmn_record_stack_ctx(dst, need, &st, frames, rec->state, set));
     }
     if (w->batch_len + CMN_RECORD_ENTRY_MAX > LP_WRITER_BATCH_BYTES)
         flush_batch(w);
@@ -339,6 +444,8 @@ static void put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
     w->batch_prev_ns = rec->time_ns;
     w->batch_len += cmn_record_samples_entry(w->batch + w->batch_len, delta, rec->tid, id,
                                             rec->weight);
+    w->batch_traces[w->batch_n] = trace;
+    w->batch_has_trace |= trace != 0;
     w->batch_n++;
 }
 
@@ -387,7 +494,15 @@ void lp_writer_take_posts(struct lp_writer *w)
 void lp_writer_put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
                           const uint64_t *frames)
 {
-    put_sample(w, rec, frames);
+    struct lp_label_ctx ctx;
+    lp_labels_ctx_at(rec->tid, rec->time_ns, &ctx);
+    put_sample(w, rec, frames, &ctx);
+}
+
+void lp_writer_put_sample_ctx(struct lp_writer *w, const struct prof_rec_sample *rec,
+                              const uint64_t *frames, const struct lp_label_ctx *ctx)
+{
+    put_sample(w, rec, frames, ctx);
 }
 
 void lp_writer_end_samples(struct lp_writer *w)
@@ -405,7 +520,9 @@ size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring)
                 w->rewalk(&s->rec, s->frames, ring->max_frames, s->deferred);
             smp_defer_release(s->deferred);
         }
-        put_sample(w, &s->rec, s->frames);
+        struct lp_label_ctx ctx;
+        lp_otel_ctx(&s->ctx, &ctx);
+        put_sample(w, &s->rec, s->frames, &ctx);
         smp_ring_release(ring, s);
         moved++;
     }
@@ -692,6 +809,11 @@ void lp_writer_close(struct lp_writer *w)
     pthread_mutex_unlock(&w->post_mu);
     free(w->batch);
     w->batch = NULL;
+    free(w->batch_traces);
+    w->batch_traces = NULL;
+    free(w->sets_defined);
+    w->sets_defined = NULL;
+    forget_contexts(w);
     cmn_intern_fini(&w->intern);
 }
 
@@ -720,6 +842,11 @@ void lp_writer_forget(struct lp_writer *w)
     w->batch = NULL;
     w->batch_n = 0;
     w->batch_len = 0;
+    w->batch_traces = NULL;
+    w->sets_defined = NULL;
+    w->traces = NULL;
+    w->n_traces = w->cap_traces = 0;
+    memset(&w->trace_table, 0, sizeof(w->trace_table));
     memset(&w->intern, 0, sizeof(w->intern));
     free(w->posted);
     w->posted = NULL;

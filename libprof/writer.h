@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "common/hashtab.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/intern.h"
 
@@ -46,6 +47,13 @@
 #define LP_WRITER_FINISH 2u /* no application thread is left: finish the profile and end */
 
 struct smp_ring;
+struct lp_label_ctx;
+
+/* A trace written into the current file (PROF_REC_TRACE), found again by its ids. */
+struct lp_writer_trace {
+    uint64_t hash;
+    uint8_t ids[24]; /* trace id, span id */
+};
 
 /* A function run on the writer thread for another thread (lp_writer_call()). */
 typedef void lp_writer_call_fn(void *arg);
@@ -105,6 +113,13 @@ struct lp_writer {
     uint32_t batch_n;      /* entries in batch */
     uint64_t batch_base_ns; /* time of its first entry */
     uint64_t batch_prev_ns; /* time of its last entry */
+    uint32_t *batch_traces; /* the trace of each entry of the batch (0 none); the owner */
+    int batch_has_trace;   /* some entry of the batch has one */
+    uint8_t *sets_defined; /* a bit per thread label set id (libprof/labels.h) whose
+                            * PROF_REC_LABEL_SET the current file has; the owner */
+    struct lp_writer_trace *traces; /* the current file's PROF_REC_TRACEs, id - 1; the owner */
+    size_t n_traces, cap_traces;
+    struct cmn_hashtab trace_table; /* traces by their ids (common/hashtab.h) */
 };
 
 /* Not async-signal-safe; application or writer thread as described above. */
@@ -134,9 +149,14 @@ void lp_writer_put_records(struct lp_writer *w, const unsigned char *records, si
 /* Owner only: moves posted records into the buffer. */
 void lp_writer_take_posts(struct lp_writer *w);
 /* Owner only: one sample (its stack interned), into the batch being built; then
- * lp_writer_end_samples() writes the batch. */
+ * lp_writer_end_samples() writes the batch. Its thread's labels and trace are those its
+ * history says it had at rec->time_ns (libprof/labels.h). */
 void lp_writer_put_sample(struct lp_writer *w, const struct prof_rec_sample *rec,
                           const uint64_t *frames);
+/* The same with the labels and trace given (ctx), such as those of the moment a wait
+ * began (libprof/wall.c). */
+void lp_writer_put_sample_ctx(struct lp_writer *w, const struct prof_rec_sample *rec,
+                              const uint64_t *frames, const struct lp_label_ctx *ctx);
 void lp_writer_end_samples(struct lp_writer *w);
 /* Moves every published sample out of the ring into the buffer. Returns samples moved. */
 size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring);

@@ -19,6 +19,7 @@
 #include "sampler/check.h"
 #include "sampler/codemap.h"
 #include "sampler/defer.h"
+#include "sampler/probe.h"
 #include "sampler/ring.h"
 #include "sampler/sigstack.h"
 #include "sampler/timer_perf.h"
@@ -339,6 +340,7 @@ __attribute__((noinline)) static struct smp_slot *check_walk(struct smp_ring *ri
     if (twin == NULL)
         return NULL;
     twin->rec = slot->rec;
+    twin->ctx = slot->ctx;
     twin->rec.n_frames = (uint16_t)n;
     twin->rec.stop_reason = why;
     twin->rec.flags = PROF_SAMPLE_ORACLE | (why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED);
@@ -347,6 +349,56 @@ __attribute__((noinline)) static struct smp_slot *check_walk(struct smp_ring *ri
     return twin;
 }
 #endif
+
+/* The thread's OpenTelemetry context (the otel_thread_ctx_v1 TLS pointer of the
+ * OpenTelemetry thread-context specification, OTEP 4947): read here, where the thread is
+ * interrupted, as the specification asks of readers. The TLS word is this thread's own
+ * static TLS; the record it points to is the program's memory, read through the probe. A
+ * record is: trace-id[16] span-id[8] valid:u8 trace-flags:u8 attrs-data-size:u16
+ * attrs-data[]. */
+SMP_READS_STACK static void read_otel(struct smp_sample_ctx *c)
+{
+    intptr_t off = smp_sampler.otel_tls_off;
+    if (off == 0)
+        return;
+    uintptr_t at = (uintptr_t)__builtin_thread_pointer() + (uintptr_t)off, rec;
+    __builtin_memcpy(&rec, (const void *)at, sizeof(rec));
+    uint8_t head[28];
+    if (rec == 0 || (rec & 1u) || smp_probe_read(head, rec, sizeof(head)) != 0 || head[24] != 1)
+        return;
+    __builtin_memcpy(c->otel.trace_id, head, 16);
+    __builtin_memcpy(c->otel.span_id, head + 16, 8);
+    c->otel.flags = head[25];
+    c->otel.is_set = 1;
+    c->has_otel = 1;
+    uint16_t size = (uint16_t)(head[26] | head[27] << 8);
+    if (size > SMP_OTEL_ATTRS_MAX)
+        size = SMP_OTEL_ATTRS_MAX; /* the entries that fit; a cut one is left out */
+    unsigned got = 0;
+    while (got < size) {
+        unsigned n = size - got < SMP_PROBE_MAX_BYTES ? size - got : SMP_PROBE_MAX_BYTES;
+        if (smp_probe_read(c->otel_attrs + got, rec + sizeof(head) + got, n) != 0)
+            break;
+        got += n;
+    }
+    c->otel_len = (uint16_t)got;
+}
+
+/* What the thread said it was doing (libprof/labels.h): its label set id, one word; its
+ * trace, the buffer that its index names (the thread fills the other one, then flips the
+ * index: this handler, which interrupts it, never reads a buffer being filled). */
+static void take_ctx(struct smp_sample_ctx *c)
+{
+    c->label_set = smp_self.label_set;
+    c->otel_len = 0;
+    c->has_otel = 0;
+    c->otel.is_set = 0;
+    c->trace.is_set = 0;
+    unsigned cur = smp_self.trace_cur;
+    if (cur == 1 || cur == 2)
+        c->trace = smp_self.trace[cur - 1];
+    read_otel(c);
+}
 
 /* One sample of the interrupted context into a ring slot. */
 static void take_sample(uint32_t weight, const ucontext_t *uc)
@@ -372,6 +424,7 @@ static void take_sample(uint32_t weight, const ucontext_t *uc)
     slot->rec.flags |= why == PROF_STOP_END ? 0 : PROF_SAMPLE_TRUNCATED;
     slot->rec.state = smp_sampler.running_state;
     slot->deferred = walk.deferred;
+    take_ctx(&slot->ctx);
     /* Counted before the slot is published: the writer may drain it at once, and a rewalk
      * of a kept stack takes its stop reason's count back (libprof/ksamples.c), which must
      * never come before the count it takes back (an interval's file would say -1). */

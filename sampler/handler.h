@@ -32,9 +32,8 @@
 #include "include/libprof/prof_format.h"
 #include "sampler/app_action.h"
 #include "sampler/jitter.h"
+#include "sampler/ring.h"
 #include "sampler/walk.h"
-
-struct smp_ring;
 
 struct smp_sampler {
     _Atomic int active;                        /* 1 while samples are taken; libprof/ */
@@ -59,6 +58,10 @@ struct smp_sampler {
                                                 * thread's last one (the process's, for
                                                 * itimer) in periods; 0: every sample weighs
                                                 * 1 (or its timer's overruns); libprof/ */
+    intptr_t otel_tls_off;                     /* where a thread's otel_thread_ctx_v1 is,
+                                                * from its thread pointer (the OpenTelemetry
+                                                * thread context); 0 none; libprof/ before
+                                                * the first arm */
     uint32_t running_state;                    /* the state a sample of ours carries:
                                                * PROF_STATE_RUNNING in wall profiles, else
                                                * 0; libprof/ before the first arm */
@@ -104,6 +107,11 @@ struct smp_thread {
                          * (libprof/interpose.c) */
     int app_held;       /* an instance of the application's own is held pending: the
                          * signal is blocked for real until the application unblocks it */
+    uint32_t label_set; /* the thread's labels (libprof/labels.h), 0 none: the thread
+                         * writes it in one store, its handler reads it */
+    uint8_t trace_cur;  /* which of trace[] is the thread's trace: 0 none, 1 or 2; the
+                         * thread fills the other one, then flips this byte */
+    struct smp_trace trace[2]; /* the thread's trace and span ids; the thread */
 };
 
 #define SMP_CHECK_FRAMES 256u /* frames PROF_UNWIND=check compares at most */

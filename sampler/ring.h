@@ -13,7 +13,7 @@
  * and a short-lived process never faults in the pages it does not use.
  *
  *   mem: | slot 0 | slot 1 | ... | slot n-1 |     n a power of two
- *   slot: | seq | pos | prof_rec_sample | frames[max_frames] |
+ *   slot: | seq | pos | deferred | ctx | prof_rec_sample | frames[max_frames] |
  *
  * The memory is the caller's (mapped by libprof/ before any signal can arrive, never
  * unmapped while a handler may run); the ring only lays slots out in it.
@@ -28,12 +28,36 @@
 #include "include/libprof/prof_format.h"
 
 #define SMP_RING_MIN_SLOTS 2u
+#define SMP_OTEL_ATTRS_MAX 120u /* bytes of an OpenTelemetry context record's attributes a
+                                 * sample keeps */
+
+/* A trace and span id pair (W3C trace context), as the program set it. */
+struct smp_trace {
+    uint8_t trace_id[16];
+    uint8_t span_id[8];
+    uint8_t flags;  /* the W3C trace-flags byte, 0 unknown */
+    uint8_t is_set; /* 0: no trace */
+    uint8_t pad[6];
+};
+
+/* What the thread said it was doing when the sample was taken (libprof/labels.h). */
+struct smp_sample_ctx {
+    uint32_t label_set;     /* the thread's label set id, 0 none */
+    uint16_t otel_len;      /* bytes of otel_attrs */
+    uint8_t has_otel;       /* the thread's OpenTelemetry context record was valid: its ids
+                             * are otel, its attributes otel_attrs */
+    uint8_t pad;
+    struct smp_trace trace; /* the thread's trace (prof_trace_set()) */
+    struct smp_trace otel;  /* the OpenTelemetry record's trace and span */
+    uint8_t otel_attrs[SMP_OTEL_ATTRS_MAX]; /* its attrs-data, as the record holds it */
+};
 
 struct smp_slot {
     _Atomic uint64_t seq;       /* sequence minus slot index (file comment); all sides */
     uint64_t pos;               /* ring position this slot was reserved at; its producer */
     uint32_t deferred;          /* a stack kept for a later walk (sampler/defer.h), 0 none;
                                  * set by its producer, freed by the consumer */
+    struct smp_sample_ctx ctx;  /* the thread's labels and trace; filled by the producer */
     struct prof_rec_sample rec; /* sample header; filled by the producer */
     uint64_t frames[];          /* rec.n_frames used, the ring's max_frames available */
 };

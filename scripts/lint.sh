@@ -76,6 +76,8 @@ python3 "$(dirname "$0")/lint_layers.py" "$(dirname "$0")/.." $handler_srcs || f
 
 # 3. Exported symbols of the library.
 exports="prof_start prof_stop prof_flush prof_backtrace prof_backtrace_fd prof_snapshot
+         prof_label_set prof_labels_clear prof_label_push prof_label_pop prof_trace_set
+         prof_trace_clear
          pthread_create pthread_setname_np dlopen dlclose dl_iterate_phdr
          sigaction signal setitimer pthread_sigmask sigprocmask
          setuid setgid seteuid setegid setreuid setregid setresuid setresgid setgroups

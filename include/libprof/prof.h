@@ -14,6 +14,8 @@
 extern "C" {
 #endif
 
+#include <stdint.h>
+
 #if defined(__GNUC__)
 #define PROF_API __attribute__((visibility("default")))
 #else
@@ -70,6 +72,50 @@ PROF_API int prof_backtrace_fd(int fd, int skip);
  * when this process has no profile or snapshots are off (PROF_SNAPSHOT_SIGNAL=0), or the
  * write failed. Any thread; not async-signal-safe; one snapshot at a time. */
 PROF_API int prof_snapshot(int fd);
+
+/*
+ * Thread labels: what the calling thread is doing now (which endpoint, which tenant, which
+ * phase), attached to every sample of this thread until changed, in CPU and wall profiles
+ * (a wait carries the labels of the moment it began): `prof report --label KEY=VALUE`,
+ * `--by-label KEY`, `-f pprof` (go tool pprof -tags, -tagfocus), `prof check --by-label
+ * KEY`. PROF_LABELS stays the process's labels; a thread's own win on the same key.
+ *
+ * Meant for every request: no system call, no lock, no allocation once the thread has seen
+ * the key, the value and the resulting set (a small cache per thread checks the strings'
+ * contents, so a buffer reused for another value is right); tens of nanoseconds. The
+ * strings are copied; at most 16 labels a thread, 255 bytes a key or value, 65536
+ * distinct sets a process. A new thread starts with the labels of the thread that created
+ * it; a fork child's thread keeps its parent thread's, as a copy. The calling thread only;
+ * not async-signal-safe (a signal handler must not change the labels of the thread it
+ * interrupts). Return 0, or -1 when the label cannot be set (an empty key, a string too
+ * long, too many labels or sets, no memory): the thread's labels are unchanged then.
+ *
+ * A program that should also run without libprof includes <libprof/prof_weak.h> instead:
+ * the same calls, no-ops when the library is not loaded.
+ */
+
+/* Sets the calling thread's label key to value (a value NULL or "" removes the key). */
+PROF_API int prof_label_set(const char *key, const char *value);
+
+/* Removes every label of the calling thread. */
+PROF_API int prof_labels_clear(void);
+
+/* What prof_label_push() returns: the labels to go back to. */
+typedef uint64_t prof_label_token;
+
+/* The scoped form: sets key to value as prof_label_set() does and returns a token that
+ * prof_label_pop() takes to restore the labels the thread had before, whatever was set in
+ * between (a request handled on a pool thread leaves nothing of its labels behind). Pushes
+ * nest; pop them in reverse order. A push that fails changes nothing and its token still
+ * restores. */
+PROF_API prof_label_token prof_label_push(const char *key, const char *value);
+PROF_API int prof_label_pop(prof_label_token token);
+
+/* The calling thread works for this trace and span from now on (W3C trace context: a
+ * 16-byte trace id, an 8-byte span id; an all-zero trace id clears): written with the
+ * samples they cover, `prof report --trace ID` selects them. prof_trace_clear(): none. */
+PROF_API int prof_trace_set(const unsigned char trace_id[16], const unsigned char span_id[8]);
+PROF_API int prof_trace_clear(void);
 
 #ifdef __cplusplus
 }

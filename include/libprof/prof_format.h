@@ -41,6 +41,12 @@
 #define PROF_REC_SNAPSHOT 9u /* a thread of an all-thread snapshot, answering or not */
 #define PROF_REC_NOTE 10u    /* something the library adapted to, told in words */
 #define PROF_REC_LABELS 11u  /* the profile's labels (PROF_LABELS): key=value pairs */
+#define PROF_REC_LABEL_SET 12u /* a thread label set (prof_label_set()), with the id that
+                                * stacks name it by (prof_stack_state.label_set) */
+#define PROF_REC_TRACE 13u     /* a trace and span id pair (prof_trace_set()), with the id
+                                * that samples name it by */
+#define PROF_REC_SAMPLE_TRACES 14u /* the trace of each entry of the PROF_REC_SAMPLES that
+                                    * follows it */
 
 /* Timer sources (prof_rec_process.timer_source). */
 #define PROF_TIMER_NONE 0u   /* no timer: an all-thread snapshot (PROF_REC_SNAPSHOT) */
@@ -152,7 +158,10 @@
                                   * with room for the handler (sampler/sigstack.h) */
 #define PROF_STAT_RING_SAMPLES 34 /* of the recorded samples, those the kernel recorded into a
                                    * ring, no signal (PROF_TIMER=ring), kernel time included */
-#define PROF_STAT_N 35
+#define PROF_STAT_LABELS_LOST 35 /* of the recorded samples, those whose thread's labels were
+                                  * not known: its label history overflowed (changes faster
+                                  * than the writer thread read them) */
+#define PROF_STAT_N 36
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \
@@ -209,7 +218,8 @@ struct prof_rec_thread {
 };
 
 /* Followed by n_frames uint64_t addresses: frames[0] is the interrupted pc, the others
- * return addresses, leaf first. */
+ * return addresses, leaf first; then, when the sample has labels or a trace, a
+ * prof_sample_ctx (8 bytes). */
 struct prof_rec_sample {
     struct prof_rec_hdr hdr;
     uint64_t time_ns;    /* CLOCK_MONOTONIC when the signal was handled */
@@ -230,10 +240,10 @@ struct prof_rec_stats {
     uint32_t reserved; /* 0 */
 };
 
-/* Followed by n_frames uint64_t addresses, as in prof_rec_sample, then, in wall profiles
- * and only when it is not 0, a prof_stack_state (8 bytes): the state is part of the stack.
- * Ids count from 0 in the order stacks first appear; a stack is defined before any batch
- * that names it. */
+/* Followed by n_frames uint64_t addresses, as in prof_rec_sample, then, when the state or
+ * the label set is not 0, a prof_stack_state (8 bytes): both are part of the stack. Ids
+ * count from 0 in the order stacks first appear; a stack is defined before any batch that
+ * names it. */
 struct prof_rec_stack {
     struct prof_rec_hdr hdr;
     uint32_t id;         /* the stack's id */
@@ -245,8 +255,15 @@ struct prof_rec_stack {
 
 /* After a PROF_REC_STACK's frames (see there). */
 struct prof_stack_state {
-    uint32_t state;    /* as prof_rec_sample.state */
-    uint32_t reserved; /* 0 */
+    uint32_t state;     /* as prof_rec_sample.state */
+    uint32_t label_set; /* the thread's labels: a PROF_REC_LABEL_SET's id, defined before;
+                         * 0 none (files written before labels existed have 0 here) */
+};
+
+/* After a PROF_REC_SAMPLE's frames, when it has labels or a trace. */
+struct prof_sample_ctx {
+    uint32_t label_set; /* as prof_stack_state.label_set */
+    uint32_t trace;     /* a PROF_REC_TRACE's id, defined before; 0 none */
 };
 
 /* Followed by n_samples entries, each four unsigned LEB128 numbers: the signed step in ns
@@ -290,6 +307,37 @@ struct prof_rec_labels {
     uint32_t reserved; /* 0 */
 };
 
+/* Followed by n_labels pairs of NUL-terminated strings, key then value, sorted by key,
+ * then zero padding to 8: the labels a thread had set (prof_label_set()) when samples
+ * were taken. Written before the first stack or sample that names id, once per file. */
+struct prof_rec_label_set {
+    struct prof_rec_hdr hdr;
+    uint32_t id;       /* 1, 2, ...: what prof_stack_state.label_set names */
+    uint32_t n_labels; /* key=value pairs that follow, at least 1 */
+};
+
+/* A trace and span the program said its thread worked for (prof_trace_set(), or the
+ * OpenTelemetry thread context), written before the first sample that names id, once per
+ * file. */
+struct prof_rec_trace {
+    struct prof_rec_hdr hdr;
+    uint32_t id;          /* 1, 2, ...: what prof_sample_ctx.trace and the entries of
+                           * PROF_REC_SAMPLE_TRACES name */
+    uint8_t trace_flags;  /* the W3C trace-flags byte (bit 0: sampled), 0 when not known */
+    uint8_t reserved[3];  /* 0 */
+    uint8_t trace_id[16]; /* W3C trace id, bytes in order */
+    uint8_t span_id[8];   /* W3C span id */
+};
+
+/* Followed by n_samples unsigned LEB128 numbers: the trace (a PROF_REC_TRACE's id, 0
+ * none) of each entry, in order, of the PROF_REC_SAMPLES record that comes right after
+ * this one (n_samples equal). Written only for a batch with at least one trace. */
+struct prof_rec_sample_traces {
+    struct prof_rec_hdr hdr;
+    uint32_t n_samples; /* entries that follow */
+    uint32_t reserved;  /* 0 */
+};
+
 #define PROF_SNAP_OK 0u        /* answered: its stack follows */
 #define PROF_SNAP_NO_ANSWER 1u /* did not answer within the wait (the signal blocked?) */
 #define PROF_SNAP_GONE 2u      /* exited before it could answer */
@@ -328,5 +376,9 @@ _Static_assert(sizeof(struct prof_rec_snapshot) == 24, "snapshot record size");
 _Static_assert(sizeof(struct prof_rec_note) == 16, "note record size");
 _Static_assert(sizeof(struct prof_rec_labels) == 16, "labels record size");
 _Static_assert(sizeof(struct prof_stack_state) == 8, "stack state size");
+_Static_assert(sizeof(struct prof_sample_ctx) == 8, "sample context size");
+_Static_assert(sizeof(struct prof_rec_label_set) == 16, "label set record size");
+_Static_assert(sizeof(struct prof_rec_trace) == 40, "trace record size");
+_Static_assert(sizeof(struct prof_rec_sample_traces) == 16, "sample traces record size");
 
 #endif

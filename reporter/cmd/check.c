@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "common/err.h"
 #include "common/parse.h"
@@ -37,6 +38,10 @@ const char rep_cmd_check_help[] =
     "                       shares (default: none)\n"
     "      --confidence PCT the one-sided confidence for a change to count,\n"
     "                       50..99.9999 (default: 99.9)\n"
+    "      --label KEY=VALUE  compare the samples whose thread label KEY was VALUE\n"
+    "                       (repeatable: values of a key are alternatives)\n"
+    "      --by-label KEY   judge each value of label KEY apart (a benchmark phase,\n"
+    "                       a test case): fails when any value regressed\n"
     "  -o, --output FILE    write the verdict to FILE (default: standard output)\n"
     "      --no-symbols     name frames module+0xOFFSET, reading no binary\n"
     "  -h, --help           this help\n";
@@ -85,7 +90,24 @@ static int parse_option(void *ctx, int c, const char *arg, struct cmn_err *err)
     }
 }
 
-/* Judges the sides read and writes the verdict; *regressed says whether anything did. */
+/* Judges one group of the sides read and writes its verdict; *regressed is set when
+ * something in it did. */
+static int judge(FILE *out, const struct check_opts *o, const struct rep_sides_data *data,
+                 const struct rep_sides_group *g, bool *regressed)
+{
+    struct rep_check c;
+    int rc = rep_check_run(&c, &g->diff, &data->names, &o->check);
+    if (rc == CMN_OK) {
+        rc = rep_check_print(out, &c, &g->diff, &data->names, &o->check);
+        *regressed = *regressed || c.n_regressions > 0;
+    }
+    rep_check_fini(&c);
+    return rc;
+}
+
+/* Judges the sides read and writes the verdict: with --by-label, each value apart (one it
+ * has on NEW only, by its budget), then the values that regressed. *regressed says
+ * whether anything did. */
 static int write_verdict(const struct check_opts *o, const struct rep_sides_data *data,
                          bool *regressed, struct cmn_err *err)
 {
@@ -93,13 +115,38 @@ static int write_verdict(const struct check_opts *o, const struct rep_sides_data
     int rc = rep_cmd_open_output(o->sides->output, &out, err);
     if (rc != CMN_OK)
         return rc;
-    struct rep_check c;
-    rc = rep_check_run(&c, &data->diff, &data->names, &o->check);
-    if (rc == CMN_OK) {
-        rc = rep_check_print(out, &c, &data->diff, &data->names, &o->check);
-        *regressed = c.n_regressions > 0;
+    const char *key = o->sides->by_label;
+    size_t n_judged = 0, n_failed = 0;
+    bool *failed = calloc(data->n_groups ? data->n_groups : 1, sizeof(*failed));
+    if (failed == NULL)
+        rc = CMN_E_NOMEM;
+    for (size_t i = 0; rc == CMN_OK && i < data->n_groups; i++) {
+        const struct rep_sides_group *g = &data->groups[i];
+        bool is_base = o->sides->n_files[REP_DIFF_BASE] > 0;
+        if (key != NULL && (g->diff.sides[REP_DIFF_NEW].n_runs == 0 ||
+                            (is_base && g->diff.sides[REP_DIFF_BASE].n_runs == 0)))
+            continue; /* on one side only: said when read */
+        bool was = false;
+        if (key != NULL)
+            fprintf(out, "== %s=%s\n", key, g->value ? g->value : "(none)");
+        rc = judge(out, o, data, g, &was);
+        n_judged++;
+        n_failed += was;
+        failed[i] = was;
+        *regressed = *regressed || was;
     }
-    rep_check_fini(&c);
+    if (rc == CMN_OK && key != NULL) {
+        fprintf(out, "prof check: %zu values of %s judged, %zu regressed", n_judged, key,
+                n_failed);
+        for (size_t i = 0, k = 0; i < data->n_groups; i++)
+            if (failed[i])
+                fprintf(out, "%s%s", k++ ? ", " : ": ",
+                        data->groups[i].value ? data->groups[i].value : "(none)");
+        fputc('\n', out);
+    }
+    free(failed);
+    if (rc == CMN_E_NOMEM)
+        cmn_err_nomem(err);
     return rep_cmd_close_output(o->sides->output, out, rc, err);
 }
 
@@ -113,6 +160,7 @@ int rep_cmd_check(int argc, char **argv, int *exit_status, struct cmn_err *err)
     int rc = rep_sides_parse(&s, argc, argv, ":o:h", parse_option, &o, err);
     if (rc != CMN_OK || s.is_help) {
         *exit_status = s.is_help ? REP_CMD_HELP : 0;
+        rep_sides_clear(&s);
         return rc;
     }
     o.check.confidence = s.confidence;
@@ -131,6 +179,7 @@ int rep_cmd_check(int argc, char **argv, int *exit_status, struct cmn_err *err)
         rep_sides_fini(&data);
     }
     rep_budget_fini(&budget);
+    rep_sides_clear(&s);
     *exit_status = regressed ? REP_CMD_REGRESSED : 0;
     return rc;
 }

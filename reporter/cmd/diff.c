@@ -16,6 +16,7 @@
 #include "reporter/cmd/sides.h"
 #include "reporter/compare/check.h"
 #include "reporter/output/diff.h"
+#include "reporter/output/escape.h"
 
 const char rep_cmd_diff_help[] =
     "usage: prof diff [options] BASE NEW\n"
@@ -32,6 +33,11 @@ const char rep_cmd_diff_help[] =
     "                       all)\n"
     "      --confidence PCT the one-sided confidence for a change to count,\n"
     "                       50..99.9999 (default: 99.9)\n"
+    "      --label KEY=VALUE  compare the samples whose thread label KEY was VALUE\n"
+    "                       (repeatable: values of a key are alternatives)\n"
+    "      --by-label KEY   compare each value of label KEY apart (text, markdown:\n"
+    "                       a section each; json: {\"by_label\", \"values\": [{\"value\",\n"
+    "                       \"diff\"}]})\n"
     "  -o, --output FILE    write the output to FILE (default: standard output)\n"
     "      --no-symbols     name frames module+0xOFFSET, reading no binary\n"
     "  -h, --help           this help\n";
@@ -70,6 +76,40 @@ static int parse_option(void *ctx, int c, const char *arg, struct cmn_err *err)
     }
 }
 
+/* The diff of each group: one without --by-label; with it, each value with a heading (a
+ * JSON object per value in an array, for json). */
+static int write_groups(FILE *f, const struct rep_sides *s, const struct rep_sides_data *data,
+                        const struct rep_diff_out_opts *out)
+{
+    if (s->by_label == NULL)
+        return rep_out_diff(f, &data->groups[0].diff, &data->names, out);
+    bool is_json = out->format == REP_DIFF_JSON;
+    if (is_json) {
+        fputs("{\"by_label\":", f);
+        rep_escape_json(f, s->by_label);
+        fputs(",\"values\":[", f);
+    }
+    int rc = CMN_OK;
+    for (size_t i = 0; rc == CMN_OK && i < data->n_groups; i++) {
+        const struct rep_sides_group *g = &data->groups[i];
+        const char *v = g->value ? g->value : "(none)";
+        if (is_json) {
+            fputs(i ? ",{\"value\":" : "{\"value\":", f);
+            rep_escape_json(f, v);
+            fputs(",\"diff\":", f);
+        } else {
+            fprintf(f, out->format == REP_DIFF_MARKDOWN ? "%s### %s=%s\n\n" : "%s== %s=%s\n",
+                    i ? "\n" : "", s->by_label, v);
+        }
+        rc = rep_out_diff(f, &g->diff, &data->names, out);
+        if (is_json)
+            fputc('}', f);
+    }
+    if (is_json)
+        fputs("]}\n", f);
+    return rc;
+}
+
 int rep_cmd_diff(int argc, char **argv, int *exit_status, struct cmn_err *err)
 {
     struct rep_check_opts defaults;
@@ -80,18 +120,25 @@ int rep_cmd_diff(int argc, char **argv, int *exit_status, struct cmn_err *err)
     int rc = rep_sides_parse(&s, argc, argv, ":f:n:o:h", parse_option, &out, err);
     if (rc != CMN_OK || s.is_help) {
         *exit_status = s.is_help ? REP_CMD_HELP : 0;
+        rep_sides_clear(&s);
         return rc;
     }
     out.confidence = s.confidence;
+    if (s.by_label != NULL && out.format == REP_DIFF_SVG) {
+        rep_sides_clear(&s);
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "diff: one graph per value: give --label KEY=VALUE with -f svg, not "
+                           "--by-label");
+    }
     struct rep_sides_data data;
     rc = rep_sides_load(&s, &data, err);
     if (rc == CMN_OK) {
         FILE *f;
         rc = rep_cmd_open_output(s.output, &f, err);
         if (rc == CMN_OK)
-            rc = rep_cmd_close_output(s.output, f, rep_out_diff(f, &data.diff, &data.names, &out),
-                                      err);
+            rc = rep_cmd_close_output(s.output, f, write_groups(f, &s, &data, &out), err);
     }
     rep_sides_fini(&data);
+    rep_sides_clear(&s);
     return rc;
 }

@@ -271,9 +271,8 @@ static int write_flame(FILE *out, const struct report_opts *o, const struct rep_
     struct rep_flame f;
     if (rep_flame_build(&f, agg, names) != CMN_OK)
         return CMN_E_NOMEM;
-    int rc = o->format == FORMAT_SVG    ? rep_out_svg(out, &f, names, &o->flame)
-             : o->format == FORMAT_HTML ? rep_out_html(out, &f, names, &o->flame)
-                                        : rep_out_json(out, &f, names);
+    int rc = o->format == FORMAT_SVG ? rep_out_svg(out, &f, names, &o->flame)
+                                     : rep_out_json(out, &f, names);
     rep_flame_fini(&f);
     return rc;
 }
@@ -290,6 +289,9 @@ static int write_format(FILE *out, const struct report_opts *o, const struct rep
         return rep_out_speedscope(out, threads, names, o->flame.title);
     case FORMAT_PPROF:
         return rep_out_pprof(out, agg, names);
+    case FORMAT_HTML:
+        return rep_out_html(out, agg, names, &o->flame,
+                            o->sel.n_by_labels > 0 ? o->sel.by_labels[0] : NULL);
     default:
         return write_flame(out, o, agg, names);
     }
@@ -325,6 +327,7 @@ static int run_report(const struct report_opts *o, struct cmn_err *err)
     /* The selection's filter remembers its verdicts as it goes: it is written to. */
     struct rep_sel *sel = (struct rep_sel *)&o->sel;
     rep_sel_apply(sel, &sym, &agg, o->format == FORMAT_PPROF);
+    agg.is_timeline = o->format == FORMAT_HTML; /* its strip of the run over time */
     struct rep_progress progress;
     rep_progress_init(&progress, stderr, rep_progress_input_bytes(o->files, (size_t)o->n_files),
                       false);

@@ -6,9 +6,11 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/parse.h"
 #include "reporter/base/warn.h"
 #include "reporter/cmd/cmd.h"
@@ -29,6 +31,8 @@ static const struct option longs[] = {
     {"time-noise", required_argument, NULL, 'V'},
     {"budget", required_argument, NULL, 'B'},
     {"no-symbols", no_argument, NULL, 'S'},
+    {"label", required_argument, NULL, 'L'},
+    {"by-label", required_argument, NULL, 'G'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -63,6 +67,13 @@ static int parse_option(struct rep_sides *s, int c, rep_sides_option_fn *own, vo
         return CMN_OK;
     case 'S':
         s->is_offline = true;
+        return CMN_OK;
+    case 'L':
+        return rep_filter_add_label(&s->filter, optarg, err);
+    case 'G':
+        if (optarg[0] == '\0' || strchr(optarg, '=') != NULL)
+            return cmn_err_set(err, CMN_E_INPUT, "--by-label: '%s' is not a label's key", optarg);
+        s->by_label = optarg;
         return CMN_OK;
     default:
         return own(ctx, c, optarg, err);
@@ -133,9 +144,77 @@ int rep_sides_parse(struct rep_sides *s, int argc, char **argv, const char *shor
                         argc - dash - has_dash, has_dash, s, err);
 }
 
-/* Reads every file of both sides into d. */
-static int read_sides(const struct rep_sides *s, struct rep_sym *sym, struct rep_diff *d,
-                      struct cmn_err *err)
+void rep_sides_clear(struct rep_sides *s)
+{
+    rep_filter_fini(&s->filter);
+}
+
+static bool same_value(const char *a, const char *b)
+{
+    return a == b || (a != NULL && b != NULL && strcmp(a, b) == 0);
+}
+
+/* The group of value (NULL: no value), made when new. */
+static int group_of(struct rep_sides_data *data, const char *value, struct rep_sides_group **g)
+{
+    size_t cap = data->n_groups;
+    for (size_t i = 0; i < data->n_groups; i++) {
+        if (same_value(data->groups[i].value, value)) {
+            *g = &data->groups[i];
+            return CMN_OK;
+        }
+    }
+    struct rep_sides_group *more = realloc(data->groups, (cap + 1) * sizeof(*more));
+    if (more == NULL)
+        return CMN_E_NOMEM;
+    data->groups = more;
+    *g = &more[data->n_groups];
+    memset(*g, 0, sizeof(**g));
+    rep_diff_init(&(*g)->diff);
+    data->n_groups++;
+    if (value != NULL && ((*g)->value = strdup(value)) == NULL)
+        return CMN_E_NOMEM;
+    return CMN_OK;
+}
+
+/* Adds profile p to side: its samples the --label conditions keep, one run of each group
+ * (by the --by-label value) that has some. */
+static int add_profile(const struct rep_sides *s, struct rep_sides_data *data, int side,
+                       const struct rep_profile *p)
+{
+    struct rep_sample *kept = malloc((p->n_samples ? p->n_samples : 1) * sizeof(*kept));
+    bool *done = calloc(p->n_samples ? p->n_samples : 1, sizeof(*done));
+    int rc = kept != NULL && done != NULL ? CMN_OK : CMN_E_NOMEM;
+    /* Each pass takes the samples of the first value not taken yet. */
+    for (size_t first = 0; rc == CMN_OK && first < p->n_samples; first++) {
+        if (done[first])
+            continue;
+        const char *v = s->by_label ? rep_profile_label(p, &p->samples[first], s->by_label) : NULL;
+        size_t n = 0;
+        for (size_t i = first; i < p->n_samples; i++) {
+            if (done[i] || (s->by_label &&
+                            !same_value(v, rep_profile_label(p, &p->samples[i], s->by_label))))
+                continue;
+            done[i] = true;
+            if (rep_filter_keeps_sample(&s->filter, p, &p->samples[i]))
+                kept[n++] = p->samples[i];
+        }
+        struct rep_sides_group *g;
+        if (n == 0 || (rc = group_of(data, v, &g)) != CMN_OK)
+            continue;
+        struct rep_profile part = *p;
+        part.samples = kept;
+        part.n_samples = n;
+        part.cap_samples = n;
+        rc = rep_diff_add_profile(&g->diff, side, &data->sym, &part);
+    }
+    free(kept);
+    free(done);
+    return rc;
+}
+
+/* Reads every file of both sides into data. */
+static int read_sides(const struct rep_sides *s, struct rep_sides_data *data, struct cmn_err *err)
 {
     size_t n_printed = 0;
     for (int side = 0; side < 2; side++) {
@@ -144,12 +223,12 @@ static int read_sides(const struct rep_sides *s, struct rep_sym *sym, struct rep
             int rc = rep_read_file(s->files[side][i], &p, err);
             if (rc == CMN_OK) {
                 rep_profile_warn(&p);
-                rc = rep_sym_use_profile(sym, &p);
+                rc = rep_sym_use_profile(&data->sym, &p);
                 if (rc == CMN_OK)
-                    rc = rep_diff_add_profile(d, side, sym, &p);
+                    rc = add_profile(s, data, side, &p);
                 if (rc == CMN_E_NOMEM)
                     cmn_err_nomem(err);
-                rep_sym_warn(sym, &n_printed);
+                rep_sym_warn(&data->sym, &n_printed);
             }
             rep_profile_fini(&p);
             if (rc != CMN_OK)
@@ -157,6 +236,15 @@ static int read_sides(const struct rep_sides *s, struct rep_sym *sym, struct rep
         }
     }
     return CMN_OK;
+}
+
+/* Groups by value, the samples without one last. */
+static int cmp_group(const void *va, const void *vb)
+{
+    const struct rep_sides_group *a = va, *b = vb;
+    if (a->value == NULL || b->value == NULL)
+        return (a->value == NULL) - (b->value == NULL);
+    return strcmp(a->value, b->value);
 }
 
 /* Refuses a side without samples: shares of nothing mean nothing. */
@@ -175,23 +263,54 @@ static int check_sides(const struct rep_sides *s, const struct rep_diff *d, stru
     return CMN_OK;
 }
 
+/* A value of the label that one side does not have is said, and compared by nothing but
+ * a budget (the side without it has no runs). */
+static void note_one_sided(const struct rep_sides *s, const struct rep_sides_group *g)
+{
+    static const char *const side_name[2] = {"BASE", "NEW"};
+    for (int side = 0; side < 2; side++)
+        if (s->n_files[side] > 0 && g->diff.sides[side].n_runs == 0)
+            rep_warnf("%s=%s: only in the %s profiles, not compared", s->by_label,
+                      g->value ? g->value : "(none)", side_name[1 - side]);
+}
+
 int rep_sides_load(const struct rep_sides *s, struct rep_sides_data *data, struct cmn_err *err)
 {
     rep_names_init(&data->names);
     rep_sym_init(&data->sym, &data->names);
-    rep_diff_init(&data->diff);
+    data->groups = NULL;
+    data->n_groups = 0;
     data->sym.is_offline = s->is_offline;
-    int rc = read_sides(s, &data->sym, &data->diff, err);
-    if (rc == CMN_OK && rep_diff_compute(&data->diff, data->names.n_names) != CMN_OK)
-        rc = cmn_err_nomem(err);
+    struct rep_sides_group *all;
+    int rc = s->by_label ? CMN_OK : group_of(data, NULL, &all); /* one group, even empty */
     if (rc == CMN_OK)
-        rc = check_sides(s, &data->diff, err);
+        rc = read_sides(s, data, err);
+    else
+        cmn_err_nomem(err);
+    if (rc == CMN_OK && s->by_label && data->n_groups == 0)
+        rc = cmn_err_set(err, CMN_E_INPUT, "no sample has label %s", s->by_label);
+    if (rc == CMN_OK && data->n_groups > 1)
+        qsort(data->groups, data->n_groups, sizeof(*data->groups), cmp_group);
+    for (size_t i = 0; rc == CMN_OK && i < data->n_groups; i++) {
+        if (rep_diff_compute(&data->groups[i].diff, data->names.n_names) != CMN_OK)
+            rc = cmn_err_nomem(err);
+        if (rc == CMN_OK && s->by_label)
+            note_one_sided(s, &data->groups[i]);
+        else if (rc == CMN_OK)
+            rc = check_sides(s, &data->groups[i].diff, err);
+    }
     return rc;
 }
 
 void rep_sides_fini(struct rep_sides_data *data)
 {
-    rep_diff_fini(&data->diff);
+    for (size_t i = 0; i < data->n_groups; i++) {
+        rep_diff_fini(&data->groups[i].diff);
+        free(data->groups[i].value);
+    }
+    free(data->groups);
+    data->groups = NULL;
+    data->n_groups = 0;
     rep_sym_fini(&data->sym);
     rep_names_fini(&data->names);
 }

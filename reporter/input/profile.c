@@ -61,6 +61,11 @@ void rep_profile_fini(struct rep_profile *p)
     free(p->snap_threads);
     free(p->notes);
     free(p->labels);
+    for (size_t i = 0; i < p->n_label_sets; i++)
+        free(p->label_sets[i].pairs);
+    free(p->label_sets);
+    cmn_hashtab_fini(&p->label_set_table);
+    free(p->traces);
     free(p->samples);
     rep_profile_init(p, name);
 }
@@ -97,6 +102,73 @@ int rep_profile_add_snap_thread(struct rep_profile *p, const struct rep_snap_thr
         return CMN_E_NOMEM;
     p->snap_threads[p->n_snap_threads++] = *t;
     return CMN_OK;
+}
+
+static uint64_t set_hash(uint32_t id)
+{
+    return id * 0x9e3779b97f4a7c15ull;
+}
+
+static uint64_t set_hash_of(const void *ctx, uint32_t entry)
+{
+    return set_hash(((const struct rep_profile *)ctx)->label_sets[entry].id);
+}
+
+static bool same_set(const void *ctx, uint32_t entry, const void *key)
+{
+    return ((const struct rep_profile *)ctx)->label_sets[entry].id == *(const uint32_t *)key;
+}
+
+int rep_profile_add_label_set(struct rep_profile *p, uint32_t id, struct rep_label *pairs,
+                              uint32_t n)
+{
+    if (id == 0 || rep_profile_label_set(p, id) != NULL) {
+        free(pairs);
+        return CMN_E_INPUT;
+    }
+    if (!CMN_GROW(p->label_sets, p->cap_label_sets, p->n_label_sets + 1, 16) ||
+        cmn_hashtab_reserve(&p->label_set_table, set_hash_of, p) != 0) {
+        free(pairs);
+        return CMN_E_NOMEM;
+    }
+    p->label_sets[p->n_label_sets] = (struct rep_label_set){.id = id, .n = n, .pairs = pairs};
+    cmn_hashtab_insert(&p->label_set_table, set_hash(id), (uint32_t)p->n_label_sets);
+    p->n_label_sets++;
+    return CMN_OK;
+}
+
+const struct rep_label_set *rep_profile_label_set(const struct rep_profile *p, uint32_t id)
+{
+    if (id == 0)
+        return NULL;
+    uint32_t i = cmn_hashtab_find(&p->label_set_table, set_hash(id), same_set, p, &id);
+    return i == CMN_HASHTAB_NONE ? NULL : &p->label_sets[i];
+}
+
+const char *rep_profile_label(const struct rep_profile *p, const struct rep_sample *s,
+                              const char *key)
+{
+    const struct rep_label_set *set = rep_profile_label_set(p, s->label_set);
+    for (uint32_t i = 0; set != NULL && i < set->n; i++)
+        if (strcmp(set->pairs[i].key, key) == 0)
+            return set->pairs[i].value;
+    for (size_t i = p->n_labels; i-- > 0;)
+        if (strcmp(p->labels[i].key, key) == 0)
+            return p->labels[i].value;
+    return NULL;
+}
+
+int rep_profile_add_trace(struct rep_profile *p, const struct rep_trace *t)
+{
+    if (!CMN_GROW(p->traces, p->cap_traces, p->n_traces + 1, 64))
+        return CMN_E_NOMEM;
+    p->traces[p->n_traces++] = *t;
+    return CMN_OK;
+}
+
+const struct rep_trace *rep_profile_trace(const struct rep_profile *p, const struct rep_sample *s)
+{
+    return s->trace != 0 && s->trace <= p->n_traces ? &p->traces[s->trace - 1] : NULL;
 }
 
 int rep_profile_add_note(struct rep_profile *p, const char *text)

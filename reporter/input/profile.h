@@ -2,9 +2,9 @@
 /*
  * A profile as the reporter holds it in memory: what one file said about one run. The
  * reader (reporter/input/read.c) fills it; the symbolizer and the aggregate read it. It owns a
- * copy of the file's bytes, and the strings (executable, mapping paths, thread names) and
- * the frame arrays of samples point into that copy instead of being copied again, so a
- * profile costs about its file size plus 40 bytes per sample. Read as a stream
+ * copy of the file's bytes, and the strings (executable, mapping paths, thread names, labels)
+ * and the frame arrays of samples point into that copy instead of being copied again, so a
+ * profile costs about its file size plus 48 bytes per sample. Read as a stream
  * (rep_read_file_stream), the bytes are a mapping of the file whose pages are given back as
  * it is walked, and samples holds one batch at a time. Everything dies with
  * rep_profile_fini(). Reporter thread only.
@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "common/check.h"
+#include "common/hashtab.h"
 #include "include/libprof/prof_format.h"
 
 struct rep_process {
@@ -64,6 +65,8 @@ struct rep_sample {
     uint8_t stop_reason;         /* PROF_STOP_*, maybe one this reader does not know */
     uint8_t flags;               /* PROF_SAMPLE_* */
     uint32_t state;              /* PROF_STATE_* with its call; 0 in CPU profiles */
+    uint32_t label_set;          /* the thread's labels: a rep_label_set id, 0 none */
+    uint32_t trace;              /* the thread's trace: index + 1 in traces, 0 none */
     uint64_t sp_word;            /* the word at the interrupted stack pointer, 0 if unread */
     const unsigned char *frames; /* n_frames little-endian uint64, leaf first; may be
                                   * unaligned; read them with rep_sample_frame() */
@@ -82,6 +85,20 @@ struct rep_snap_thread {
 struct rep_label {
     const char *key;
     const char *value;
+};
+
+/* A thread label set (PROF_REC_LABEL_SET): pairs sorted by key, into the profile's bytes. */
+struct rep_label_set {
+    uint32_t id;                   /* as samples name it (rep_sample.label_set) */
+    uint32_t n;                    /* pairs */
+    struct rep_label *pairs;       /* strings into the profile's bytes; the array owned */
+};
+
+/* A trace and span (PROF_REC_TRACE). */
+struct rep_trace {
+    uint8_t trace_id[16];
+    uint8_t span_id[8];
+    uint8_t flags; /* the W3C trace-flags byte, 0 unknown */
 };
 
 struct rep_profile {
@@ -110,6 +127,13 @@ struct rep_profile {
 
     struct rep_label *labels;    /* PROF_REC_LABELS pairs, the last record's; into bytes */
     size_t n_labels;
+    struct rep_label_set *label_sets; /* PROF_REC_LABEL_SETs in file order */
+    size_t n_label_sets;
+    size_t cap_label_sets;
+    struct cmn_hashtab label_set_table; /* label_sets by id (common/hashtab.h) */
+    struct rep_trace *traces;         /* PROF_REC_TRACEs, id - 1 */
+    size_t n_traces;
+    size_t cap_traces;
     const char **notes;          /* PROF_REC_NOTE texts in file order, into bytes */
     size_t n_notes;
     size_t cap_notes;
@@ -146,6 +170,21 @@ int rep_profile_add_note(struct rep_profile *p, const char *text);
 void rep_profile_finish(struct rep_profile *p);
 /* The latest name of thread tid, or NULL. After rep_profile_finish(). */
 const char *rep_profile_thread_name(const struct rep_profile *p, uint32_t tid);
+
+/* Adds a label set (id, n pairs; pairs is taken over: freed with p). CMN_OK, CMN_E_NOMEM,
+ * or CMN_E_INPUT when id is 0 or p has it already. */
+int rep_profile_add_label_set(struct rep_profile *p, uint32_t id, struct rep_label *pairs,
+                              uint32_t n);
+/* The label set of id, NULL for 0 or an id p does not define. */
+const struct rep_label_set *rep_profile_label_set(const struct rep_profile *p, uint32_t id);
+/* The value of label key on sample s: the thread's label (its set), else the process's
+ * (PROF_LABELS); NULL when neither has it. */
+const char *rep_profile_label(const struct rep_profile *p, const struct rep_sample *s,
+                              const char *key);
+/* Adds a trace (PROF_REC_TRACE), its id the next. CMN_OK or CMN_E_NOMEM. */
+int rep_profile_add_trace(struct rep_profile *p, const struct rep_trace *t);
+/* The trace of sample s, NULL when it has none. */
+const struct rep_trace *rep_profile_trace(const struct rep_profile *p, const struct rep_sample *s);
 
 /* The sampling rate p's samples were taken at, in timer ticks per CPU second: the rate
  * the timer delivered, from the stats (signals over CPU time), else the effective rate

@@ -51,6 +51,10 @@ struct walk {
     struct stack_def *stacks; /* PROF_REC_STACKs read so far, by id; freed by walk() */
     size_t n_stacks;
     size_t cap_stacks;
+    const unsigned char *traces; /* a PROF_REC_SAMPLE_TRACES's numbers, for the next
+                                  * PROF_REC_SAMPLES; NULL none */
+    const unsigned char *traces_end;
+    uint32_t n_traces;           /* entries they are for */
 };
 
 /* A PROF_REC_STACK: what the compact samples of PROF_REC_SAMPLES name by id. */
@@ -58,6 +62,7 @@ struct stack_def {
     const unsigned char *frames; /* in the file's bytes */
     uint64_t sp_word;
     uint32_t state; /* after the frames in wall profiles, else 0 */
+    uint32_t label_set; /* after the frames, when the thread had labels; else 0 */
     uint16_t n_frames;
     uint8_t stop_reason;
     uint8_t flags;
@@ -90,6 +95,9 @@ static const struct record_shape {
     {PROF_REC_STATS, sizeof(struct prof_rec_stats), false},
     {PROF_REC_NOTE, sizeof(struct prof_rec_note), true},
     {PROF_REC_LABELS, sizeof(struct prof_rec_labels), false},
+    {PROF_REC_LABEL_SET, sizeof(struct prof_rec_label_set), false},
+    {PROF_REC_TRACE, sizeof(struct prof_rec_trace), false},
+    {PROF_REC_SAMPLE_TRACES, sizeof(struct prof_rec_sample_traces), false},
 };
 
 static int corrupt(const struct rep_profile *p, const struct record *r, struct cmn_err *err,
@@ -192,6 +200,17 @@ static int take_sample(struct rep_profile *p, const struct rep_sample *s, const 
     return rep_profile_add_sample(p, s) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
 }
 
+/* Whether a sample may name label set id and trace: defined before it (a stream's second
+ * walk knows every definition of the file from the first, which checked the order). */
+static bool names_known(const struct rep_profile *p, const struct walk *w, uint32_t label_set,
+                        uint64_t trace)
+{
+    if (w->mode == WALK_SAMPLES)
+        return true;
+    return (label_set == 0 || rep_profile_label_set(p, label_set) != NULL) &&
+           trace <= p->n_traces;
+}
+
 static int read_sample(struct rep_profile *p, const struct record *r, const struct walk *w,
                        struct cmn_err *err)
 {
@@ -199,7 +218,16 @@ static int read_sample(struct rep_profile *p, const struct record *r, const stru
     take_fixed(r, &rec, sizeof(rec));
     if ((size_t)rec.n_frames * sizeof(uint64_t) > r->size_bytes - sizeof(rec))
         return corrupt(p, r, err, "more frames than the record holds");
+    /* The thread's labels and trace follow the frames, when it had them. */
+    size_t after = sizeof(rec) + (size_t)rec.n_frames * sizeof(uint64_t);
+    struct prof_sample_ctx ctx = {0};
+    if (r->size_bytes - after >= sizeof(ctx))
+        memcpy(&ctx, r->at + after, sizeof(ctx));
+    if (!names_known(p, w, ctx.label_set, ctx.trace))
+        return corrupt(p, r, err, "a sample names a label set or a trace not defined before it");
     struct rep_sample s = {
+        .label_set = ctx.label_set,
+        .trace = ctx.trace,
         .time_ns = rec.time_ns,
         .tid = rec.tid,
         .weight = rec.weight,
@@ -229,8 +257,11 @@ static int read_stack(struct rep_profile *p, const struct record *r, struct walk
     struct prof_stack_state tail = {0};
     if (r->size_bytes - after >= sizeof(tail))
         memcpy(&tail, r->at + after, sizeof(tail));
+    if (!names_known(p, w, tail.label_set, 0))
+        return corrupt(p, r, err, "a stack names a label set not defined before it");
     w->stacks[w->n_stacks++] = (struct stack_def){.frames = r->at + sizeof(rec),
                                                   .state = tail.state,
+                                                  .label_set = tail.label_set,
                                                   .sp_word = rec.sp_word,
                                                   .n_frames = rec.n_frames,
                                                   .stop_reason = rec.stop_reason,
@@ -253,18 +284,28 @@ static bool get_uleb(const unsigned char **at, const unsigned char *end, uint64_
     return false;
 }
 
-static int read_samples(struct rep_profile *p, const struct record *r, const struct walk *w,
+static int read_samples(struct rep_profile *p, const struct record *r, struct walk *w,
                         struct cmn_err *err)
 {
     struct prof_rec_samples rec;
     take_fixed(r, &rec, sizeof(rec));
     const unsigned char *at = r->at + sizeof(rec), *end = r->at + r->size_bytes;
+    /* The traces a PROF_REC_SAMPLE_TRACES right before gave these entries. */
+    const unsigned char *tr = w->traces, *tr_end = w->traces_end;
+    bool has_traces = tr != NULL;
+    w->traces = w->traces_end = NULL;
+    if (has_traces && w->n_traces != rec.n_samples)
+        return corrupt(p, r, err, "its traces are for another number of samples");
     uint64_t time = rec.base_time_ns;
     for (uint32_t i = 0; i < rec.n_samples; i++) {
-        uint64_t step, tid, id, weight;
+        uint64_t step, tid, id, weight, trace = 0;
         if (!get_uleb(&at, end, &step) || !get_uleb(&at, end, &tid) || !get_uleb(&at, end, &id) ||
             !get_uleb(&at, end, &weight))
             return corrupt(p, r, err, "sample entries run past the record");
+        if (has_traces && !get_uleb(&tr, tr_end, &trace))
+            return corrupt(p, r, err, "its traces run past their record");
+        if (!names_known(p, w, 0, trace) || trace > UINT32_MAX)
+            return corrupt(p, r, err, "a sample names a trace not defined before it");
         if (id >= w->n_stacks)
             return corrupt(p, r, err, "a sample names a stack not defined before it");
         if (tid > UINT32_MAX || weight >= UINT32_MAX)
@@ -280,6 +321,8 @@ static int read_samples(struct rep_profile *p, const struct record *r, const str
             .stop_reason = st->stop_reason,
             .flags = st->flags,
             .state = st->state,
+            .label_set = st->label_set,
+            .trace = (uint32_t)trace,
             .sp_word = st->sp_word,
             .frames = st->frames,
         };
@@ -353,13 +396,67 @@ static int read_labels(struct rep_profile *p, const struct record *r, struct cmn
     return CMN_OK;
 }
 
+/* PROF_REC_LABEL_SET: n pairs of strings, as in PROF_REC_LABELS. Each id once a file. */
+static int read_label_set(struct rep_profile *p, const struct record *r, struct cmn_err *err)
+{
+    struct prof_rec_label_set rec;
+    take_fixed(r, &rec, sizeof(rec));
+    const char *at = (const char *)r->at + sizeof(rec), *end = (const char *)r->at + r->size_bytes;
+    if (rec.n_labels == 0 || rec.n_labels > (size_t)(end - at) / 2)
+        return corrupt(p, r, err, "a label set of no labels, or more than the record holds");
+    struct rep_label *pairs = calloc(rec.n_labels, sizeof(*pairs));
+    if (pairs == NULL)
+        return cmn_err_nomem(err);
+    for (uint32_t i = 0; i < rec.n_labels; i++) {
+        const char *k = at, *kend = memchr(k, '\0', (size_t)(end - k));
+        const char *v = kend ? kend + 1 : end;
+        const char *vend = v < end ? memchr(v, '\0', (size_t)(end - v)) : NULL;
+        if (vend == NULL) {
+            free(pairs);
+            return corrupt(p, r, err, "a label without its terminating NUL");
+        }
+        pairs[i] = (struct rep_label){.key = k, .value = v};
+        at = vend + 1;
+    }
+    int rc = rep_profile_add_label_set(p, rec.id, pairs, rec.n_labels);
+    if (rc == CMN_E_NOMEM)
+        return cmn_err_nomem(err);
+    return rc == CMN_OK ? CMN_OK : corrupt(p, r, err, "a label set id of 0, or defined twice");
+}
+
+static int read_trace(struct rep_profile *p, const struct record *r, struct cmn_err *err)
+{
+    struct prof_rec_trace rec;
+    take_fixed(r, &rec, sizeof(rec));
+    if (rec.id != p->n_traces + 1)
+        return corrupt(p, r, err, "trace ids out of sequence");
+    struct rep_trace t = {.flags = rec.trace_flags};
+    memcpy(t.trace_id, rec.trace_id, sizeof(t.trace_id));
+    memcpy(t.span_id, rec.span_id, sizeof(t.span_id));
+    return rep_profile_add_trace(p, &t) == CMN_OK ? CMN_OK : cmn_err_nomem(err);
+}
+
+/* PROF_REC_SAMPLE_TRACES: kept for the PROF_REC_SAMPLES that follows it. */
+static int read_sample_traces(struct rep_profile *p, const struct record *r, struct walk *w,
+                              struct cmn_err *err)
+{
+    struct prof_rec_sample_traces rec;
+    take_fixed(r, &rec, sizeof(rec));
+    if (rec.n_samples > r->size_bytes - sizeof(rec))
+        return corrupt(p, r, err, "more traces than the record holds");
+    w->traces = r->at + sizeof(rec);
+    w->traces_end = r->at + r->size_bytes;
+    w->n_traces = rec.n_samples;
+    return CMN_OK;
+}
+
 static int read_record(struct rep_profile *p, struct record *r, struct walk *w, struct cmn_err *err)
 {
     /* walk_records() hands over whole records, in the file. */
     assert(r->size_bytes >= sizeof(struct prof_rec_hdr) && r->at >= p->bytes &&
            (size_t)(r->at - p->bytes) <= p->n_bytes - r->size_bytes);
-    bool is_sample =
-        r->type == PROF_REC_STACK || r->type == PROF_REC_SAMPLES || r->type == PROF_REC_SAMPLE;
+    bool is_sample = r->type == PROF_REC_STACK || r->type == PROF_REC_SAMPLES ||
+                     r->type == PROF_REC_SAMPLE || r->type == PROF_REC_SAMPLE_TRACES;
     if (w->mode == WALK_SAMPLES && !is_sample)
         return CMN_OK; /* a stream's second walk reads the samples only */
     if (w->mode != WALK_SAMPLES && r->type != PROF_REC_STACK && r->type != PROF_REC_SAMPLES)
@@ -367,7 +464,16 @@ static int read_record(struct rep_profile *p, struct record *r, struct walk *w, 
     int rc = check_shape(p, r, err);
     if (rc != CMN_OK)
         return rc;
+    /* A batch's traces apply to the record right after them, which must be the batch. */
+    if (w->traces != NULL && r->type != PROF_REC_SAMPLES)
+        return corrupt(p, r, err, "sample traces not followed by their samples");
     switch (r->type) {
+    case PROF_REC_SAMPLE_TRACES:
+        return read_sample_traces(p, r, w, err);
+    case PROF_REC_LABEL_SET:
+        return read_label_set(p, r, err);
+    case PROF_REC_TRACE:
+        return read_trace(p, r, err);
     case PROF_REC_STACK:
         return read_stack(p, r, w, err);
     case PROF_REC_SAMPLES:

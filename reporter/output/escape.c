@@ -5,6 +5,8 @@
  */
 #include "reporter/output/escape.h"
 
+#include <stdbool.h>
+
 #include <string.h>
 
 size_t rep_utf8_decode(const char *s, size_t n, uint32_t *cp)
@@ -103,7 +105,7 @@ size_t rep_escape_xml(FILE *out, const char *s, size_t max_cps)
     return count;
 }
 
-void rep_escape_json(FILE *out, const char *s)
+static void escape_json(FILE *out, const char *s, bool is_script)
 {
     size_t n = strlen(s);
     fputc('"', out);
@@ -112,10 +114,20 @@ void rep_escape_json(FILE *out, const char *s)
         i += rep_utf8_decode(s + i, n - i, &cp);
         if (cp == '"' || cp == '\\')
             fprintf(out, "\\%c", (char)cp);
-        else if (cp < 0x20 || cp == 0x7f)
+        else if (cp < 0x20 || cp == 0x7f || (is_script && (cp == '<' || cp == '>' || cp == '&')))
             fprintf(out, "\\u%04x", (unsigned)cp);
         else
             put_utf8(out, cp);
     }
     fputc('"', out);
+}
+
+void rep_escape_json(FILE *out, const char *s)
+{
+    escape_json(out, s, false);
+}
+
+void rep_escape_json_script(FILE *out, const char *s)
+{
+    escape_json(out, s, true);
 }

@@ -30,5 +30,8 @@ size_t rep_escape_xml(FILE *out, const char *s, size_t max_cps);
 /* Writes s as a JSON string, quotes included. Write errors are left in out's error
  * flag. */
 void rep_escape_json(FILE *out, const char *s);
+/* The same for a JSON text inside an HTML <script> element: '<', '>' and '&' as \u escapes
+ * too, so that no name can end the element. */
+void rep_escape_json_script(FILE *out, const char *s);
 
 #endif

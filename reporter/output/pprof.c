@@ -177,9 +177,19 @@ static void put_samples(struct pprof_ctx *c, uint64_t period)
         rep_pb_clear(&c->sub);
         rep_pb_packed(&c->sub, 1, locs, n_locs);
         rep_pb_packed(&c->sub, 2, values, 2);
-        /* The profiles' labels (PROF_LABELS), on every sample: what a continuous-profiling
-         * service files the profile under. */
-        for (size_t l = 0; l < a->n_labels; l++) {
+        /* The sample's labels: its process's (PROF_LABELS: what a continuous-profiling
+         * service files the profile under), its thread's, its trace (go tool pprof -tags,
+         * -tagfocus); an aggregate that kept none per stack gives the profiles' common
+         * ones to every sample. */
+        size_t n_kv = 0;
+        const uint32_t *kv = rep_lsets_get(&a->lsets, a->stacks[s].labels, &n_kv);
+        for (size_t l = 0; l < n_kv; l++) {
+            rep_pb_clear(&c->line);
+            rep_pb_varint(&c->line, 1, str_of(c, rep_names_get(c->names, kv[2 * l])));
+            rep_pb_varint(&c->line, 2, str_of(c, rep_names_get(c->names, kv[2 * l + 1])));
+            rep_pb_bytes(&c->sub, PF_SAMPLE_LABEL, c->line.data, c->line.n);
+        }
+        for (size_t l = 0; !a->is_label_sets && l < a->n_labels; l++) {
             rep_pb_clear(&c->line);
             rep_pb_varint(&c->line, 1, str_of(c, a->labels[l].key));
             rep_pb_varint(&c->line, 2, str_of(c, a->labels[l].value));

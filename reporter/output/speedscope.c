@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The speedscope writer: a frame index per name id in order of first use (an array
- * indexed by id), then per thread its stacks sorted by name and written as frame-index
- * arrays with their weights. Reporter thread only.
+ * indexed by id), then per thread (and --by-label value) its samples in the order of the
+ * run, each weighing the time it stands for, a run of samples of one stack written as one:
+ * speedscope's "Time Order" view is then the thread's timeline. Reporter thread only.
  */
 #include "reporter/output/speedscope.h"
 
@@ -19,24 +20,13 @@
 
 #define NO_FRAME UINT32_MAX
 
-/* qsort has no context argument: the aggregate and names being sorted over. */
-static const struct rep_agg *sort_agg;
-static const struct rep_names *sort_names;
-
-/* Stacks compared frame by frame by name, a stack before the longer ones it starts. */
-static int cmp_stack(const void *va, const void *vb)
+/* Ticks in time order, the order they were added in for equal times. */
+static int cmp_tick(const void *va, const void *vb)
 {
-    size_t ia = *(const size_t *)va, ib = *(const size_t *)vb;
-    const uint32_t *a = rep_agg_stack_ids(sort_agg, ia), *b = rep_agg_stack_ids(sort_agg, ib);
-    uint32_t na = sort_agg->stacks[ia].n_ids, nb = sort_agg->stacks[ib].n_ids;
-    for (uint32_t i = 0; i < na && i < nb; i++) {
-        if (a[i] == b[i])
-            continue;
-        int c = strcmp(rep_names_get(sort_names, a[i]), rep_names_get(sort_names, b[i]));
-        if (c != 0)
-            return c;
-    }
-    return na < nb ? -1 : na > nb;
+    const struct rep_agg_tick *a = va, *b = vb;
+    if (a->time_ns != b->time_ns)
+        return a->time_ns < b->time_ns ? -1 : 1;
+    return a < b ? -1 : a > b;
 }
 
 /* Gives every name id used by a stack a frame index; writes the frames array. */
@@ -75,45 +65,63 @@ static void put_thread_name(FILE *out, const struct rep_thread_agg *th, bool wit
         snprintf(id, sizeof(id), "pid %" PRIu32 ", tid %" PRIu32, th->pid, th->tid);
     else
         snprintf(id, sizeof(id), "tid %" PRIu32, th->tid);
-    size_t len = (th->name ? strlen(th->name) : 0) + strlen(id) + 4;
+    size_t len = (th->name ? strlen(th->name) : 0) + (th->group ? strlen(th->group) : 0) +
+                 strlen(id) + 8;
     char *name = malloc(len);
     if (name == NULL) {
         rep_escape_json(out, id);
         return;
     }
+    int at = th->group != NULL ? snprintf(name, len, "%s: ", th->group) : 0;
     if (th->name != NULL)
-        snprintf(name, len, "%s (%s)", th->name, id);
+        snprintf(name + at, len - (size_t)at, "%s (%s)", th->name, id);
     else
-        snprintf(name, len, "%s", id);
+        snprintf(name + at, len - (size_t)at, "%s", id);
     rep_escape_json(out, name);
     free(name);
 }
 
-/* One sampled profile: the stacks of a in the order of order[0..n). */
-static void put_profile(FILE *out, const struct rep_agg *a, const size_t *order, size_t n,
-                        const uint32_t *frame_of)
+/* One sampled profile: the samples of a's timeline in time order, a run of one stack as
+ * one sample, in nanoseconds. */
+static int put_profile(FILE *out, const struct rep_agg *a, const uint32_t *frame_of)
 {
+    struct rep_agg_tick *tl = malloc((a->n_timeline ? a->n_timeline : 1) * sizeof(*tl));
+    if (tl == NULL)
+        return CMN_E_NOMEM;
+    if (a->n_timeline > 0)
+        memcpy(tl, a->timeline, a->n_timeline * sizeof(*tl));
+    qsort(tl, a->n_timeline, sizeof(*tl), cmp_tick);
+    size_t n = 0;
     uint64_t end = 0;
-    for (size_t k = 0; k < n; k++)
-        end += a->stacks[order[k]].weight;
-    fprintf(out, ",\"unit\":\"none\",\"startValue\":0,\"endValue\":%" PRIu64 ",\"samples\":[", end);
+    for (size_t k = 0; k < a->n_timeline; k++) {
+        end += tl[k].span_ns;
+        /* Merged into the run before it: the tick at n - 1. */
+        if (n > 0 && tl[n - 1].stack == tl[k].stack) {
+            tl[n - 1].span_ns += tl[k].span_ns;
+            continue;
+        }
+        tl[n++] = tl[k];
+    }
+    fprintf(out, ",\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":%" PRIu64
+            ",\"samples\":[", end);
     for (size_t k = 0; k < n; k++) {
-        const uint32_t *ids = rep_agg_stack_ids(a, order[k]);
+        const uint32_t *ids = rep_agg_stack_ids(a, tl[k].stack);
         fputs(k > 0 ? ",[" : "[", out);
-        for (uint32_t f = 0; f < a->stacks[order[k]].n_ids; f++)
+        for (uint32_t f = 0; f < a->stacks[tl[k].stack].n_ids; f++)
             fprintf(out, f > 0 ? ",%" PRIu32 : "%" PRIu32, frame_of[ids[f]]);
         fputc(']', out);
     }
     fputs("],\"weights\":[", out);
     for (size_t k = 0; k < n; k++)
-        fprintf(out, k > 0 ? ",%" PRIu64 : "%" PRIu64, a->stacks[order[k]].weight);
+        fprintf(out, k > 0 ? ",%" PRIu64 : "%" PRIu64, tl[k].span_ns);
     fputs("]}", out);
+    free(tl);
+    return CMN_OK;
 }
 
 /* The threads' profiles; a thread whose samples all had no frame, or were filtered out,
  * has none. */
-static int put_profiles(FILE *out, const struct rep_per_thread *t, const struct rep_names *names,
-                        const uint32_t *frame_of)
+static int put_profiles(FILE *out, const struct rep_per_thread *t, const uint32_t *frame_of)
 {
     bool with_pid = is_multi_process(t);
     size_t n_put = 0;
@@ -122,19 +130,11 @@ static int put_profiles(FILE *out, const struct rep_per_thread *t, const struct 
         const struct rep_agg *a = &t->threads[th].agg;
         if (a->n_stacks == 0)
             continue;
-        size_t *order = malloc(a->n_stacks * sizeof(*order));
-        if (order == NULL)
-            return CMN_E_NOMEM;
-        for (size_t i = 0; i < a->n_stacks; i++)
-            order[i] = i;
-        sort_agg = a;
-        sort_names = names;
-        qsort(order, a->n_stacks, sizeof(*order), cmp_stack);
         fputs(n_put++ > 0 ? ",{\"type\":\"sampled\",\"name\":" : "{\"type\":\"sampled\",\"name\":",
               out);
         put_thread_name(out, &t->threads[th], with_pid);
-        put_profile(out, a, order, a->n_stacks, frame_of);
-        free(order);
+        if (put_profile(out, a, frame_of) != CMN_OK)
+            return CMN_E_NOMEM;
     }
     if (n_put == 0)
         fputs("{\"type\":\"sampled\",\"name\":\"all threads\",\"unit\":\"none\","
@@ -154,7 +154,7 @@ int rep_out_speedscope(FILE *out, const struct rep_per_thread *t, const struct r
         frame_of[id] = NO_FRAME;
     fputs("{\"$schema\":\"https://www.speedscope.app/file-format-schema.json\",", out);
     put_frames(out, t, names, frame_of);
-    int rc = put_profiles(out, t, names, frame_of);
+    int rc = put_profiles(out, t, frame_of);
     free(frame_of);
     if (rc != CMN_OK)
         return rc;

@@ -237,7 +237,7 @@ static uint32_t hsl_rgb(double h, double s, double l)
 
 /* A warm colour (red through orange to yellow) that depends on the name only, so that a
  * function has the same colour in every graph. */
-static uint32_t warm_color(const char *name)
+uint32_t rep_svg_warm_color(const char *name)
 {
     uint64_t h = cmn_hash_bytes(name, strlen(name));
     double hue = (double)(h % 1000) / 1000.0 * 52.0;
@@ -247,8 +247,8 @@ static uint32_t warm_color(const char *name)
 }
 
 /* A cool colour (blue through teal) for frames whose time is all off CPU (a wall profile's
- * waits), from the name as warm_color() does. */
-static uint32_t cool_color(const char *name)
+ * waits), from the name as rep_svg_warm_color() does. */
+uint32_t rep_svg_cool_color(const char *name)
 {
     uint64_t h = cmn_hash_bytes(name, strlen(name));
     double hue = 190.0 + (double)(h % 1000) / 1000.0 * 40.0;
@@ -320,7 +320,8 @@ static void put_frame(FILE *out, const struct rep_flame *f, const struct rep_nam
     if (o->color != NULL)
         o->color(o->hook_ctx, f, i, &rgb);
     else if (i != REP_FLAME_ROOT)
-        rgb = nd->off > 0 && nd->off == nd->total ? cool_color(name) : warm_color(name);
+        rgb = nd->off > 0 && nd->off == nd->total ? rep_svg_cool_color(name)
+                                                   : rep_svg_warm_color(name);
 
     fprintf(out,
             "<g class=\"f\" data-s=\"%" PRIu64 "\" data-t=\"%" PRIu64 "\" data-d=\"%" PRIu32

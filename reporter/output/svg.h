@@ -18,6 +18,7 @@
 #define PROF_REPORTER_OUTPUT_SVG_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct rep_flame;
@@ -34,5 +35,10 @@ int rep_out_svg(FILE *out, const struct rep_flame *f, const struct rep_names *na
  * makes it as wide as the page. Write errors are left in out's error flag. */
 void rep_out_svg_element(FILE *out, const struct rep_flame *f, const struct rep_names *names,
                          const struct rep_flame_opts *o, bool is_inline);
+
+/* The fill of a frame named name, 0xRRGGBB: warm (red to yellow), or cool (blue to teal)
+ * for a frame whose time is all off CPU; the same for a name in every graph. */
+uint32_t rep_svg_warm_color(const char *name);
+uint32_t rep_svg_cool_color(const char *name);
 
 #endif

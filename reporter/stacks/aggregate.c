@@ -46,6 +46,9 @@ void rep_agg_fini(struct rep_agg *a)
         free(a->labels[i].value);
     }
     free(a->labels);
+    rep_lsets_fini(&a->lsets);
+    free(a->label_scratch);
+    free(a->timeline);
     memset(a, 0, sizeof(*a));
 }
 
@@ -54,6 +57,7 @@ struct stack_key {
     const uint32_t *ids;
     size_t n;
     uint64_t hash;
+    uint32_t labels;
 };
 
 static uint64_t stack_hash(const void *ctx, uint32_t i)
@@ -67,7 +71,7 @@ static bool is_stack(const void *ctx, uint32_t i, const void *key)
     const struct rep_agg *a = ctx;
     const struct stack_key *k = key;
     const struct rep_stack *st = &a->stacks[i];
-    return st->hash == k->hash && st->n_ids == k->n &&
+    return st->hash == k->hash && st->n_ids == k->n && st->labels == k->labels &&
            memcmp(a->ids + st->ids_at, k->ids, k->n * sizeof(*k->ids)) == 0;
 }
 
@@ -90,19 +94,27 @@ int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weigh
 int rep_agg_add_split(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight,
                       uint64_t off_weight)
 {
+    return rep_agg_add_labeled(a, ids, n, weight, off_weight, 0);
+}
+
+int rep_agg_add_labeled(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight,
+                        uint64_t off_weight, uint32_t labels)
+{
     a->n_samples++;
     a->total_weight += weight;
     a->off_weight += off_weight;
+    a->last_stack = UINT32_MAX;
     if (n == 0) {
         a->n_empty++;
         return CMN_OK;
     }
-    uint64_t hash = cmn_hash_bytes(ids, n * sizeof(*ids));
-    struct stack_key key = {ids, n, hash};
+    uint64_t hash = cmn_hash_bytes(ids, n * sizeof(*ids)) ^ cmn_hash_word(labels);
+    struct stack_key key = {ids, n, hash, labels};
     uint32_t i = cmn_hashtab_find(&a->table, hash, is_stack, a, &key);
     if (i != CMN_HASHTAB_NONE) {
         a->stacks[i].weight += weight;
         a->stacks[i].off_weight += off_weight;
+        a->last_stack = i;
         return CMN_OK;
     }
     if (reserve(a, n) != CMN_OK) {
@@ -116,8 +128,10 @@ int rep_agg_add_split(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t
                                                 .n_ids = (uint32_t)n,
                                                 .weight = weight,
                                                 .off_weight = off_weight,
-                                                .hash = hash};
+                                                .hash = hash,
+                                                .labels = labels};
     cmn_hashtab_insert(&a->table, hash, (uint32_t)a->n_stacks);
+    a->last_stack = (uint32_t)a->n_stacks;
     a->n_ids += n;
     a->n_stacks++;
     return CMN_OK;
@@ -280,6 +294,84 @@ static int push_state(struct rep_agg *a, struct rep_names *names, uint32_t state
     return CMN_OK;
 }
 
+/* Appends the frame "key=value" of sample smp's label key ("key=(none)" without one) after
+ * *n ids. */
+static int push_by_label(struct rep_agg *a, struct rep_names *names, const struct rep_profile *p,
+                         const struct rep_sample *smp, const char *key, size_t *n)
+{
+    char buf[600];
+    const char *value = rep_profile_label(p, smp, key);
+    int len = snprintf(buf, sizeof(buf), "%.250s=%.300s", key, value ? value : "(none)");
+    if (len < 0 || scratch_room(a, *n, 1) != CMN_OK ||
+        rep_names_intern(names, buf, (size_t)len < sizeof(buf) ? (size_t)len : sizeof(buf) - 1,
+                         &a->scratch[*n]) != CMN_OK)
+        return CMN_E_NOMEM;
+    (*n)++;
+    return CMN_OK;
+}
+
+/* Sets pair i of the label scratch to key, value (interned). */
+static int put_pair(struct rep_agg *a, struct rep_names *names, size_t i, const char *key,
+                    size_t key_len, const char *value, size_t value_len)
+{
+    if (!CMN_GROW(a->label_scratch, a->cap_label_scratch, 2 * i + 2, 64) ||
+        rep_names_intern(names, key, key_len, &a->label_scratch[2 * i]) != CMN_OK ||
+        rep_names_intern(names, value, value_len, &a->label_scratch[2 * i + 1]) != CMN_OK)
+        return CMN_E_NOMEM;
+    return CMN_OK;
+}
+
+static const struct rep_names *sort_names; /* by_key_name()'s table: one sort at a time */
+
+static int by_key_name(const void *va, const void *vb)
+{
+    const uint32_t *x = va, *y = vb;
+    return strcmp(rep_names_get(sort_names, x[0]), rep_names_get(sort_names, y[0]));
+}
+
+static void hex(char *out, const uint8_t *b, size_t n)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[b[i] >> 4];
+        out[2 * i + 1] = digits[b[i] & 15];
+    }
+}
+
+/* The labels of sample smp as a set of a->lsets: its process's (PROF_LABELS), its thread's
+ * over them, and its trace and span ids as trace_id and span_id. */
+static int labels_of(struct rep_agg *a, struct rep_names *names, const struct rep_profile *p,
+                     const struct rep_sample *smp, uint32_t *id)
+{
+    size_t n = 0;
+    const struct rep_label_set *set = rep_profile_label_set(p, smp->label_set);
+    for (size_t i = 0; i < p->n_labels; i++) {
+        bool is_thread_s = false;
+        for (uint32_t j = 0; set != NULL && j < set->n && !is_thread_s; j++)
+            is_thread_s = strcmp(set->pairs[j].key, p->labels[i].key) == 0;
+        if (!is_thread_s && put_pair(a, names, n++, p->labels[i].key, strlen(p->labels[i].key),
+                                     p->labels[i].value, strlen(p->labels[i].value)) != CMN_OK)
+            return CMN_E_NOMEM;
+    }
+    for (uint32_t j = 0; set != NULL && j < set->n; j++)
+        if (put_pair(a, names, n++, set->pairs[j].key, strlen(set->pairs[j].key),
+                     set->pairs[j].value, strlen(set->pairs[j].value)) != CMN_OK)
+            return CMN_E_NOMEM;
+    const struct rep_trace *t = rep_profile_trace(p, smp);
+    if (t != NULL) {
+        char tid[32], sid[16];
+        hex(tid, t->trace_id, sizeof(t->trace_id));
+        hex(sid, t->span_id, sizeof(t->span_id));
+        if (put_pair(a, names, n++, "trace_id", 8, tid, sizeof(tid)) != CMN_OK ||
+            put_pair(a, names, n++, "span_id", 7, sid, sizeof(sid)) != CMN_OK)
+            return CMN_E_NOMEM;
+    }
+    sort_names = names;
+    if (n > 1)
+        qsort(a->label_scratch, n, 2 * sizeof(uint32_t), by_key_name);
+    return rep_lsets_intern(&a->lsets, a->label_scratch, n, id);
+}
+
 /* Symbolizes sample smp into the scratch array, root first; *n gets the count of ids.
  * The ids are gathered leaf first, then reversed. (Profiles of older versions carry the
  * word at the leaf's stack pointer, sp_word, which an older reporter added as the leaf's
@@ -316,11 +408,29 @@ static int symbolize(struct rep_agg *a, struct rep_sym *sym, const struct rep_pr
         if (push_label(a, sym->names, slash ? slash + 1 : exe, pid, n) != CMN_OK)
             return CMN_E_NOMEM;
     }
+    for (size_t i = a->n_by_labels; i-- > 0;)
+        if (push_by_label(a, sym->names, p, smp, a->by_labels[i], n) != CMN_OK)
+            return CMN_E_NOMEM;
     for (size_t i = 0, j = *n; i + 1 < j; i++, j--) {
         uint32_t t = a->scratch[i];
         a->scratch[i] = a->scratch[j - 1];
         a->scratch[j - 1] = t;
     }
+    return CMN_OK;
+}
+
+/* Appends the last sample added (time time_ns, weight) to the timeline. */
+static int note_tick(struct rep_agg *a, const struct rep_profile *p, uint64_t time_ns,
+                     uint64_t weight)
+{
+    if (a->last_stack == UINT32_MAX)
+        return CMN_OK;
+    if (!CMN_GROW(a->timeline, a->cap_timeline, a->n_timeline + 1, 1024))
+        return CMN_E_NOMEM;
+    double hz = rep_profile_hz(p);
+    a->timeline[a->n_timeline++] = (struct rep_agg_tick){
+        .time_ns = time_ns, .stack = a->last_stack, .weight = (uint32_t)weight,
+        .span_ns = hz > 0 ? (uint64_t)((double)weight * 1e9 / hz + 0.5) : weight};
     return CMN_OK;
 }
 
@@ -341,7 +451,14 @@ int rep_agg_add_samples(struct rep_agg *a, struct rep_sym *sym, const struct rep
             a->filtered_weight += smp->weight;
             continue;
         }
-        if (rc != CMN_OK || rep_agg_add(a, a->scratch, n, smp->weight) != CMN_OK)
+        uint32_t labels = 0;
+        if (rc == CMN_OK && a->is_label_sets && labels_of(a, sym->names, p, smp, &labels) != CMN_OK)
+            return CMN_E_NOMEM;
+        bool is_off = n > 0 && rep_agg_is_state(a, a->scratch[n - 1]);
+        if (rc != CMN_OK || rep_agg_add_labeled(a, a->scratch, n, smp->weight,
+                                                is_off ? smp->weight : 0, labels) != CMN_OK)
+            return CMN_E_NOMEM;
+        if (a->is_timeline && note_tick(a, p, smp->time_ns, smp->weight) != CMN_OK)
             return CMN_E_NOMEM;
         a->profile_weight += smp->weight;
     }

@@ -12,6 +12,7 @@
 
 #include "common/check.h"
 #include "common/hashtab.h"
+#include "reporter/stacks/lsets.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,7 +44,18 @@ struct rep_stack {
     uint32_t n_ids;      /* frames, at least 1 */
     uint64_t weight;     /* summed sample weights */
     uint64_t off_weight; /* of that, the weight of samples off CPU (wall profiles) */
-    uint64_t hash;       /* of the ids, for the table */
+    uint64_t hash;       /* of the ids and labels, for the table */
+    uint32_t labels;     /* with is_label_sets: the samples' labels, a rep_lsets id (the
+                          * same ids with other labels are another stack); else 0 */
+};
+
+/* One sample in a timeline (rep_agg.timeline): when, which stack, how much time. */
+struct rep_agg_tick {
+    uint64_t time_ns;  /* CLOCK_MONOTONIC, the sample's */
+    uint32_t stack;    /* index in rep_agg.stacks */
+    uint32_t weight;   /* the sample's weight */
+    uint64_t span_ns;  /* the time it stands for: its weight in periods of its profile's
+                        * rate (CPU time, or wall time in a wall profile) */
 };
 
 /* A label every profile added has (PROF_REC_LABELS), for the pprof output. */
@@ -89,6 +101,11 @@ struct rep_agg {
     bool is_processes; /* each stack gets "exe (pid)" as its root, above the thread's
                         * (--processes) */
     bool is_locs;      /* remember an address and mapping per name id (locs, maps) */
+    bool is_label_sets; /* keep each sample's labels with its stack (lsets; pprof) */
+    bool is_timeline;   /* keep every sample in timeline, in the order added */
+    const char *const *by_labels; /* --by-label: each stack gets "KEY=VALUE" root frames,
+                                   * one per key, the first outermost (not owned) */
+    size_t n_by_labels;
     struct rep_progress *progress; /* told how far each profile is; NULL none; not owned */
 
     uint64_t start_real_ns;    /* CLOCK_REALTIME at the earliest profile's start, 0 unknown */
@@ -102,6 +119,12 @@ struct rep_agg {
     struct rep_agg_map *maps; /* the mappings locs point to; owned */
     size_t n_maps;
     size_t cap_maps;
+    struct rep_lsets lsets;   /* the label sets stacks name, with is_label_sets */
+    struct rep_agg_tick *timeline; /* with is_timeline: every sample with frames */
+    size_t n_timeline, cap_timeline;
+    uint32_t last_stack;      /* the stack the last sample added went to, UINT32_MAX none */
+    uint32_t *label_scratch;  /* one sample's label pairs while its set is made */
+    size_t cap_label_scratch;
 };
 
 /* Not async-signal-safe. */
@@ -115,6 +138,9 @@ int rep_agg_add(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weigh
 /* The same with the part of weight off CPU given (off_weight <= weight). */
 int rep_agg_add_split(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight,
                       uint64_t off_weight);
+/* The same with the samples' labels (a rep_lsets id of a->lsets, 0 none). */
+int rep_agg_add_labeled(struct rep_agg *a, const uint32_t *ids, size_t n, uint64_t weight,
+                        uint64_t off_weight, uint32_t labels);
 /* Whether name id is a thread state's frame. */
 static inline bool rep_agg_is_state(const struct rep_agg *a, uint32_t id)
 {

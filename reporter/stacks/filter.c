@@ -33,6 +33,8 @@ void rep_filter_fini(struct rep_filter *f)
     free(f->thread_names);
     free(f->pids);
     free(f->verdicts);
+    free(f->labels);
+    free(f->traces);
     if (f->has_focus)
         regfree(&f->focus);
     if (f->has_ignore)
@@ -64,6 +66,95 @@ int rep_filter_add_thread(struct rep_filter *f, const char *name)
 int rep_filter_add_pid(struct rep_filter *f, uint32_t pid)
 {
     return append((void **)&f->pids, &f->n_pids, &f->cap_pids, &pid, sizeof(pid));
+}
+
+int rep_filter_add_label(struct rep_filter *f, const char *arg, struct cmn_err *err)
+{
+    const char *eq = strchr(arg, '=');
+    struct rep_label_cond c = {.key = arg, .key_len = eq ? (size_t)(eq - arg) : strlen(arg),
+                               .value = eq ? eq + 1 : NULL};
+    if (c.key_len == 0)
+        return cmn_err_set(err, CMN_E_INPUT, "--label: '%s' has no key (KEY=VALUE)", arg);
+    int rc = append((void **)&f->labels, &f->n_labels, &f->cap_labels, &c, sizeof(c));
+    return rc == CMN_OK ? rc : cmn_err_nomem(err);
+}
+
+static int hex_digit(char c)
+{
+    return c >= '0' && c <= '9' ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+int rep_filter_add_trace(struct rep_filter *f, const char *hex, struct cmn_err *err)
+{
+    struct rep_trace_cond c = {.n = strlen(hex) / 2};
+    bool ok = strlen(hex) % 2 == 0 && c.n > 0 && c.n <= sizeof(c.id);
+    for (size_t i = 0; ok && i < c.n; i++) {
+        int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
+        ok = hi >= 0 && lo >= 0;
+        c.id[i] = (uint8_t)(hi << 4 | (lo & 15));
+    }
+    if (!ok)
+        return cmn_err_set(err, CMN_E_INPUT,
+                           "--trace: '%s' is not a trace id in hex (32 digits, or its start)", hex);
+    int rc = append((void **)&f->traces, &f->n_traces, &f->cap_traces, &c, sizeof(c));
+    return rc == CMN_OK ? rc : cmn_err_nomem(err);
+}
+
+/* The value of the label named by c's key on s (NULL: none). */
+static const char *label_of(const struct rep_profile *p, const struct rep_sample *s,
+                            const struct rep_label_cond *c)
+{
+    char key[256];
+    size_t n = c->key_len < sizeof(key) - 1 ? c->key_len : sizeof(key) - 1;
+    memcpy(key, c->key, n);
+    key[n] = '\0';
+    return rep_profile_label(p, s, key);
+}
+
+static bool matches(const struct rep_label_cond *c, const char *value)
+{
+    if (c->value == NULL)
+        return value != NULL;
+    if (c->value[0] == '\0')
+        return value == NULL || value[0] == '\0';
+    return value != NULL && strcmp(value, c->value) == 0;
+}
+
+/* Every key of the --label conditions has one of its values on s. */
+static bool keeps_labels(const struct rep_filter *f, const struct rep_profile *p,
+                         const struct rep_sample *s)
+{
+    for (size_t i = 0; i < f->n_labels; i++) {
+        const struct rep_label_cond *c = &f->labels[i];
+        bool seen = false, any = false;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = f->labels[j].key_len == c->key_len &&
+                   memcmp(f->labels[j].key, c->key, c->key_len) == 0;
+        if (seen)
+            continue; /* this key was decided with its first condition */
+        const char *value = label_of(p, s, c);
+        for (size_t j = i; j < f->n_labels && !any; j++)
+            any = f->labels[j].key_len == c->key_len &&
+                  memcmp(f->labels[j].key, c->key, c->key_len) == 0 && matches(&f->labels[j], value);
+        if (!any)
+            return false;
+    }
+    return true;
+}
+
+static bool keeps_trace(const struct rep_filter *f, const struct rep_profile *p,
+                        const struct rep_sample *s)
+{
+    if (f->n_traces == 0)
+        return true;
+    const struct rep_trace *t = rep_profile_trace(p, s);
+    for (size_t i = 0; t != NULL && i < f->n_traces; i++)
+        if (memcmp(t->trace_id, f->traces[i].id, f->traces[i].n) == 0)
+            return true;
+    return false;
 }
 
 static int compile(regex_t *re, bool *has, const char *regex, const char *opt,
@@ -148,6 +239,8 @@ bool rep_filter_keeps_sample(const struct rep_filter *f, const struct rep_profil
             return false;
     }
     if (!keeps_thread(f, p, s->tid) || !rep_state_sel_keeps(&f->states, s->state))
+        return false;
+    if (!keeps_labels(f, p, s) || !keeps_trace(f, p, s))
         return false;
     if (f->has_from || f->has_to) {
         uint64_t start = start_of(p);

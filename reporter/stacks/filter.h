@@ -4,7 +4,10 @@
  * aggregate. By sample: thread ids (--tid), thread names (--thread, the latest name the
  * profile's THREAD records give the tid, compared whole), a time window in seconds from the
  * profile's start (--from, --to: from <= t < to), the thread's state (--state,
- * reporter/stacks/states.h). By profile: process ids (--pid). By
+ * reporter/stacks/states.h), the thread's labels (--label KEY=VALUE: the label the thread
+ * had, or else the process's PROF_LABELS; values of one key are alternatives, keys all
+ * apply), its trace (--trace HEX, a trace id or its start). By profile: process ids
+ * (--pid). By
  * symbolized stack: --focus keeps the stacks with at least one frame whose name matches a
  * POSIX extended regular expression, --ignore drops those with one; both are decided once
  * per name id and remembered. Each kind of condition is off until given; conditions of one
@@ -27,6 +30,19 @@ struct rep_names;
 struct rep_profile;
 struct rep_sample;
 
+/* A --label condition. */
+struct rep_label_cond {
+    const char *key;   /* argv's, cut at '=' into name: key_len bytes */
+    size_t key_len;
+    const char *value; /* after the '=' (argv's); NULL: the key is there, whatever value */
+};
+
+/* A --trace condition: a trace id or its first n bytes. */
+struct rep_trace_cond {
+    uint8_t id[16];
+    size_t n;
+};
+
 struct rep_filter {
     uint32_t *tids; /* --tid values; owned */
     size_t n_tids, cap_tids;
@@ -46,6 +62,10 @@ struct rep_filter {
     size_t cap_verdicts;
     unsigned unwind_check; /* REP_FILTER_CHECK_* (--unwind-check) */
     struct rep_state_sel states; /* --state; empty keeps every state */
+    struct rep_label_cond *labels; /* --label; owned, their strings argv's */
+    size_t n_labels, cap_labels;
+    struct rep_trace_cond *traces; /* --trace; owned */
+    size_t n_traces, cap_traces;
 };
 
 /* Which samples of a PROF_UNWIND=check profile count: the profile's own (libunwind's
@@ -65,6 +85,11 @@ void rep_filter_fini(struct rep_filter *f);
 int rep_filter_add_tid(struct rep_filter *f, uint32_t tid);
 int rep_filter_add_thread(struct rep_filter *f, const char *name);
 int rep_filter_add_pid(struct rep_filter *f, uint32_t pid);
+/* KEY=VALUE (the samples whose label KEY is VALUE; KEY= those without it), or KEY (those
+ * with it). CMN_E_INPUT for an empty key. */
+int rep_filter_add_label(struct rep_filter *f, const char *arg, struct cmn_err *err);
+/* A trace id in hex, whole (32 digits) or its start (an even number of digits). */
+int rep_filter_add_trace(struct rep_filter *f, const char *hex, struct cmn_err *err);
 int rep_filter_set_focus(struct rep_filter *f, const char *regex, struct cmn_err *err);
 int rep_filter_set_ignore(struct rep_filter *f, const char *regex, struct cmn_err *err);
 /* Whether any condition on stacks (focus, ignore) is set. */

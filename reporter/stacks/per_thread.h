@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Stacks summed per thread: one aggregate (reporter/stacks/aggregate.h) per thread of each
- * process, for the outputs that show threads apart (out_speedscope.c). A profile is
- * split by sample tid, and each part goes through rep_agg_add_profile() as a profile of
- * its own, so that a thread's stacks are symbolized exactly as the merged ones are.
- * Threads are keyed by (pid, tid): files of one process (an exec) add to the same
- * thread. main() feeds it every profile, next to the merged aggregate, while the
+ * process, for the outputs that show threads apart (out_speedscope.c), with its samples in
+ * a timeline (rep_agg.timeline). A profile is split by sample tid, and each part goes
+ * through rep_agg_add_profile() as a profile of its own, so that a thread's stacks are
+ * symbolized exactly as the merged ones are. Threads are keyed by (pid, tid): files of one
+ * process (an exec) add to the same thread; with the merged aggregate's --by-label keys,
+ * by their values too ("endpoint=/api"): one part per thread and value. main() feeds it every profile, next to the merged aggregate, while the
  * profile is alive; the thread names are copied. Owns its memory; reporter thread only.
  */
 #ifndef PROF_REPORTER_STACKS_PER_THREAD_H
@@ -24,6 +25,7 @@ struct rep_thread_agg {
     uint32_t pid;       /* of the process, 0 when the profile had no process record */
     uint32_t tid;       /* kernel thread id */
     char *name;         /* the thread's latest name, NULL if unknown; owned */
+    char *group;        /* the values of the --by-label keys, "k=v,k=v"; NULL without; owned */
     struct rep_agg agg; /* its stacks */
 };
 

@@ -27,10 +27,14 @@ static int build(struct rep_flame *t, const struct rep_agg *in)
     return CMN_OK;
 }
 
-/* Adds every stack of in, cut at the first node under threshold, to out. */
-static int cut(const struct rep_flame *t, const struct rep_agg *in, struct rep_names *names,
+/* Adds every stack of in, cut at the first node under threshold, to out (with its labels);
+ * in's timeline names out's stacks then. */
+static int cut(const struct rep_flame *t, struct rep_agg *in, struct rep_names *names,
                double threshold, struct rep_agg *out)
 {
+    uint32_t *to = in->n_timeline > 0 ? malloc(in->n_stacks * sizeof(*to)) : NULL;
+    if (in->n_timeline > 0 && to == NULL)
+        return CMN_E_NOMEM;
     for (size_t s = 0; s < in->n_stacks; s++) {
         const uint32_t *ids = rep_agg_stack_ids(in, s);
         uint32_t node = REP_FLAME_ROOT;
@@ -42,12 +46,20 @@ static int cut(const struct rep_flame *t, const struct rep_agg *in, struct rep_n
                 break;
         }
         uint32_t pruned;
-        if (k == 0 && rep_names_intern(names, "[pruned]", 8, &pruned) != CMN_OK)
+        if ((k == 0 && rep_names_intern(names, "[pruned]", 8, &pruned) != CMN_OK) ||
+            rep_agg_add_labeled(out, k == 0 ? &pruned : ids, k == 0 ? 1 : k,
+                                in->stacks[s].weight, in->stacks[s].off_weight,
+                                in->stacks[s].labels) != CMN_OK) {
+            free(to);
             return CMN_E_NOMEM;
-        if (rep_agg_add_split(out, k == 0 ? &pruned : ids, k == 0 ? 1 : k, in->stacks[s].weight,
-                              in->stacks[s].off_weight) != CMN_OK)
-            return CMN_E_NOMEM;
+        }
+        if (to != NULL)
+            to[s] = out->last_stack;
     }
+    /* The samples of the timeline go with their stacks. */
+    for (size_t i = 0; to != NULL && i < in->n_timeline; i++)
+        in->timeline[i].stack = to[in->timeline[i].stack];
+    free(to);
     return CMN_OK;
 }
 
@@ -93,6 +105,16 @@ int rep_prune(struct rep_agg *in, struct rep_names *names, double percent,
     out->labels = in->labels;
     out->n_labels = in->n_labels;
     out->has_labels = in->has_labels;
+    /* The pruned stacks keep their label sets' ids and their samples' places in time. */
+    out->is_label_sets = in->is_label_sets;
+    out->lsets = in->lsets;
+    memset(&in->lsets, 0, sizeof(in->lsets));
+    out->is_timeline = in->is_timeline;
+    out->timeline = in->timeline;
+    out->n_timeline = in->n_timeline;
+    out->cap_timeline = in->cap_timeline;
+    in->timeline = NULL;
+    in->n_timeline = in->cap_timeline = 0;
     in->locs = NULL;
     in->n_locs = 0;
     in->maps = NULL;

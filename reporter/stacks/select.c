@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/grow.h"
 #include "common/parse.h"
 #include "reporter/stacks/aggregate.h"
 #include "reporter/stacks/prune.h"
@@ -28,6 +29,7 @@ void rep_sel_fini(struct rep_sel *s)
     if (s == NULL)
         return;
     rep_filter_fini(&s->filter);
+    free(s->by_labels);
     memset(s, 0, sizeof(*s));
 }
 
@@ -73,6 +75,17 @@ int rep_sel_option(struct rep_sel *s, int opt, const char *arg, struct cmn_err *
         break;
     case REP_SEL_STATE:
         return rep_state_sel_parse(&s->filter.states, arg, err);
+    case REP_SEL_LABEL:
+        return rep_filter_add_label(&s->filter, arg, err);
+    case REP_SEL_TRACE:
+        return rep_filter_add_trace(&s->filter, arg, err);
+    case REP_SEL_BY_LABEL:
+        if (arg[0] == '\0' || strchr(arg, '=') != NULL)
+            return cmn_err_set(err, CMN_E_INPUT, "--by-label: '%s' is not a label's key", arg);
+        if (!CMN_GROW(s->by_labels, s->cap_by_labels, s->n_by_labels + 1, 4))
+            return cmn_err_nomem(err);
+        s->by_labels[s->n_by_labels++] = arg;
+        break;
     case REP_SEL_FOCUS:
         return rep_filter_set_focus(&s->filter, arg, err);
     case REP_SEL_IGNORE:
@@ -103,6 +116,9 @@ void rep_sel_apply(struct rep_sel *s, struct rep_sym *sym, struct rep_agg *agg, 
     agg->is_threads = s->is_threads;
     agg->is_processes = s->is_processes;
     agg->is_locs = is_pprof;
+    agg->is_label_sets = is_pprof;
+    agg->by_labels = s->by_labels;
+    agg->n_by_labels = s->n_by_labels;
 }
 
 int rep_sel_finish(struct rep_sel *s, struct rep_names *names, struct rep_agg *agg)

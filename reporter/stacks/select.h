@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The options of `prof report` that choose what is counted and how frames are named:
- * --lines, --tid, --thread, --select-pid, --from, --to, --state, --focus, --ignore,
- * --prune, --threads, --processes, --unwind-check (--pid and --min-percent are the old names of
+ * --lines, --tid, --thread, --select-pid, --from, --to, --state, --label, --trace, --focus,
+ * --ignore, --prune, --threads, --processes, --by-label, --unwind-check (--pid and --min-percent are the old names of
  * --select-pid and --prune, still taken). main() passes each such option it meets to
  * rep_sel_option(),
  * then hands the symbolizer and the aggregate to rep_sel_apply() before reading, and the
@@ -35,6 +35,9 @@ enum {
     REP_SEL_PROCESSES,
     REP_SEL_UNWIND_CHECK,
     REP_SEL_STATE,
+    REP_SEL_LABEL,
+    REP_SEL_TRACE,
+    REP_SEL_BY_LABEL,
     REP_SEL_END /* one past the last */
 };
 
@@ -53,7 +56,10 @@ enum {
         {"threads", no_argument, NULL, REP_SEL_THREADS},                                      \
         {"processes", no_argument, NULL, REP_SEL_PROCESSES},                                  \
         {"unwind-check", required_argument, NULL, REP_SEL_UNWIND_CHECK},                      \
-        {"state", required_argument, NULL, REP_SEL_STATE}
+        {"state", required_argument, NULL, REP_SEL_STATE},                                    \
+        {"label", required_argument, NULL, REP_SEL_LABEL},                                    \
+        {"trace", required_argument, NULL, REP_SEL_TRACE},                                    \
+        {"by-label", required_argument, NULL, REP_SEL_BY_LABEL}
 
 struct rep_sel {
     struct rep_filter filter; /* the sample and stack conditions; owned */
@@ -61,6 +67,8 @@ struct rep_sel {
     bool is_threads;          /* --threads */
     bool is_processes;        /* --processes */
     double min_percent;       /* --prune, 0 when not given */
+    const char **by_labels;   /* --by-label keys in order (argv's strings); owned array */
+    size_t n_by_labels, cap_by_labels;
 };
 
 /* Not async-signal-safe. */

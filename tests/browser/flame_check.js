@@ -5,7 +5,11 @@
 // what a user would see: every expected frame is drawn with its label, the page loads no
 // external resource and throws no error, searching highlights exactly the matching frames
 // and shows their share, clicking a frame zooms it to the full width (its callers stay,
-// other frames hide) and resetting restores it. Run by tests/e2e/test_browser.c.
+// other frames hide) and resetting restores it. The HTML page also: opens with the root in
+// the 900-pixel window, draws every frame's weight at every depth (frames down to a tenth
+// of a pixel, narrower ones in a marked box per caller), and draws again for a time range
+// dragged on its strip of the run and for a label value chosen. Run by
+// tests/e2e/test_browser.c.
 //
 //   node flame_check.js FILE.svg|FILE.html SEARCH_REGEX ZOOM_FRAME NAME... [--shot OUT.png]
 //
@@ -170,6 +174,102 @@ async function checkZoom(page, name, geo) {
         `Reset zoom restores every frame (${name} ${reset[index].w} wide again)`);
 }
 
+// The root is in the window as the page opens (the screenshot shows it).
+async function checkRootInView(page) {
+    const box = await page.$eval('g.f[data-d="0"] rect', (r) => {
+        const b = r.getBoundingClientRect();
+        return { top: b.top, bottom: b.bottom, height: window.innerHeight };
+    });
+    check(box.top >= 0 && box.bottom <= box.height,
+        `the root is in view as the page opens (${box.top.toFixed(0)}-` +
+        `${box.bottom.toFixed(0)} of ${box.height} pixels)`);
+}
+
+// At every depth the frames drawn and the marked boxes of narrow ones cover the weight of
+// every frame at that depth: nothing is left out.
+async function checkCoverage(page, geo) {
+    const rows = await page.evaluate(() => {
+        const byDepth = {};
+        const add = (d, key, v) => {
+            byDepth[d] = byDepth[d] || { all: 0, drawn: 0 };
+            byDepth[d][key] += v;
+        };
+        document.querySelectorAll('g.f').forEach((g) => {
+            const d = Number(g.getAttribute('data-d'));
+            const w = Number(g.querySelector('rect').getAttribute('width'));
+            add(d, 'all', w);
+            if (getComputedStyle(g).display !== 'none')
+                add(d, 'drawn', w);
+        });
+        document.querySelectorAll('g.pf-narrow').forEach((g) => {
+            if (getComputedStyle(g).display === 'none')
+                return;
+            const r = g.querySelector('rect');
+            const y = Number(r.getAttribute('y'));
+            const row = Array.from(document.querySelectorAll('g.f rect'))
+                .find((x) => Math.abs(Number(x.getAttribute('y')) - y) < 0.5);
+            if (row)
+                add(Number(row.parentNode.getAttribute('data-d')), 'drawn',
+                    Number(r.getAttribute('width')));
+        });
+        return byDepth;
+    });
+    let worst = 0;
+    let hidden = 0;
+    for (const d of Object.keys(rows)) {
+        worst = Math.max(worst, rows[d].all - rows[d].drawn);
+        hidden += rows[d].all - rows[d].drawn;
+    }
+    const n = await page.$$eval('g.pf-narrow', (gs) =>
+        gs.filter((g) => getComputedStyle(g).display !== 'none').length);
+    check(worst < 0.5, `every depth's weight is drawn (at worst ${worst.toFixed(3)} of ` +
+        `${geo.width} units missing; ${n} marked boxes of narrow frames)`);
+}
+
+async function total(page) {
+    return Number(await page.getAttribute('#pf-svg', 'data-total'));
+}
+
+// A drag on the strip of the run draws the graph of that time range; a click the whole run
+// again.
+async function checkTimeRange(page) {
+    if (await page.$('#pf-strip') === null)
+        return;
+    const all = await total(page);
+    const box = await page.$eval('#pf-strip', (s) => {
+        const b = s.getBoundingClientRect();
+        return { x: b.x, y: b.y, w: b.width, h: b.height };
+    });
+    await page.mouse.move(box.x + box.w * 0.25, box.y + box.h / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.w * 0.5, box.y + box.h / 2, { steps: 4 });
+    await page.mouse.up();
+    const part = await total(page);
+    const text = await page.textContent('#pf-range');
+    check(part > 0 && part < all && /time .* \u2013 /.test(text),
+        `a drag over a quarter of the strip draws ${part} of ${all} samples ("${text}")`);
+    await page.click('#pf-strip');
+    check(await total(page) === all, 'a click on the strip draws the whole run again');
+}
+
+// Choosing a value of the label draws its samples only; "all" draws every one again.
+async function checkLabelChoice(page) {
+    if (await page.$('#pf-label') === null)
+        return;
+    const all = await total(page);
+    const values = await page.$$eval('#pf-label option', (os) => os.map((o) => o.value));
+    check(values.length > 2, `the label offers ${values.length - 1} values`);
+    await page.selectOption('#pf-label', values[1]);
+    const part = await total(page);
+    const roots = await page.$$eval('g.f[data-d="1"]', (gs) => gs
+        .filter((g) => getComputedStyle(g).display !== 'none')
+        .map((g) => g.querySelector('title').textContent.split('\n')[0]));
+    check(part > 0 && part < all && roots.length === 1 && roots[0].endsWith('=' + values[1]),
+        `value ${values[1]} draws ${part} of ${all} samples, under ${roots.join(', ')}`);
+    await page.selectOption('#pf-label', '');
+    check(await total(page) === all, '"all" draws every sample again');
+}
+
 async function main() {
     const a = parseArgs(process.argv.slice(2));
     const file = path.resolve(a.file);
@@ -203,13 +303,20 @@ async function main() {
         await page.goto('file://' + file, { waitUntil: 'load' });
         check(true, `opened ${path.basename(file)} from file://`);
         const geo = await svgGeometry(page);
+        if (isHtml)
+            await checkRootInView(page);
         await checkDrawn(page, a.names);
         if (a.shot) {
-            await page.screenshot({ path: a.shot, fullPage: isHtml });
+            await page.screenshot({ path: a.shot });
             console.log('screenshot: ' + a.shot);
         }
         await checkSearch(page, isHtml, a.search, geo);
         await checkZoom(page, a.zoom, geo);
+        if (isHtml) {
+            await checkCoverage(page, geo);
+            await checkTimeRange(page);
+            await checkLabelChoice(page);
+        }
         check(external.length === 0, 'no external resource was requested' +
             (external.length ? ': ' + external.join(' ') : ''));
         check(errors.length === 0, 'no script error' + (errors.length ? ': ' + errors[0] : ''));

@@ -82,16 +82,29 @@ def check_svg(path, names):
 
 
 def check_html(path, names):
+    # The page's script draws the graph from the data it embeds: the stacks (name indexes,
+    # root first), their weights, each one's samples per interval of the run.
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    start, end = text.find("<svg "), text.find("</svg>")
-    if not text.startswith("<!DOCTYPE html>") or start < 0 or end < 0:
-        fail("not an HTML page with an inline SVG")
-    # The inline SVG is XML too: parse it alone.
-    tmp = path + ".svg"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text[start:end + 6])
-    return check_svg(tmp, names)
+    start = text.find('<script type="application/json" id="pf-data">')
+    end = text.find("</script>", start)
+    if not text.startswith("<!DOCTYPE html>") or start < 0 or end < 0 or \
+            '<svg id="pf-svg"' not in text:
+        fail("not an HTML page with a graph and its data")
+    doc = json.loads(text[text.find(">", start) + 1:end])
+    stacks, weights, series = doc["stacks"], doc["weights"], doc["series"]
+    if not (len(stacks) == len(weights) == len(series) == len(doc["off"])):
+        fail("the data's arrays differ in length")
+    found = dict.fromkeys(names, 0)
+    for s, w, per in zip(stacks, weights, series):
+        if sum(per[1::2]) != w:
+            fail("a stack's samples per interval do not add up to its weight")
+        for n in set(doc["names"][i] for i in s) & set(names):
+            found[n] += w
+    total = sum(weights) + doc["empty"]
+    if total != doc["total"]:
+        fail("the weights do not add up to the total")
+    return total, found
 
 
 def main():

@@ -21,7 +21,9 @@
 #include "reporter/input/profile.h"
 #include "reporter/input/read.h"
 #include "reporter/output/folded.h"
+#include "reporter/output/html.h"
 #include "reporter/output/top.h"
+#include "reporter/stacks/flame.h"
 #include "reporter/stacks/aggregate.h"
 #include "reporter/symbols/names.h"
 #include "reporter/symbols/symbols.h"
@@ -83,6 +85,34 @@ static void write_seeds(const char *dir)
     write_seed(dir, "clean.prof", &s, s.n);
     write_seed(dir, "cut.prof", &s, s.n - 13);
 
+    /* Thread labels and traces: sets named by stacks and by a full sample, traces by the
+     * entries of a batch. */
+    seed_common(&s, 0x400000);
+    static const char labels[] = "service\0api";
+    static const char set5[] = "endpoint\0/a\0tenant\0t1";
+    s.n += cmn_record_labels(s.data + s.n, sizeof(s.data) - s.n, 1, labels, sizeof(labels));
+    s.n += cmn_record_label_set(s.data + s.n, sizeof(s.data) - s.n, 5, 2, set5, sizeof(set5));
+    uint8_t trace[16] = {1, 2, 3}, span[8] = {4};
+    s.n += cmn_record_trace(s.data + s.n, sizeof(s.data) - s.n, 1, 1, trace, span);
+    uint64_t frame = 0x400010;
+    struct prof_rec_stack st = {.id = 0, .n_frames = 1};
+    s.n += cmn_record_stack_ctx(s.data + s.n, sizeof(s.data) - s.n, &st, &frame, 0, 5);
+    st.id = 1;
+    s.n += cmn_record_stack_ctx(s.data + s.n, sizeof(s.data) - s.n, &st, &frame, 3, 0);
+    unsigned char entries[64], traces[8];
+    size_t elen = 0, tlen = 0;
+    for (unsigned i = 0; i < 4; i++) {
+        elen += cmn_record_samples_entry(entries + elen, 1000, 100, i % 2, 1 + i);
+        tlen += cmn_record_uleb(traces + tlen, i % 2);
+    }
+    s.n += cmn_record_sample_traces(s.data + s.n, sizeof(s.data) - s.n, 4, traces, tlen);
+    s.n += cmn_record_samples(s.data + s.n, sizeof(s.data) - s.n, 5000, 4, entries, elen);
+    struct prof_rec_sample smp = {.time_ns = 9000, .tid = 100, .weight = 1, .n_frames = 1};
+    struct prof_sample_ctx ctx = {.label_set = 5, .trace = 1};
+    s.n += cmn_record_sample_ctx(s.data + s.n, sizeof(s.data) - s.n, &smp, &frame, &ctx);
+    s.n += cmn_record_end(s.data + s.n, sizeof(s.data) - s.n);
+    write_seed(dir, "labels.prof", &s, s.n);
+
     seed_common(&s, 0x7f0000000000);
     struct prof_rec_hdr future = {.type = 77, .size_bytes = 16};
     memcpy(s.data + s.n, &future, sizeof(future));
@@ -116,11 +146,22 @@ static void report(const struct rep_profile *p)
     rep_sym_init(&sym, &names);
     rep_agg_init(&agg);
     sym.is_offline = true;
+    /* Each sample's labels, a root frame per value, its place in time: the paths of
+     * pprof, --by-label and the HTML page. */
+    static const char *const by[] = {"endpoint", "service"};
+    agg.is_label_sets = true;
+    agg.is_timeline = true;
+    agg.by_labels = by;
+    agg.n_by_labels = 2;
     if (rep_sym_use_profile(&sym, p) == CMN_OK && rep_agg_add_profile(&agg, &sym, p) == CMN_OK) {
         struct rep_top_opts opts = {.limit = 5};
+        struct rep_flame_opts flame = {0};
         rep_out_folded(sink, &agg, &names);
         rep_out_top(sink, &agg, &names, &opts);
+        rep_out_html(sink, &agg, &names, &flame, "endpoint");
     }
+    for (size_t i = 0; i < p->n_samples; i++)
+        (void)rep_profile_trace(p, &p->samples[i]);
     for (size_t i = 0; i < p->n_threads; i++)
         (void)rep_profile_thread_name(p, p->threads[i].tid);
     rep_agg_fini(&agg);

@@ -27,6 +27,26 @@ Test(intern, same_stack_gets_the_same_id)
     cmn_intern_fini(&t);
 }
 
+/* A stack's thread labels are part of it: the same frames under another label set are
+ * another stack, which names its set. */
+Test(intern, the_same_frames_under_other_labels_are_another_stack)
+{
+    struct cmn_intern t;
+    cmn_intern_init(&t, 1000);
+    uint64_t a[] = {1, 2, 3};
+    uint32_t id[4] = {0, 0, 0, 0};
+    int is_new;
+    cr_assert_eq(cmn_intern_stack_ctx(&t, a, 3, 0, 0, 0, 0, 0, &id[0], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack_ctx(&t, a, 3, 0, 0, 0, 0, 7, &id[1], &is_new), 0);
+    cr_assert(is_new);
+    cr_assert_eq(cmn_intern_stack_ctx(&t, a, 3, 0, 0, 0, 1, 7, &id[2], &is_new), 0);
+    cr_assert_eq(cmn_intern_stack_ctx(&t, a, 3, 0, 0, 0, 0, 7, &id[3], &is_new), 0);
+    cr_assert(!is_new);
+    cr_expect(id[0] != id[1] && id[1] != id[2] && id[3] == id[1]);
+    cr_expect_eq(t.stacks[id[1]].label_set, 7);
+    cmn_intern_fini(&t);
+}
+
 Test(intern, stacks_differing_anywhere_get_different_ids)
 {
     struct cmn_intern t;

@@ -43,14 +43,17 @@ static size_t encode(unsigned char *buf, size_t cap, uint32_t pid, bool is_named
     n += cmn_record_map(buf + n, cap - n, &app, "/nonexistent/app");
     const uint64_t f_main[] = {0x400010, 0x400201}; /* leaf first */
     const uint64_t f_work[] = {0x400110, 0x400301};
-    struct prof_rec_sample s = {.weight = 1, .n_frames = 2, .tid = 12};
+    /* Out of time order in the file: the output puts them in order. */
+    struct prof_rec_sample s = {.weight = 1, .n_frames = 2, .tid = 12, .time_ns = 300};
     n += cmn_record_sample(buf + n, cap - n, &s, f_work);
     s.tid = 11;
+    s.time_ns = 100;
     n += cmn_record_sample(buf + n, cap - n, &s, f_main);
     s.tid = 12;
     s.weight = 2;
     n += cmn_record_sample(buf + n, cap - n, &s, f_work);
     s.n_frames = 1;
+    s.time_ns = 200;
     n += cmn_record_sample(buf + n, cap - n, &s, f_work + 1);
     n += cmn_record_thread(buf + n, cap - n, 5, 11, "main");
     if (is_named)
@@ -95,6 +98,8 @@ static void add(struct fixture *fx, uint32_t pid, bool is_named)
     rep_profile_fini(&p);
 }
 
+/* Each thread's samples in the order of the run (the file has them out of order), each
+ * weighing the time it stands for at the profile's 100 Hz. */
 Test(out_speedscope, writes_one_sampled_profile_per_thread)
 {
     struct fixture fx;
@@ -110,11 +115,13 @@ Test(out_speedscope, writes_one_sampled_profile_per_thread)
                      "\"shared\":{\"frames\":[{\"name\":\"app+0x1201\"},{\"name\":\"app+0x1010\"},"
                      "{\"name\":\"app+0x1301\"},{\"name\":\"app+0x1110\"}]},"
                      "\"profiles\":["
-                     "{\"type\":\"sampled\",\"name\":\"main (tid 11)\",\"unit\":\"none\","
-                     "\"startValue\":0,\"endValue\":1,\"samples\":[[0,1]],\"weights\":[1]},"
-                     "{\"type\":\"sampled\",\"name\":\"worker (tid 12)\",\"unit\":\"none\","
-                     "\"startValue\":0,\"endValue\":5,\"samples\":[[2],[2,3]],"
-                     "\"weights\":[2,3]}],"
+                     "{\"type\":\"sampled\",\"name\":\"main (tid 11)\","
+                     "\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":10000000,"
+                     "\"samples\":[[0,1]],\"weights\":[10000000]},"
+                     "{\"type\":\"sampled\",\"name\":\"worker (tid 12)\","
+                     "\"unit\":\"nanoseconds\",\"startValue\":0,\"endValue\":50000000,"
+                     "\"samples\":[[2,3],[2],[2,3]],"
+                     "\"weights\":[20000000,20000000,10000000]}],"
                      "\"name\":\"run\",\"activeProfileIndex\":0,\"exporter\":\"prof\"}\n");
     free(text);
     teardown(&fx);

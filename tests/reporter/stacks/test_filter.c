@@ -267,3 +267,119 @@ Test(filter, min_percent_folds_small_roots_into_pruned)
     cr_assert_eq(weight_of(&fx, "app (42);0x100;0xa0;0xa1"), 20);
     teardown(&fx);
 }
+
+/* Labels on the fixture's samples: the process's PROF_LABELS service=app,tenant=all; tid
+ * 42's samples set 1 {endpoint=/a, tenant=t1}, tid 43's set 2 {endpoint=/b}, tid 44's
+ * none; tid 43's samples have trace 1 (0x1234...). */
+static void label(struct fixture *fx)
+{
+    static struct rep_label process[] = {{"service", "app"}, {"tenant", "all"}};
+    fx->prof.labels = malloc(sizeof(process));
+    memcpy(fx->prof.labels, process, sizeof(process));
+    fx->prof.n_labels = 2;
+    struct rep_label *one = malloc(2 * sizeof(*one)), *two = malloc(sizeof(*two));
+    one[0] = (struct rep_label){"endpoint", "/a"};
+    one[1] = (struct rep_label){"tenant", "t1"};
+    two[0] = (struct rep_label){"endpoint", "/b"};
+    cr_assert_eq(rep_profile_add_label_set(&fx->prof, 1, one, 2), CMN_OK);
+    cr_assert_eq(rep_profile_add_label_set(&fx->prof, 2, two, 1), CMN_OK);
+    struct rep_trace t = {.trace_id = {0x12, 0x34, 0x56}};
+    cr_assert_eq(rep_profile_add_trace(&fx->prof, &t), CMN_OK);
+    for (size_t i = 0; i < fx->prof.n_samples; i++) {
+        struct rep_sample *s = &fx->prof.samples[i];
+        s->label_set = s->tid == 42 ? 1 : s->tid == 43 ? 2 : 0;
+        s->trace = s->tid == 43 ? 1 : 0;
+    }
+}
+
+Test(filter, label_keeps_the_samples_of_a_value_a_thread_or_its_process_had)
+{
+    struct fixture fx;
+    setup(&fx);
+    label(&fx);
+    opt(&fx, REP_SEL_LABEL, "endpoint=/b");
+    cr_assert_eq(run(&fx), 10);
+    teardown(&fx);
+
+    setup(&fx);
+    label(&fx);
+    opt(&fx, REP_SEL_LABEL, "tenant=all"); /* the process's, where the thread set none */
+    cr_assert_eq(run(&fx), 15);
+    teardown(&fx);
+}
+
+Test(filter, label_values_of_a_key_are_alternatives_and_keys_all_apply)
+{
+    struct fixture fx;
+    setup(&fx);
+    label(&fx);
+    opt(&fx, REP_SEL_LABEL, "endpoint=/a");
+    opt(&fx, REP_SEL_LABEL, "endpoint=/b");
+    cr_assert_eq(run(&fx), 30);
+    teardown(&fx);
+
+    setup(&fx);
+    label(&fx);
+    opt(&fx, REP_SEL_LABEL, "endpoint=/a");
+    opt(&fx, REP_SEL_LABEL, "endpoint=/b");
+    opt(&fx, REP_SEL_LABEL, "tenant=all");
+    cr_assert_eq(run(&fx), 10, "only /b's samples have tenant=all");
+    teardown(&fx);
+}
+
+Test(filter, label_without_a_value_keeps_those_with_the_key_and_an_empty_one_those_without)
+{
+    struct fixture fx;
+    setup(&fx);
+    label(&fx);
+    opt(&fx, REP_SEL_LABEL, "endpoint");
+    cr_assert_eq(run(&fx), 30);
+    teardown(&fx);
+
+    setup(&fx);
+    label(&fx);
+    opt(&fx, REP_SEL_LABEL, "endpoint=");
+    cr_assert_eq(run(&fx), 5);
+    teardown(&fx);
+
+    setup(&fx);
+    struct cmn_err err = {0};
+    cr_expect_eq(rep_sel_option(&fx.sel, REP_SEL_LABEL, "=x", &err), CMN_E_INPUT);
+    teardown(&fx);
+}
+
+Test(filter, trace_keeps_the_samples_of_a_trace_or_its_start)
+{
+    struct fixture fx;
+    setup(&fx);
+    label(&fx);
+    opt(&fx, REP_SEL_TRACE, "1234");
+    cr_assert_eq(run(&fx), 10);
+    teardown(&fx);
+
+    setup(&fx);
+    label(&fx);
+    opt(&fx, REP_SEL_TRACE, "12340000000000000000000000000000");
+    cr_assert_eq(run(&fx), 0);
+    teardown(&fx);
+
+    setup(&fx);
+    struct cmn_err err = {0};
+    cr_expect_eq(rep_sel_option(&fx.sel, REP_SEL_TRACE, "123", &err), CMN_E_INPUT);
+    cr_expect_eq(rep_sel_option(&fx.sel, REP_SEL_TRACE, "zz", &err), CMN_E_INPUT);
+    teardown(&fx);
+}
+
+Test(filter, by_label_gives_each_value_a_root_frame)
+{
+    struct fixture fx;
+    setup(&fx);
+    label(&fx);
+    opt(&fx, REP_SEL_BY_LABEL, "endpoint");
+    opt(&fx, REP_SEL_BY_LABEL, "tenant");
+    cr_assert_eq(run(&fx), 35);
+    cr_expect_eq(weight_of(&fx, "endpoint=/a;tenant=t1;0x100;0xa0;0xa1"), 20);
+    cr_expect_eq(weight_of(&fx, "endpoint=/b;tenant=all;0x100;0xb0;0xb1"), 10);
+    cr_expect_eq(weight_of(&fx, "endpoint=(none);tenant=all;0x100;0xc1"), 5);
+    teardown(&fx);
+}
