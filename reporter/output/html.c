@@ -592,8 +592,11 @@ static int put_series(FILE *out, const struct rep_agg *a, uint64_t t0, uint32_t 
     size_t k = 0;
     for (size_t s = 0; s < a->n_stacks; s++) {
         for (; k < a->n_timeline && tl[k].stack == s; k++) {
-            uint64_t from = tl[k].time_ns - t0, b0 = from / bin_ns;
-            uint64_t b1 = (from + (tl[k].span_ns ? tl[k].span_ns - 1 : 0)) / bin_ns;
+            /* Times and spans come from the file: a sample before t0 goes to the first
+             * interval, one past the end or spanning past it to the last. */
+            uint64_t from = tl[k].time_ns > t0 ? tl[k].time_ns - t0 : 0, b0 = from / bin_ns;
+            uint64_t span = tl[k].span_ns ? tl[k].span_ns - 1 : 0;
+            uint64_t b1 = (span > UINT64_MAX - from ? UINT64_MAX : from + span) / bin_ns;
             b1 = b1 < n_bins ? b1 : n_bins - 1;
             b0 = b0 < n_bins ? b0 : n_bins - 1;
             uint64_t w = tl[k].weight, each = w / (b1 - b0 + 1);
@@ -650,12 +653,13 @@ static int put_data(FILE *out, const struct rep_agg *a, const struct rep_names *
     /* The run from its first sample to the end of its last, in HTML_BINS intervals. */
     uint64_t t0 = UINT64_MAX, t1 = 0;
     for (size_t k = 0; k < a->n_timeline; k++) {
-        uint64_t end = a->timeline[k].time_ns + a->timeline[k].span_ns;
+        uint64_t time = a->timeline[k].time_ns, span = a->timeline[k].span_ns;
+        uint64_t end = span > UINT64_MAX - time ? UINT64_MAX : time + span;
         t0 = a->timeline[k].time_ns < t0 ? a->timeline[k].time_ns : t0;
         t1 = end > t1 ? end : t1;
     }
     uint32_t n_bins = a->n_timeline > 0 && t1 > t0 ? HTML_BINS : 1;
-    uint64_t bin_ns = a->n_timeline > 0 ? (t1 - t0) / n_bins + 1 : 1;
+    uint64_t bin_ns = n_bins > 1 ? (t1 - t0) / n_bins + 1 : 1;
     if (a->n_timeline == 0)
         t0 = 0;
     fprintf(out, "],\"n_bins\":%" PRIu32 ",\"bin_ns\":%" PRIu64, n_bins, bin_ns);

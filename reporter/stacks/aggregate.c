@@ -428,9 +428,12 @@ static int note_tick(struct rep_agg *a, const struct rep_profile *p, uint64_t ti
     if (!CMN_GROW(a->timeline, a->cap_timeline, a->n_timeline + 1, 1024))
         return CMN_E_NOMEM;
     double hz = rep_profile_hz(p);
+    /* A profile's weights and rate are read, not trusted: the span saturates. */
+    double span = hz > 0 ? (double)weight * 1e9 / hz + 0.5 : (double)weight;
     a->timeline[a->n_timeline++] = (struct rep_agg_tick){
-        .time_ns = time_ns, .stack = a->last_stack, .weight = (uint32_t)weight,
-        .span_ns = hz > 0 ? (uint64_t)((double)weight * 1e9 / hz + 0.5) : weight};
+        .time_ns = time_ns, .stack = a->last_stack,
+        .weight = weight > UINT32_MAX ? UINT32_MAX : (uint32_t)weight,
+        .span_ns = span >= 0x1p64 ? UINT64_MAX : (uint64_t)span};
     return CMN_OK;
 }
 
