@@ -29,6 +29,7 @@ static const char *const commands[] = {"record", "report", "stacks", "diff", "ch
 static const char *const no_default[] = {
     "--tid",    "--thread", "--select-pid", "--from",   "--to",    "--focus",
     "--ignore", "--save",   "--pid",        "--budget", "--title", "--signal",
+    "--label",  "--trace",  "--by-label",
 };
 
 static int has_no_default(const char *entry)
