@@ -211,7 +211,7 @@ $(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS) $(FLAGS_FILE)
 
 $(BUILD)/tests/e2e: $(E2E_TOBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
-	$(CC) $(EXTRA_LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion -lpthread
+	$(CC) $(EXTRA_LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion -lpthread -lm
 
 unit: $(BUILD)/tests/unit
 e2e: all $(BUILD)/tests/e2e $(WORKLOADS)

@@ -152,7 +152,8 @@ Test(e2e_appsig, kernel_time_samples_under_a_large_frame_reach_main)
             whole += f.stacks[i].count;
     }
     cr_log_info("kernel_phase's read()s: %ld samples, %ld reaching main", in_read, whole);
-    cr_expect(in_read > 40, "only %ld samples in kernel_phase's read()s", in_read);
+    /* Enough to judge the stacks by: 80-120 alone, 30 once in a loaded full run. */
+    cr_expect(in_read >= 20, "only %ld samples in kernel_phase's read()s", in_read);
     cr_expect(in_read - whole <= E2E_PENDING_MAX, "%ld of %ld samples in read() stop before main",
               in_read - whole, in_read);
     e2e_folded_free(&f);
