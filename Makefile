@@ -205,6 +205,11 @@ $(BUILD)/bench/forkexit: bench/forkexit.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(BASE_CFLAGS) -MF $@.d -o $@ $<
 
+# What a thread label costs (bench/labels.c): the weak calls, with and without libprof.
+$(BUILD)/bench/labels: bench/labels.c $(FLAGS_FILE)
+	@mkdir -p $(@D)
+	$(CC) $(BASE_CFLAGS) -Iinclude -MF $@.d -o $@ $<
+
 $(BUILD)/tests/unit: $(UNIT_TOBJS) $(UNIT_OBJS) $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(EXTRA_LDFLAGS) -o $@ $(filter %.o,$^) -lcriterion $(REP_LDLIBS) $(UNW_LDLIBS) -lpthread -ldl
@@ -269,7 +274,8 @@ fuzz:
 bench:
 	@scripts/setup.sh bench
 	@$(MAKE) --no-print-directory all $(WORKLOADS) $(BUILD)/bench/walk $(BUILD)/bench/floor \
-	    $(BUILD)/bench/tlb $(BUILD)/bench/cputime $(BUILD)/bench/empty.so $(BUILD)/bench/forkexit
+	    $(BUILD)/bench/tlb $(BUILD)/bench/cputime $(BUILD)/bench/empty.so $(BUILD)/bench/forkexit \
+	    $(BUILD)/bench/labels
 	@bench/walk.sh $(BUILD)
 	@bench/run.sh $(BUILD)
 	@python3 bench/fairness.py $(BUILD)

@@ -4,7 +4,8 @@
 # record` on the shares workload, plus the start-up cost of each on /bin/true
 # (bench/bench.py, about 2 minutes); where each microsecond of a sample goes, piece by
 # piece, next to `perf record -g` (bench/decompose.py, about 4 minutes) and what a second
-# thread costs a program that unmaps memory (bench/tlb.c); the price on CPU-bound work
+# thread costs a program that unmaps memory (bench/tlb.c) and what a thread label's call
+# costs (bench/labels.c, seconds); the price on CPU-bound work
 # at 1000 Hz and the default rate, next to `perf record -g` (bench/cost.py, about 8
 # minutes); what a process's start and exit cost, /bin/true and python3 -c pass, and a loop
 # of fork and _exit, plain, with an empty preloaded library, libprof idle and sampling, and
@@ -40,6 +41,15 @@ python3 "$here/decompose.py" "$build"
 python3 "$here/cost.py" "$build"
 python3 "$here/startexit.py" "$build"
 for t in none idle writer busy; do "$build/bench/tlb" -t $t; done
+# A thread label's cost, ns a call: without libprof (the weak calls), idle, sampling.
+echo "== thread labels: ns a call, best of 5 runs of 2 000 000"
+echo "without libprof:"; "$build/bench/labels"
+echo "libprof idle (PROF_START=0):"
+LD_PRELOAD="$build/libprof.so" PROF_START=0 PROF_OUTPUT=/dev/null "$build/bench/labels"
+echo "libprof sampling at 1000 Hz:"
+LD_PRELOAD="$build/libprof.so" PROF_FREQ=1000 PROF_OUTPUT="${TMPDIR:-/tmp}/labels-bench.prof" \
+    "$build/bench/labels"
+rm -f "${TMPDIR:-/tmp}/labels-bench.prof"
 python3 "$here/rates.py" "$build"
 python3 "$here/attach.py" "$build"
 python3 "$here/unwind.py" "$build"
