@@ -9,7 +9,9 @@
 # at 1000 Hz and the default rate, next to `perf record -g` (bench/cost.py, about 8
 # minutes); what a process's start and exit cost, /bin/true and python3 -c pass, and a loop
 # of fork and _exit, plain, with an empty preloaded library, libprof idle and sampling, and
-# under perf record -g (bench/startexit.py, about 6 minutes); then each timer source's
+# under perf record -g (bench/startexit.py, about 6 minutes); nginx under wrk and redis under
+# redis-benchmark on the loopback, plain, under libprof and perf record -g (bench/services.py,
+# about 5 minutes); then each timer source's
 # delivered rate at 100 to 10000 Hz (bench/rates.py, about 1 minute); `prof record -p` against `perf record -p` and
 # `prof stacks` against gdb on a running process (bench/attach.py, about 30 s); stacks on
 # Debian's python3, sqlite3 and xz against perf's two call graphs (bench/unwind.py, about
@@ -50,6 +52,7 @@ echo "libprof sampling at 1000 Hz:"
 LD_PRELOAD="$build/libprof.so" PROF_FREQ=1000 PROF_OUTPUT="${TMPDIR:-/tmp}/labels-bench.prof" \
     "$build/bench/labels"
 rm -f "${TMPDIR:-/tmp}/labels-bench.prof"
+python3 "$here/services.py" "$build"
 python3 "$here/rates.py" "$build"
 python3 "$here/attach.py" "$build"
 python3 "$here/unwind.py" "$build"

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Installs the Debian packages libprof needs, only those missing. Idempotent.
 #   scripts/setup.sh          build and test dependencies
-#   scripts/setup.sh bench    also the peer profilers that `make bench` compares against
+#   scripts/setup.sh bench    also the peer profilers that `make bench` compares against,
+#                             and the servers and load generators of bench/services.py
 #   scripts/setup.sh browser  only Chromium, Node.js and npm, for the browser test of the
 #                             flame graphs (scripts/setup-browser.sh calls it)
 # Exits 1 with one line on stderr when a package is missing and cannot be installed.
@@ -24,7 +25,8 @@ PKGS="gcc make libunwind-dev binutils-dev zlib1g-dev libcriterion-dev pkg-config
       libc6-dbg golang-go libdebuginfod-dev liblzma-dev debuginfod elfutils xz-utils sqlite3
       clang libclang-rt-dev lld rustc openjdk-17-jdk-headless"
 if [ "${1:-}" = bench ]; then
-    PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf gdb strace"
+    PKGS="$PKGS google-perftools libgoogle-perftools-dev linux-perf gdb strace nginx wrk
+          redis-server redis-tools"
 fi
 if [ "${1:-}" = browser ]; then
     # node and npm may come from elsewhere than Debian's packages: asked for when missing.

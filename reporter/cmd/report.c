@@ -60,8 +60,9 @@ const char rep_cmd_report_help[] =
     "  -s, --sort KEY       top: flat or cum (default: flat)\n"
     "      --title TEXT     svg, html: the title (default: \"Flame graph\")\n"
     "      --icicle         svg, html: the root at the top, callees below\n"
-    "      --min-width PCT  svg, html: draw no frame narrower than PCT % of the\n"
-    "                       total; counts do not change (default: 0.1; 0: all)\n"
+    "      --min-width PCT  svg: draw no frame narrower than PCT % of the total;\n"
+    "                       counts do not change (default: 0.1; 0: all); html\n"
+    "                       draws all, the narrowest merged per caller\n"
     "      --lines          name frames 'func (file.c:LINE)'; a function inlined\n"
     "                       into another is a frame of its own, ' [inlined]'\n"
     "      --no-symbols     name frames module+0xOFFSET, reading no binary\n"
@@ -106,7 +107,7 @@ enum report_format {
 struct report_opts {
     enum report_format format;
     struct rep_top_opts top;
-    struct rep_flame_opts flame; /* svg, html: --title, --icicle, --min-width */
+    struct rep_flame_opts flame; /* svg, html: --title, --icicle; svg: --min-width */
     const char *output; /* -o, NULL for stdout */
     bool is_offline;    /* --no-symbols */
     bool is_no_inline;  /* --no-inline */
