@@ -164,8 +164,9 @@ $(BUILD)/workloads/tracectx: tests/workloads/tracectx.c $(FLAGS_FILE)
 	    -MF $@.d \
 	    -o $@ $< -lpthread -lm
 
-# phases labels its phases through <libprof/prof_weak.h>, as an installed program would.
-$(BUILD)/workloads/phases: tests/workloads/phases.c $(FLAGS_FILE)
+# phases and latelabels label through <libprof/prof_weak.h>, as an installed program would.
+$(BUILD)/workloads/phases $(BUILD)/workloads/latelabels: $(BUILD)/workloads/%: \
+    tests/workloads/%.c $(FLAGS_FILE)
 	@mkdir -p $(@D)
 	$(CC) $(WORK_CFLAGS) -Iinclude -fno-ipa-icf -MF $@.d -o $@ $< -lpthread -lm
 

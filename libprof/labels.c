@@ -98,6 +98,8 @@ struct lthread {
                               * stamped by the clock, a system call */
     _Atomic int is_gone;     /* the thread exited (its key's destructor) */
     uint64_t gone_ns;        /* CLOCK_MONOTONIC then */
+    _Atomic uint32_t pre_set; /* the set made the thread's while no session read histories
+                               * (an idle start's): in effect before its first entry */
     _Atomic uint64_t head;   /* entries appended; the thread */
     _Atomic uint64_t tail;   /* entries the writer let go of; the writer */
     struct ltrans cache[LP_CACHE_N]; /* the thread */
@@ -378,6 +380,7 @@ static struct lthread *self_state(void)
     atomic_store_explicit(&t->tail, 0, memory_order_relaxed);
     atomic_store_explicit(&t->is_gone, 0, memory_order_relaxed);
     t->gone_ns = 0;
+    atomic_store_explicit(&t->pre_set, 0, memory_order_relaxed);
     t->tid = (uint32_t)syscall(SYS_gettid);
     int tsc = 0;
     t->is_tsc_off = 0;
@@ -440,6 +443,8 @@ static void publish(struct lthread *t, uint32_t to)
     atomic_signal_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&history_on, memory_order_relaxed))
         hist_append(t, to, cur_trace());
+    else
+        atomic_store_explicit(&t->pre_set, to, memory_order_relaxed);
 }
 
 static int is_empty(const char *s)
@@ -701,8 +706,13 @@ void lp_labels_ctx_at(uint32_t tid, uint64_t time_ns, struct lp_label_ctx *out)
         return;
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
-    if (head == tail)
+    /* Before the thread's first change since the session began: the set it had made its
+     * own before (a thread of a process that started idle), its trace not known. */
+    uint32_t pre = atomic_load_explicit(&t->pre_set, memory_order_relaxed);
+    if (head == tail) {
+        out->label_set = pre;
         return;
+    }
     uint64_t at = ticks_at(time_ns);
     struct lhist e = {0};
     /* The last change made before the sample; older than every entry kept (a sample
@@ -711,8 +721,10 @@ void lp_labels_ctx_at(uint32_t tid, uint64_t time_ns, struct lp_label_ctx *out)
         read_entry(&t->hist[i & LP_HIST_MASK], &e);
         if ((int64_t)(e.ticks - (e.flags & LP_HIST_NS ? time_ns : at)) <= 0)
             break;
-        if (i == tail && tail == 0)
-            return; /* before the thread's first change: no labels */
+        if (i == tail && tail == 0) {
+            out->label_set = pre; /* before the thread's first change */
+            return;
+        }
     }
     if (e.flags & LP_HIST_LOST) {
         out->is_lost = 1;
@@ -849,6 +861,7 @@ void lp_labels_fork_child(void)
         self->tid = (uint32_t)syscall(SYS_gettid);
         atomic_store_explicit(&self->head, 0, memory_order_relaxed);
         atomic_store_explicit(&self->tail, 0, memory_order_relaxed);
+        atomic_store_explicit(&self->pre_set, smp_self.label_set, memory_order_relaxed);
         reg.list = self;
     }
     atomic_fetch_add_explicit(&reg.gen, 1, memory_order_relaxed);

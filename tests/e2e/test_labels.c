@@ -387,3 +387,29 @@ Test(e2e_labels, speedscope_has_a_profile_per_label_value)
     cr_expect(heavy, "no profile of endpoint=heavy:\n%s", p.out);
     e2e_proc_free(&p);
 }
+
+/* A process that started idle (PROF_START=0): a thread that made its label its own before
+ * prof_start(), and never changes it, has it on every sample, those the kernel records into
+ * the ring source's ring (read by the writer thread) as well as its handler's. */
+Test(e2e_labels, a_label_set_before_an_idle_start_is_on_every_sample)
+{
+    struct e2e_proc p;
+    e2e_run_profiled(&p, "late.prof", E2E_ARGV("PROF_START=0", "PROF_FREQ=1000"), 0,
+                     E2E_ARGV(E2E_WORKLOAD("latelabels"), "0.4"));
+    cr_assert_eq(p.status, 0, "latelabels exited %d:\n%s", p.status, p.err);
+    e2e_proc_free(&p);
+    struct e2e_folded f;
+    report_by(&f, e2e_path("late.prof"), "phase", NULL);
+    long labelled = 0, other = 0;
+    for (size_t i = 0; i < f.n_stacks; i++) {
+        if (strstr(f.stacks[i].frames, "worker_spin") == NULL)
+            continue;
+        if (strncmp(f.stacks[i].frames, "phase=early;", 12) == 0)
+            labelled += f.stacks[i].count;
+        else
+            other += f.stacks[i].count;
+    }
+    cr_expect(labelled > 100 && other == 0,
+              "worker_spin: %ld samples with phase=early, %ld without", labelled, other);
+    e2e_folded_free(&f);
+}

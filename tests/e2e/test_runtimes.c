@@ -176,12 +176,16 @@ Test(e2e_runtimes, goroutine_stacks_reach_the_goroutine_s_start, .timeout = 240)
     long rooted = e2e_folded_containing_from(&f, "main.gospin", "runtime.goexit.abi0");
     cr_log_info("go: %ld of %ld samples in main.gospin rooted at runtime.goexit", rooted, n);
     cr_expect_gt(n, 50, "%ld samples in main.gospin", n);
-    cr_expect_geq(rooted * 100, n * 95, "%ld of %ld rooted at runtime.goexit", rooted, n);
+    /* 95 %, or else each of the four goroutines' threads may have met a table not built
+     * yet (E2E_PENDING_MAX each: 105 of 111 once in a loaded run, 100 % alone). */
+    long allowed = n / 20 > 4 * E2E_PENDING_MAX ? n / 20 : 4 * E2E_PENDING_MAX;
+    cr_expect_leq(n - rooted, allowed, "%ld of %ld rooted at runtime.goexit", rooted, n);
     /* Go's own call-frame information (its compressed .debug_frame) gives the goroutine's
      * closure, which frame pointers alone skip (gospin's caller keeps no frame of its own
      * at the call: its return address, not its frame pointer, names it). */
     long closure = e2e_folded_ending(&f, "main.main.func1;main.gospin");
-    cr_expect_geq(closure * 100, n * 95, "%ld of %ld through the goroutine's closure", closure, n);
+    cr_expect_leq(n - closure, allowed, "%ld of %ld through the goroutine's closure", closure,
+                  n);
     /* Go's stack switch for a cgo call: its rules assume one stack. Nothing is taken from the
      * other stack for a caller: a walk ends at runtime.asmcgocall (before: a word of the
      * scheduler's stack made runtime.exitsyscall0 or runtime.park_m its caller). */
