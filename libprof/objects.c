@@ -30,7 +30,8 @@ int lp_objects_read_memory(void *dst, uintptr_t addr, size_t n)
     int saved = errno;
     /* Named by this thread's id: once the main thread has called pthread_exit(), the
      * process's id names a zombie without memory. */
-    ssize_t got = syscall(SYS_process_vm_readv, (long)syscall(SYS_gettid), &local, 1UL, &remote, 1UL, 0UL);
+    long tid = syscall(SYS_gettid);
+    ssize_t got = syscall(SYS_process_vm_readv, tid, &local, 1UL, &remote, 1UL, 0UL);
     int err = errno;
     errno = saved;
     if (got == (ssize_t)n)

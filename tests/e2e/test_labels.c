@@ -4,11 +4,12 @@
  * loopback by examples/loadgen.c, labels each request endpoint=KIND (and tenant=T) with
  * the scoped form and measures each kind's CPU and wall time inside its labels: the share
  * of each endpoint among the labelled samples must be the truth's within sampling error
- * (four standard errors, a point at least), in CPU and in wall profiles. A fork child keeps its thread's labels as a copy; a pool thread
- * keeps nothing of one request's labels for the next (and the unscoped form, which does,
- * shows the test would see it); go tool pprof reads the labels; trace ids, libprof's and
- * the OpenTelemetry thread context's (tests/workloads/tracectx.c), select their samples;
- * every interval's file defines its own label sets; the server runs without libprof.
+ * (four standard errors, a point at least), in CPU and in wall profiles. A fork child
+ * keeps its thread's labels as a copy; a pool thread keeps nothing of one request's labels
+ * for the next (and the unscoped form, which does, shows the test would see it); go tool
+ * pprof reads the labels; trace ids, libprof's and the OpenTelemetry thread context's
+ * (tests/workloads/tracectx.c), select their samples; every interval's file defines its
+ * own label sets; the server runs without libprof; labels set before an idle start.
  */
 #include <criterion/criterion.h>
 #include <criterion/logging.h>
