@@ -332,7 +332,8 @@ static struct {
     unw_addr_space_t *local_addr_space;
 } unw;
 
-/* libunwind's imports that touch descriptors, and our stand-ins (sampler/walk_unw.h). */
+/* libunwind's imports that touch descriptors or the signal mask, and our stand-ins
+ * (sampler/walk_unw.h). */
 static const struct {
     const char *name;
     void *to;
@@ -340,6 +341,7 @@ static const struct {
     {"pipe2", (void *)smp_unw_pipe2}, {"read", (void *)smp_unw_read},
     {"write", (void *)smp_unw_write}, {"close", (void *)smp_unw_close},
     {"syscall", (void *)smp_unw_syscall},
+    {"sigprocmask", (void *)smp_unw_sigprocmask},
 };
 
 /* A dynamic-section address: glibc relocates them in place on this architecture; one that

@@ -13,6 +13,7 @@
 #define UNW_LOCAL_ONLY
 #include <errno.h>
 #include <libunwind.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -140,6 +141,26 @@ void smp_walk_unw_after_fork(void)
     atomic_store(&walkers, 0);
     atomic_store(&paused, 0);
     smp_unw_busy = 0;
+}
+
+/* libunwind blocks every signal around its locks (sigprocmask(SIG_SETMASK, full, &saved),
+ * then sigprocmask(SIG_SETMASK, &saved, NULL)). Through libprof's interposed sigprocmask
+ * (the application's view, libprof/interpose.c) the restore unblocked our sampling signal
+ * for the rest of the handler, and a second sample of ours could land in the first one's
+ * frames. Inside a walk (smp_unw_busy) the handler's mask already blocks every
+ * asynchronous signal, and a signal of ours finds the walk busy: nothing is changed and
+ * the "saved" mask is the full one the restore then ignores. Elsewhere (libunwind's
+ * set-up, or a program's own use of the same libunwind) the kernel's mask is set as asked,
+ * without the view. */
+int smp_unw_sigprocmask(int how, const void *set, void *old)
+{
+    if (smp_unw_busy) {
+        if (old != NULL)
+            __builtin_memset(old, 0xff, sizeof(sigset_t));
+        return 0;
+    }
+    long rc = syscall(SYS_rt_sigprocmask, how, set, old, 8L); /* the kernel's sigset */
+    return rc == 0 ? 0 : -1;
 }
 
 /* The validation pipe's ends: numbers no descriptor can have (they are negative, and not

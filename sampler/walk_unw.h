@@ -18,7 +18,10 @@
  * own would find to be its files, read from and written to by our handler. libprof/unwind.c
  * points libunwind's imports of pipe2, read, write, close and syscall at the stand-ins
  * below: the pipe is a pair of numbers no descriptor can have, and "writing" a byte to it
- * is a fault-proof probe of that byte (sampler/probe.h). Every other call goes to libc.
+ * is a fault-proof probe of that byte (sampler/probe.h). Its sigprocmask, around its locks,
+ * goes to the kernel's mask, not through libprof's view of it (libprof/interpose.c), and
+ * inside a walk, where the handler's mask blocks every asynchronous signal already, nowhere.
+ * Every other call goes to libc.
  */
 #ifndef PROF_SAMPLER_WALK_UNW_H
 #define PROF_SAMPLER_WALK_UNW_H
@@ -72,5 +75,6 @@ long smp_unw_read(int fd, void *buf, unsigned long n);
 long smp_unw_write(int fd, const void *buf, unsigned long n);
 int smp_unw_close(int fd);
 long smp_unw_syscall(long nr, ...);
+int smp_unw_sigprocmask(int how, const void *set, void *old);
 
 #endif

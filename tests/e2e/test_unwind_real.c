@@ -5,7 +5,8 @@
  * frame pointers and through libc callbacks, each run twice at 1000 Hz. Under
  * PROF_UNWIND=check every sample's context is walked with the tables and again with
  * libunwind, the oracle: the two agree on at least 99.9 % of the walks compared (any
- * difference is printed, as the tables and as libunwind walked it). Under the default
+ * difference is printed, as the tables and as libunwind walked it), and no sample is of
+ * libprof's own handler (a signal of ours nested in it). Under the default
  * (auto), at least 99 % of the samples reach the thread's first frame, those of time in
  * the kernel too (walked from a 32 KiB copy of the user stack: sqlite3's shell keeps about
  * 20 KiB between its system calls and main). (Completeness is not measured under check,
@@ -69,6 +70,14 @@ static void check_program(const char *name, const char *const argv[])
         log_disagreements(e2e_path("check.prof"));
     cr_expect_geq(agree, MIN_AGREE, "%s: %.3f %% of the walks as libunwind's", name,
                   100 * agree);
+    /* libunwind's locks inside the handler once unblocked the sampling signal there (its
+     * sigprocmask went through libprof's view of the mask): a second sample landed in the
+     * first one's frames. No sample is of libprof's handler. */
+    struct e2e_folded f;
+    e2e_report_folded(&f, e2e_path("check.prof"));
+    cr_expect_eq(e2e_folded_containing(&f, "smp_handler"), 0,
+                 "%s: samples taken inside libprof's own handler", name);
+    e2e_folded_free(&f);
 
     run(name, "auto", "auto.prof", argv, &s);
     size_t user = s.n_samples - s.n_kernel;
