@@ -53,6 +53,7 @@ LD_PRELOAD="$build/libprof.so" PROF_FREQ=1000 PROF_OUTPUT="${TMPDIR:-/tmp}/label
     "$build/bench/labels"
 rm -f "${TMPDIR:-/tmp}/labels-bench.prof"
 python3 "$here/services.py" "$build"
+python3 "$here/programs.py" "$build"
 python3 "$here/rates.py" "$build"
 python3 "$here/attach.py" "$build"
 python3 "$here/unwind.py" "$build"
