@@ -94,7 +94,8 @@ int rep_filter_add_trace(struct rep_filter *f, const char *hex, struct cmn_err *
     for (size_t i = 0; ok && i < c.n; i++) {
         int hi = hex_digit(hex[2 * i]), lo = hex_digit(hex[2 * i + 1]);
         ok = hi >= 0 && lo >= 0;
-        c.id[i] = (uint8_t)(hi << 4 | (lo & 15));
+        if (ok)
+            c.id[i] = (uint8_t)(hi << 4 | lo);
     }
     if (!ok)
         return cmn_err_set(err, CMN_E_INPUT,
