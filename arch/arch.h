@@ -16,4 +16,8 @@
 #error "libprof supports x86_64 and aarch64"
 #endif
 
+/* The kernel's sigset_t for rt_sigprocmask(2) and rt_sigaction(2): 8 bytes on x86_64 and
+ * aarch64, whatever glibc's is. */
+#define ARCH_KERNEL_SIGSET_BYTES 8u
+
 #endif

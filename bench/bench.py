@@ -46,6 +46,11 @@ def env_int(name, default):
         sys.exit(f"bench: {name} must be an integer")
 
 
+def fmt_ratios(values):
+    """Ratios to plain over the rounds: 'median [min..max]'."""
+    return f"{statistics.median(values):6.3f} [{min(values):.3f}..{max(values):.3f}]"
+
+
 def clean_env():
     """Our environment without any profiler's variables."""
     return {k: v for k, v in os.environ.items()

@@ -24,7 +24,7 @@ import sys
 import tempfile
 import time
 
-from bench import clean_env, env_int, perf_works, read_truth
+from bench import clean_env, env_int, fmt_ratios as fmt, perf_works, read_truth
 
 
 def calibrate(deep, depth, threads, seconds, tmp):
@@ -76,10 +76,6 @@ def configs(lib, perf, sources, hz, tmp):
         if env:
             env["PROF_OUTPUT"] = os.path.join(tmp, "p", "run.%p.prof")
     return out
-
-
-def fmt(values):
-    return f"{statistics.median(values):6.3f} [{min(values):.3f}..{max(values):.3f}]"
 
 
 def main():

@@ -18,12 +18,11 @@ import os
 import random
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 
-from bench import clean_env, env_int, perf_works
+from bench import clean_env, env_int, fmt_ratios as fmt, perf_works
+from cost import run_one
 
 SRC = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -94,24 +93,6 @@ def configs(lib, perf, tmp):
     return out
 
 
-def run_one(prefix, argv, env, tmp, cputime):
-    """(program CPU s, wall s) of one run through bench/cputime, None when it failed."""
-    times = os.path.join(tmp, "time.txt")
-    t0 = time.perf_counter()
-    rc = subprocess.run(prefix + [cputime, times] + argv, env=env, stdin=subprocess.DEVNULL,
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
-    wall = time.perf_counter() - t0
-    if rc != 0:
-        return None
-    with open(times) as f:
-        user, system = (float(x) for x in f.read().split()[-2:])
-    return user + system, wall
-
-
-def fmt(values):
-    return f"{statistics.median(values):6.3f} [{min(values):.3f}..{max(values):.3f}]"
-
-
 def main():
     if len(sys.argv) != 2:
         sys.exit("usage: programs.py BUILD_DIR")
@@ -137,7 +118,8 @@ def main():
                     before()
                 env = clean_env()
                 env.update(extra)
-                got.setdefault((wname, cname), []).append(run_one(prefix, argv, env, tmp,
+                # (program CPU s, whole tree CPU s, wall s), None when the run failed
+                got.setdefault((wname, cname), []).append(run_one(prefix + [argv], env, tmp,
                                                                   cputime))
                 for f in os.listdir(os.path.join(tmp, "p")):
                     os.remove(os.path.join(tmp, "p", f))
@@ -152,14 +134,14 @@ def main():
         if not ok:
             print(f"{wname}: every plain run failed")
             continue
-        print(f"{wname} (plain: {statistics.median(b[1] for b in ok):.3f} s wall, "
+        print(f"{wname} (plain: {statistics.median(b[2] for b in ok):.3f} s wall, "
               f"{statistics.median(b[0] for b in ok):.3f} CPU-s)")
         for cname, _, _ in cols[1:]:
             pairs = [(b, x) for b, x in zip(base, got[(wname, cname)]) if b and x]
             if not pairs:
                 print(f"   {cname:24} every run failed")
                 continue
-            print(f"   {cname:24} wall {fmt([x[1] / b[1] for b, x in pairs])}   "
+            print(f"   {cname:24} wall {fmt([x[2] / b[2] for b, x in pairs])}   "
                   f"CPU {fmt([x[0] / b[0] for b, x in pairs])}")
 
 

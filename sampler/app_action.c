@@ -11,7 +11,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
-#define KERNEL_SIGSET_BYTES 8u
+#include "arch/arch.h"
 
 /* The kernel's struct sigaction for rt_sigaction(2), the same on x86_64 and aarch64. */
 struct kernel_sigaction {
@@ -58,7 +58,7 @@ int smp_app_action_deliver(struct smp_app_action *a, int sig, siginfo_t *info, v
     if (!(act.sa_flags & SA_NODEFER))
         mask |= sig_bit(sig);
     mask &= ~(sig_bit(SIGKILL) | sig_bit(SIGSTOP));
-    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, KERNEL_SIGSET_BYTES);
+    syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, ARCH_KERNEL_SIGSET_BYTES);
     if (act.sa_flags & SA_SIGINFO)
         act.sa_sigaction(sig, info, ucontext);
     else
@@ -82,7 +82,7 @@ void smp_app_signal_default(int sig)
         break;
     }
     struct kernel_sigaction dfl = {.handler = SIG_DFL};
-    if (syscall(SYS_rt_sigaction, sig, &dfl, NULL, KERNEL_SIGSET_BYTES) != 0)
+    if (syscall(SYS_rt_sigaction, sig, &dfl, NULL, ARCH_KERNEL_SIGSET_BYTES) != 0)
         return;
     syscall(SYS_tgkill, (long)getpid(), (long)syscall(SYS_gettid), (long)sig);
 }

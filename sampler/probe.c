@@ -13,19 +13,19 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "arch/arch.h"
+
 /* Set when process_vm_readv does not work in this process (seccomp, ENOSYS): by
  * smp_probe_init(), or by the first read that finds it refused. A plain int: every writer
  * stores the same value. */
 static int use_sigprocmask;
 
-/* The kernel's sigset_t is 8 bytes on x86_64 and aarch64, whatever glibc's is. */
-#define KERNEL_SIGSET_BYTES 8u
-
 static int readable8(uintptr_t addr)
 {
     /* how = -1 is invalid: the kernel copies the new mask from addr first (EFAULT when it
      * cannot), then rejects `how` with EINVAL and leaves the mask alone. */
-    long rc = syscall(SYS_rt_sigprocmask, -1, (void *)addr, (void *)0, KERNEL_SIGSET_BYTES);
+    long rc = syscall(SYS_rt_sigprocmask, -1, (void *)addr, (void *)0,
+                      ARCH_KERNEL_SIGSET_BYTES);
     return rc == -1 && errno == EINVAL;
 }
 

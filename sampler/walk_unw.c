@@ -159,7 +159,7 @@ int smp_unw_sigprocmask(int how, const void *set, void *old)
             __builtin_memset(old, 0xff, sizeof(sigset_t));
         return 0;
     }
-    long rc = syscall(SYS_rt_sigprocmask, how, set, old, 8L); /* the kernel's sigset */
+    long rc = syscall(SYS_rt_sigprocmask, how, set, old, ARCH_KERNEL_SIGSET_BYTES);
     return rc == 0 ? 0 : -1;
 }
 
