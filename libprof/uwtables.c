@@ -334,9 +334,10 @@ static const struct cmn_uw_table *cached_table(struct module *mod,
     return t;
 }
 
-/* .eh_frame as the loader mapped it: located by .eh_frame_hdr (PT_GNU_EH_FRAME), read to
- * the end of the segment holding it, into s (its data malloc'd: free it). 0, or -errno. */
-static int read_mapped_eh_frame(const struct lp_object *o, struct cmn_cfi_section *s)
+/* .eh_frame as the loader mapped it: located by .eh_frame_hdr (PT_GNU_EH_FRAME), to the
+ * end of the segment holding it; its address into *at and its bytes into *n. 0, or
+ * -errno. */
+static int locate_mapped_eh_frame(const struct lp_object *o, uintptr_t *at, size_t *n)
 {
     const ElfW(Phdr) *hdr = NULL;
     for (unsigned i = 0; i < o->phnum && hdr == NULL; i++)
@@ -363,17 +364,25 @@ static int read_mapped_eh_frame(const struct lp_object *o, struct cmn_cfi_sectio
     }
     if (seg == NULL)
         return -EINVAL;
-    size_t n = (size_t)(o->bias + seg->p_vaddr + seg->p_filesz - eh_at);
-    if (n > CMN_ELF_MAX_SECTION)
-        n = CMN_ELF_MAX_SECTION;
+    *at = (uintptr_t)eh_at;
+    *n = (size_t)(o->bias + seg->p_vaddr + seg->p_filesz - eh_at);
+    if (*n > CMN_ELF_MAX_SECTION)
+        *n = CMN_ELF_MAX_SECTION;
+    return 0;
+}
+
+/* The mapped .eh_frame at..at+n into s (its data malloc'd: free it). 0, or -errno. */
+static int read_mapped_eh_frame(const struct lp_object *o, uintptr_t at, size_t n,
+                                struct cmn_cfi_section *s)
+{
     uint8_t *data = malloc(n);
     if (data == NULL)
         return -ENOMEM;
-    if (lp_objects_read_memory(data, eh_at, n) != 0) {
+    if (lp_objects_read_memory(data, at, n) != 0) {
         free(data);
         return -EFAULT;
     }
-    *s = (struct cmn_cfi_section){data, n, eh_at, o->bias, false};
+    *s = (struct cmn_cfi_section){data, n, at, o->bias, false};
     return 0;
 }
 
@@ -469,16 +478,32 @@ static size_t read_crt_code(const struct lp_object *o, uint8_t *code, size_t cap
 }
 
 /* What a table is compiled from, when it is the module's memory alone: its load
- * segments, its .eh_frame as mapped and the first bytes of its code. Two modules with the
- * same fingerprint get the same table, so a cached table is found by it (with the
- * build-id), never by a build-id a module may share with another. */
-static uint64_t fingerprint(const struct module *mod, const struct cmn_cfi_section *eh,
-                            const uint8_t *code, size_t n_code)
+ * segments, its .eh_frame as mapped (at..at+n) and the first bytes of its code. Two
+ * modules with the same fingerprint get the same table, so a cached table is found by it
+ * (with the build-id), never by a build-id a module may share with another. The .eh_frame
+ * is hashed through a small buffer, so that a table found in the cache costs no copy of
+ * it (python3.11's is 400 KB: a hundred new pages a start); from read instead when the
+ * bytes are read already. 0 when they cannot be read. */
+static uint64_t fingerprint(const struct module *mod, uintptr_t at, size_t n,
+                            uintptr_t bias, const uint8_t *code, size_t n_code,
+                            const uint8_t *read)
 {
-    uint64_t h = cmn_hash_bytes(mod->loads, mod->n_loads * sizeof(mod->loads[0]));
-    h = cmn_hash_word(h ^ cmn_hash_bytes(eh->data, eh->size));
-    h = cmn_hash_word(h ^ (eh->vaddr - eh->bias));
-    return cmn_hash_word(h ^ cmn_hash_bytes(code, n_code));
+    static uint8_t chunk[32768]; /* the map lock is held: one build at a time */
+    struct cmn_hash_stream s = CMN_HASH_STREAM_INIT;
+    cmn_hash_stream_add(&s, mod->loads, mod->n_loads * sizeof(mod->loads[0]));
+    if (read != NULL)
+        cmn_hash_stream_add(&s, read, n);
+    for (size_t done = 0; read == NULL && done < n;) {
+        size_t part = n - done < sizeof(chunk) ? n - done : sizeof(chunk);
+        if (lp_objects_read_memory(chunk, at + done, part) != 0)
+            return 0;
+        cmn_hash_stream_add(&s, chunk, part);
+        done += part;
+    }
+    uint64_t where = at - bias;
+    cmn_hash_stream_add(&s, &where, sizeof(where));
+    cmn_hash_stream_add(&s, code, n_code);
+    return cmn_hash_stream_end(&s);
 }
 
 /* Memory for a table: mapped, so that it never shares pages with the program's heap; the
@@ -488,7 +513,8 @@ static void *map_table(void *ctx, uint64_t bytes)
     *(uint64_t *)ctx = bytes;
     if (table_bytes + bytes > LP_UW_MAX_BYTES)
         return NULL;
-    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
     return mem == MAP_FAILED ? NULL : mem;
 }
 
@@ -532,15 +558,23 @@ static void build(uint32_t id)
         take_loads(mod, &o);
         uint64_t code_at = 0;
         size_t n_code = read_crt_code(&o, code, sizeof(code), &code_at);
-        int mapped = read_mapped_eh_frame(&o, &eh) == 0;
+        uintptr_t eh_at = 0;
+        size_t eh_n = 0;
+        int mapped = locate_mapped_eh_frame(&o, &eh_at, &eh_n) == 0;
         /* Only a table made from memory alone is cached: its input is all in the key. */
-        struct lp_uwcache_key key = {bid, build_id_of(&o, bid, sizeof(bid)),
-                                     mapped ? fingerprint(mod, &eh, code, n_code) : 0};
+        struct lp_uwcache_key key = {bid, build_id_of(&o, bid, sizeof(bid)), 0};
+        if (mapped)
+            key.fingerprint = fingerprint(mod, eh_at, eh_n, o.bias, code, n_code, NULL);
         mod->build_id_len = key.build_id_len;
         memcpy(mod->build_id, bid, key.build_id_len);
         mod->phdr_hash = cmn_hash_bytes(phdrs, o.phnum * sizeof(phdrs[0]));
-        mod->table = mapped ? cached_table(mod, &key) : NULL;
+        mod->table = mapped && key.fingerprint != 0 ? cached_table(mod, &key) : NULL;
         if (mod->table == NULL) {
+            mapped = mapped && read_mapped_eh_frame(&o, eh_at, eh_n, &eh) == 0;
+            /* Stored under the fingerprint of the bytes the table is made of. */
+            if (mapped && fingerprint(mod, eh_at, eh_n, o.bias, code, n_code, eh.data) !=
+                              key.fingerprint)
+                key.fingerprint = 0;
             if (mapped)
                 cmn_cfi_add_section(&b, &eh);
             else
@@ -554,7 +588,8 @@ static void build(uint32_t id)
             if (n_code > 0)
                 cmn_cfi_add_crt_init(&b, code_at, code, n_code);
             mod->table = make_table(mod, &b, &why);
-            if (mod->table != NULL && !from_file && key.build_id_len > 0)
+            if (mod->table != NULL && !from_file && key.build_id_len > 0 &&
+                key.fingerprint != 0)
                 lp_uwcache_store(&key, mod->table);
         }
     }

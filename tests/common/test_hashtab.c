@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Unit tests of the shared hash table (common/hashtab.h): lookups over the caller's
- * entries, growth, a fixed table in the caller's memory, removal and renumbering. */
+ * entries, growth, a fixed table in the caller's memory, removal and renumbering; the
+ * streaming hash of common/hash.h. */
 #include <criterion/criterion.h>
 #include <stdint.h>
 
@@ -137,4 +138,38 @@ Test(hashtab, renumbers_an_entry_the_caller_moved)
     for (uint32_t i = 0; i < k.n; i++)
         cr_assert_eq(find(&t, &k, k.key[i]), i);
     cmn_hashtab_fini(&t);
+}
+
+/* The streaming hash: the same value however its input is cut, and a different one for
+ * a changed byte or a longer run of zeros. */
+static uint64_t stream_in_pieces(const unsigned char *b, size_t n, size_t piece)
+{
+    struct cmn_hash_stream s = CMN_HASH_STREAM_INIT;
+    for (size_t at = 0; at < n; at += piece)
+        cmn_hash_stream_add(&s, b + at, n - at < piece ? n - at : piece);
+    return cmn_hash_stream_end(&s);
+}
+
+Test(hash, a_stream_hashes_the_same_however_its_input_is_cut)
+{
+    unsigned char b[1000];
+    for (size_t i = 0; i < sizeof(b); i++)
+        b[i] = (unsigned char)(i * 131 + 7);
+    uint64_t whole = stream_in_pieces(b, sizeof(b), sizeof(b));
+    size_t pieces[] = {1, 3, 7, 8, 9, 64, 999};
+    for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++)
+        cr_expect_eq(stream_in_pieces(b, sizeof(b), pieces[i]), whole, "pieces of %zu",
+                     pieces[i]);
+    for (size_t at = 0; at < sizeof(b); at += 97) {
+        b[at] ^= 1;
+        cr_expect_neq(stream_in_pieces(b, sizeof(b), 5), whole, "byte %zu changed", at);
+        b[at] ^= 1;
+    }
+    unsigned char zeros[24] = {0};
+    uint64_t seen[25];
+    for (size_t n = 0; n <= sizeof(zeros); n++) {
+        seen[n] = stream_in_pieces(zeros, n, 5 + n % 3);
+        for (size_t m = 0; m < n; m++)
+            cr_expect_neq(seen[n], seen[m], "%zu and %zu zeros", n, m);
+    }
 }

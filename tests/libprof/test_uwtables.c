@@ -3,7 +3,8 @@
  * read-only take no slot; a module no mapping is left of is freed and its id taken again;
  * a file mapped again whose build-id changed (a library rewritten in place, an inode
  * reused) is a new module, not the old one's table, while the same file mapped again at
- * another address keeps it. */
+ * another address keeps it; a table in the cache is taken under the module's fingerprint
+ * only. */
 #include <criterion/criterion.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "common/maps_line.h"
+#include "common/uw_table.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/uwcache.h"
 #include "libprof/uwtables.h"
@@ -153,4 +155,106 @@ Test(uw_registry, a_file_mapped_again_with_another_build_id_is_a_new_module)
     cr_assert_null(r.table, "the old library's table is not the new one's");
     cr_assert_eq(r.module, now, "the new module's table is to be built");
     cr_assert_eq(lp_uwtables_n_modules(), 1);
+}
+
+/* The one cache file under dir (LIBPROF_CACHE_DIR): its path into path; its size, 0 when
+ * there is not one. */
+static off_t only_cache_file(const char *dir, char *path, size_t cap)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "ls %s/unwind/*.uwt 2>/dev/null", dir);
+    FILE *p = popen(cmd, "r");
+    cr_assert_not_null(p);
+    int n = 0;
+    char buf[512];
+    while (fgets(buf, sizeof(buf), p)) {
+        buf[strcspn(buf, "\n")] = '\0';
+        snprintf(path, cap, "%s", buf);
+        n++;
+    }
+    pclose(p);
+    struct stat st;
+    return n == 1 && stat(path, &st) == 0 ? st.st_size : 0;
+}
+
+/* Changes the byte at offset at of the file by flipping bit. */
+static void flip_byte(const char *path, off_t at, unsigned char bit)
+{
+    int fd = open(path, O_RDWR);
+    cr_assert_geq(fd, 0);
+    unsigned char c;
+    cr_assert_eq(pread(fd, &c, 1, at), 1);
+    c ^= bit;
+    cr_assert_eq(pwrite(fd, &c, 1, at), 1);
+    close(fd);
+}
+
+/* Builds (or takes from the cache) the table of libc's mapping as a new module: the
+ * module seen before is dropped by a scan without it first. A copy of the table, its
+ * size into *bytes. */
+static unsigned char *table_of_new_module(const struct cmn_maps_line *header,
+                                          const struct cmn_maps_line *code, uint64_t *bytes)
+{
+    lp_uwtables_scan_begin();
+    lp_uwtables_scan_end();
+    lp_uwtables_scan_begin();
+    lp_uwtables_header(header);
+    uint32_t id = lp_uwtables_module(code);
+    lp_uwtables_scan_end();
+    lp_uwtables_want_all();
+    cr_assert_eq(lp_uwtables_build_wanted(), 1);
+    const struct cmn_uw_table *t = annotated(id, code->start).table;
+    cr_assert_not_null(t);
+    *bytes = t->total_bytes;
+    unsigned char *copy = malloc(*bytes);
+    cr_assert_not_null(copy);
+    memcpy(copy, t, *bytes);
+    return copy;
+}
+
+Test(uw_registry, a_cached_table_is_taken_only_under_the_modules_fingerprint)
+{
+    char dir[] = "/tmp/prof-uwcache-XXXXXX";
+    cr_assert_not_null(mkdtemp(dir));
+    setenv("LIBPROF_CACHE_DIR", dir, 1);
+    lp_uwcache_init();
+    struct cmn_maps_line libc;
+    char libc_path[256], file[512];
+    cr_assert_neq(find_mapping("libc.so", &libc, libc_path, sizeof(libc_path)), 0);
+    struct cmn_maps_line code = libc;
+    code.prot = PROF_MAP_READ | PROF_MAP_EXEC;
+    code.offset = 0x1000;
+
+    uint64_t n1, n2, n3;
+    unsigned char *built = table_of_new_module(&libc, &code, &n1);
+    off_t size = only_cache_file(dir, file, sizeof(file));
+    cr_assert_eq((uint64_t)size, 72 + n1, "the table built was stored: %s", file);
+
+    /* A byte of the stored table changed (its last rule: the table stays well formed):
+     * the next module of the same memory takes the stored table, not a new one. */
+    flip_byte(file, size - 1, 0x01);
+    unsigned char *cached = table_of_new_module(&libc, &code, &n2);
+    cr_assert_eq(n2, n1);
+    cr_assert_eq(cached[n1 - 1], built[n1 - 1] ^ 0x01, "the table came from the cache");
+    cr_assert_eq(memcmp(cached, built, n1 - 1), 0);
+
+    /* The stored fingerprint (the header's bytes 24..31) no longer the module's: the
+     * table is built again, and stored over the file. */
+    flip_byte(file, 24, 0x80);
+    unsigned char *again = table_of_new_module(&libc, &code, &n3);
+    cr_assert_eq(n3, n1);
+    cr_assert_eq(memcmp(again, built, n1), 0, "built again, not taken from the cache");
+    cr_assert_eq(only_cache_file(dir, file, sizeof(file)), size);
+    unsigned char *stored = table_of_new_module(&libc, &code, &n3);
+    cr_assert_eq(memcmp(stored, built, n1), 0, "the file holds the table built again");
+
+    free(built);
+    free(cached);
+    free(again);
+    free(stored);
+    char cmd[600];
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    cr_assert_eq(system(cmd), 0);
+    setenv("LIBPROF_CACHE_DIR", "", 1);
+    lp_uwcache_init();
 }
