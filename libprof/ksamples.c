@@ -37,7 +37,7 @@
 #define LP_KSAMPLE_MAX_BYTES (LP_KSAMPLE_MAX_STACK + 8192u) /* a record this reader takes */
 #define LP_KSAMPLE_MAX_BPS (LP_KSAMPLE_MAX_STACK / 16u) /* frame pointers in the copy */
 #define LP_KSAMPLE_MAX_PASSES 16u /* walks of one sample that build a pending table each */
-#define LP_KSAMPLE_MIN_SPAN_NS 1000000u /* rates are measured over 1 ms at least */
+#define LP_KSAMPLE_MIN_SPAN_NS 5000000u /* rates are measured over 5 ms at least */
 #define LP_KSAMPLE_BUSY_HOLD_NS 500000000u /* a filling ring keeps the short period so long */
 
 static void count(unsigned idx, uint64_t n)
@@ -118,6 +118,7 @@ struct copy_mem {
     uintptr_t lo;           /* the copy holds [lo, lo + len) */
     uint64_t len;
     const unsigned char *bytes;
+    uint64_t used;          /* bytes of the copy read, from its start */
     int out_of_copy;
     int use_tables;         /* 0 with PROF_UNWIND=fp */
     unsigned n_unknown;     /* frames whose pc is in no range of the code map */
@@ -131,6 +132,8 @@ static int copy_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
         return 0;
     }
     memcpy(out, c->bytes + (addr - c->lo), sizeof(*out));
+    if (addr - c->lo + sizeof(*out) > c->used)
+        c->used = addr - c->lo + sizeof(*out);
     return 1;
 }
 
@@ -241,6 +244,7 @@ struct kwalk {
     uint32_t n_by_fp;    /* and by frame pointer */
     unsigned n_unknown;  /* frames whose pc is in no range of the code map */
     int is_cut;          /* the stack went on past the copy */
+    uint64_t used;       /* bytes of the copy the walk read */
 };
 
 /* The user stack of sample k into frames: walked by the unwind tables over the stack copy,
@@ -267,6 +271,7 @@ static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends
         n = splice(k, &c, w.fp, frames, n, max_frames, kernel_cap, ends, &o->why);
     smp_codemap_leave(&c.map);
     o->is_cut = c.out_of_copy && o->why != PROF_STOP_END;
+    o->used = c.used;
     o->flags = w.flags;
     o->n_by_table = w.n_by_table;
     o->n_by_fp = w.n_by_fp;
@@ -453,6 +458,11 @@ static void put_record(struct lp_writer *w, const struct smp_perf_kring *ring,
     unsigned n = walk(&k, ends, kernel_cap, max_frames, frames, &o);
     uint8_t why = o.why;
     wt->n_cut += o.is_cut;
+    if (!o.is_cut) {
+        wt->n_whole++;
+        if (o.used > wt->max_used)
+            wt->max_used = (uint32_t)o.used;
+    }
     if (is_our_handler(frames, n, why, ends) || is_our_sigreturn(&k, ends)) {
         count(PROF_STAT_KERNEL_SELF, 1);
         return;
@@ -489,9 +499,12 @@ static void put_record(struct lp_writer *w, const struct smp_perf_kring *ring,
 }
 
 /* Records of bytes (some lost, or not) came into ring k since its last drain: at that
- * rate for a whole quiet period, half the ring or more (or any lost), and the writer keeps
- * its short period for a while (time in the kernel comes in bursts: a large allocation's
- * page faults). */
+ * rate for a whole quiet period, three quarters of the ring or more (or any lost), and the
+ * writer keeps its short period for a while (time in the kernel comes in bursts: a large
+ * allocation's page faults). A ring holds two periods at the rate asked (libprof/timers.c),
+ * which a thread's CPU-time clock cannot exceed: at half the ring a period, the rate asked
+ * with its random intervals would keep the writer on its short period for good, an
+ * interrupt and a wake-up every 5 ms. */
 static void note_rate(struct smp_perf_kring *k, size_t bytes, int lost, size_t page)
 {
     uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
@@ -500,7 +513,7 @@ static void note_rate(struct smp_perf_kring *k, size_t bytes, int lost, size_t p
     if (since < LP_KSAMPLE_MIN_SPAN_NS)
         since = LP_KSAMPLE_MIN_SPAN_NS;
     double per_period = (double)bytes * (LP_WRITER_PERIOD_MS * 1e6) / (double)since;
-    if (k->map_bytes > page && (lost || per_period * 2 >= (double)(k->map_bytes - page)))
+    if (k->map_bytes > page && (lost || per_period * 4 >= 3.0 * (double)(k->map_bytes - page)))
         k->busy_until_ns = now + LP_KSAMPLE_BUSY_HOLD_NS;
 }
 

@@ -66,6 +66,9 @@ struct lp_kweigh {
     int64_t skew_ns;      /* time between samples less the periods given, summed */
     uint32_t n_window;    /* samples since the last draw */
     uint32_t n_cut;       /* of those, samples whose stack went on past the copy */
+    uint32_t n_whole;     /* samples walked within the copy, since the counter opened */
+    uint32_t max_used;    /* the most bytes of a copy such a walk read (libprof/timers.c
+                           * sizes the thread's copy by it) */
 };
 
 /* Not async-signal-safe; the writer buffer's owner. The weight of a sample of wt's counter

@@ -37,11 +37,16 @@
 
 #define LP_DEFAULT_RT_OFFSET 2 /* default signal of the per-thread sources: SIGRTMAX - 2 */
 #define LP_TIMERS_CHECK_MAX 8u /* entries lp_timers_check() looks at per call */
-/* The ring source's rings: the user stack a sample copies (a thread's, the main thread's),
- * what a record holds besides, and the ring's size: LP_RING_HOLD_MS of samples at the rate
- * asked, LP_RING_MIN_RECORDS at least, within LP_RING_MIN_PAGES..LP_RING_MAX_PAGES. */
+/* The ring source's rings: the user stack a sample copies (a thread's, the main thread's,
+ * at first; then sized to what the thread's walks read, within LP_RING_MIN_STACK..
+ * LP_RING_MAX_STACK: resize_copies_locked()), what a record holds besides, and the ring's
+ * size: LP_RING_HOLD_MS of samples at the rate asked, LP_RING_MIN_RECORDS at least, within
+ * LP_RING_MIN_PAGES..LP_RING_MAX_PAGES. */
 #define LP_RING_STACK 16384u
 #define LP_RING_MAIN_STACK 32768u
+#define LP_RING_MIN_STACK 4096u
+#define LP_RING_MAX_STACK 32768u
+#define LP_RING_LEARN 64u /* whole walks a ring's copy is sized by, at least */
 #define LP_RING_RECORD_EXTRA 256u
 #define LP_RING_HOLD_MS 100u
 #define LP_RING_MIN_RECORDS 16u
@@ -223,22 +228,28 @@ static void drop_spare_locked(void)
     reg.spare = (struct entry)ENTRY_NONE;
 }
 
-/* The ring source's counter for thread tid: its stack copy (the main thread's deeper,
- * where programs such as sqlite3's shell keep 20 KiB and more between a call and main)
- * and a ring that holds LP_RING_HOLD_MS of its samples at the rate asked. */
-static struct smp_perf_ring_spec ring_spec(pid_t tid, unsigned hz, unsigned event, int kernel)
+/* spec with the ring's data pages for its stack copy. */
+static struct smp_perf_ring_spec ring_spec_sized(struct smp_perf_ring_spec spec)
 {
-    struct smp_perf_ring_spec spec = {.event = event, .hz = hz, .user = 1, .kernel = kernel,
-                                      .read = 1};
-    spec.stack_bytes = tid == getpid() ? LP_RING_MAIN_STACK : LP_RING_STACK;
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    uint64_t records = (uint64_t)hz * LP_RING_HOLD_MS / 1000u;
+    uint64_t records = (uint64_t)spec.hz * LP_RING_HOLD_MS / 1000u;
     uint64_t bytes = (records > LP_RING_MIN_RECORDS ? records : LP_RING_MIN_RECORDS) *
                      (spec.stack_bytes + LP_RING_RECORD_EXTRA);
     spec.data_pages = LP_RING_MIN_PAGES;
     while ((uint64_t)spec.data_pages * page < bytes && spec.data_pages < LP_RING_MAX_PAGES)
         spec.data_pages *= 2;
     return spec;
+}
+
+/* The ring source's counter for thread tid: its first stack copy (the main thread's
+ * deeper, where programs such as sqlite3's shell keep 20 KiB and more between a call and
+ * main) and a ring that holds LP_RING_HOLD_MS of its samples at the rate asked. */
+static struct smp_perf_ring_spec ring_spec(pid_t tid, unsigned hz, unsigned event, int kernel)
+{
+    struct smp_perf_ring_spec spec = {.event = event, .hz = hz, .user = 1, .kernel = kernel,
+                                      .read = 1};
+    spec.stack_bytes = tid == getpid() ? LP_RING_MAIN_STACK : LP_RING_STACK;
+    return ring_spec_sized(spec);
 }
 
 /* The period and interval of a perf_event counter of `event` at hz: the clocks count
@@ -995,6 +1006,64 @@ static void move_cut_threads_locked(void)
     }
 }
 
+/* The copy a thread's walks want: half as much again as the most they read, and 2 KiB,
+ * rounded up to 4 KiB within LP_RING_MIN_STACK..LP_RING_MAX_STACK. */
+static unsigned fitting_copy(uint32_t used)
+{
+    uint64_t want = ((uint64_t)used + used / 2 + 2048u + 4095u) & ~4095ull;
+    return want < LP_RING_MIN_STACK   ? LP_RING_MIN_STACK
+           : want > LP_RING_MAX_STACK ? LP_RING_MAX_STACK
+                                      : (unsigned)want;
+}
+
+/* Ring-source threads whose stack copy is not the size their walks want: the kernel
+ * copies the whole size at every sample (a 32 KiB copy costs about 10 us here, where a
+ * thread's walk commonly reads under 2 KiB), and the ring sized for such records takes
+ * that much more locked memory. A thread whose walks, LP_RING_LEARN of them at least, want
+ * a quarter less than its copy or smaller gets one of that size; one whose stack went
+ * past the copy in the last period (1 % of its samples) gets LP_RING_MAX_STACK again, past
+ * which move_cut_threads_locked() takes over. The new counter opens
+ * before the old one is paused (a moment of both: never a moment of neither), and the old
+ * ring is read once more and closed (lp_timers_drain_kernel()). With reg.mu held. */
+static void resize_copies_locked(void)
+{
+    for (size_t i = 0, n = reg.n; i < n; i++) {
+        struct entry *e = &reg.entries[i];
+        if (e->kring.fd < 0 || !e->kring.counts_user || e->fd >= 0 || e->is_retired ||
+            e->is_paused || e->weigh.fixed)
+            continue;
+        unsigned now = e->kring.stack_bytes, want = now;
+        int cut = e->weigh.n_cut > 0 && (uint64_t)e->weigh.n_cut * 100 >= e->weigh.n_window;
+        if (cut && now < LP_RING_MAX_STACK)
+            want = LP_RING_MAX_STACK; /* in one step: each step costs a period of cut stacks */
+        else if (!cut && e->weigh.n_whole >= LP_RING_LEARN &&
+                 fitting_copy(e->weigh.max_used) <= now - now / 4)
+            want = fitting_copy(e->weigh.max_used);
+        if (want == now || reg.n_perf >= reg.perf_budget ||
+            !CMN_GROW(reg.entries, reg.cap, reg.n + 1, 64))
+            continue;
+        e = &reg.entries[i]; /* the array may have moved */
+        struct smp_perf_ring_spec spec = ring_spec(e->tid, reg.hz, reg.choice.event,
+                                                   e->kring.counts_kernel);
+        spec.stack_bytes = want;
+        spec = ring_spec_sized(spec);
+        struct entry sized = ENTRY_NONE;
+        sized.tid = e->tid;
+        if (smp_timer_perf_open_ring(e->tid, &spec, &sized.kring) != 0)
+            continue;
+        sized.weigh = (struct lp_kweigh){.period_ns = e->weigh.period_ns,
+                                         .drawn_ns = reg.choice.period_ns,
+                                         .kernel_skips = e->weigh.kernel_skips,
+                                         .skew_ns = e->weigh.skew_ns};
+        smp_timer_perf_pause_kernel(&e->kring);
+        e->is_retired = 1;
+        reg.entries[reg.n++] = sized;
+        reg.n_perf++;
+        atomic_fetch_add_explicit(&smp_sampler.counters[PROF_STAT_RING_RESIZES], 1,
+                                  memory_order_relaxed);
+    }
+}
+
 void lp_timers_tend(uint64_t window_ns)
 {
     pthread_mutex_lock(&reg.mu);
@@ -1004,6 +1073,7 @@ void lp_timers_tend(uint64_t window_ns)
         return;
     }
     promote_ripe_locked();
+    resize_copies_locked();
     move_cut_threads_locked();
     if (mean == 0) { /* a hardware event's frequency mode: the kernel sets its periods */
         for (size_t i = 0; i < reg.n; i++)

@@ -161,7 +161,9 @@
 #define PROF_STAT_LABELS_LOST 35 /* of the recorded samples, those whose thread's labels were
                                   * not known: its label history overflowed (changes faster
                                   * than the writer thread read them) */
-#define PROF_STAT_N 36
+#define PROF_STAT_RING_RESIZES 36 /* ring counters opened again for a thread with a stack
+                                   * copy of another size (sized to its walks) */
+#define PROF_STAT_N 37
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \
