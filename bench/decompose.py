@@ -36,6 +36,7 @@ def rows(hz, lib, tmp):
         ("signal + REFRESH: the floor", ["-m", "refresh"], {}, 1),
         ("signal + IOC_PERIOD (period)", ["-m", "period"], {}, 1),
         ("kernel-time counter at HZ/4", ["-m", "kclock", "-F", str(max(hz // 4, 1))], {}, 0.25),
+        ("ring, 4 KiB stack copy", ["-m", "ring", "-k", "4"], {}, 1),
         ("ring, 8 KiB stack copy", ["-m", "ring", "-k", "8"], {}, 1),
         ("ring, 32 KiB stack copy", ["-m", "ring", "-k", "32"], {}, 1),
         ("tick signal (per signal)", ["-m", "tick"], {}, 1),
@@ -151,11 +152,16 @@ def main():
          "signal, no re-arm (cont)"),
         ("a period change per sample", "signal + IOC_PERIOD (period)",
          "signal, no re-arm (cont)"),
+        ("a 4 KiB stack copy into a ring", "ring, 4 KiB stack copy", "timer interrupt (irq)"),
         ("a 32 KiB stack copy into a ring", "ring, 32 KiB stack copy", "timer interrupt (irq)"),
     ]
+    # Each source's floor is its own mechanism doing nothing else: the tick's signal, the
+    # counter's signal and re-arming, the counter's interrupt and a record of a 4 KiB copy
+    # (the ring source sizes a thread's copy to its walks: 4 KiB for this loop's).
+    floors = {"thread": "tick signal (per signal)", "auto": "ring, 4 KiB stack copy",
+              "ring": "ring, 4 KiB stack copy"}
     for timer in os.environ.get("BENCH_DECOMP_SOURCES", "auto perf thread").split():
-        floor_row = ("tick signal (per signal)" if timer == "thread"
-                     else "signal + REFRESH: the floor")
+        floor_row = floors.get(timer, "signal + REFRESH: the floor")
         pieces.append((f"libprof {timer} above its floor", f"libprof PROF_TIMER={timer}",
                        floor_row))
     for label, a, b in pieces:

@@ -500,6 +500,20 @@ static void cut_profile(uint64_t now)
     lp_writer_flush(w);
 }
 
+/* The time since the ring source's intervals were last drawn, which the next draw's
+ * window is taken to be (the writer's period: LP_WRITER_PERIOD_MS, or its short one while
+ * a ring fills), within one short period and one long. Writer thread. */
+static uint64_t tend_window(void)
+{
+    static uint64_t last_ns;
+    uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC), was = last_ns;
+    uint64_t lo = LP_WRITER_BUSY_PERIOD_MS * 1000000ull, hi = LP_WRITER_PERIOD_MS * 1000000ull;
+    last_ns = now;
+    if (was == 0 || now - was > hi)
+        return hi;
+    return now - was < lo ? lo : now - was;
+}
+
 /* The writer thread's periodic chores: serve snapshots, drain the per-thread rings, the
  * kernel-time rings and the context-switch records (wall mode), keep per-thread counters
  * alive, watch for the last application thread. */
@@ -513,7 +527,7 @@ static int on_writer_period(void)
     lp_rings_drain(&session.writer, &busy);
     drain_kernel_samples(&busy);
     if (sampling)
-        lp_timers_tend((uint64_t)LP_WRITER_PERIOD_MS * 1000000u);
+        lp_timers_tend(tend_window());
     if (wall_serves())
         lp_wall_serve(&session.writer, sampling, 0, &busy);
     if (sampling)

@@ -49,6 +49,10 @@
 #define LP_RING_LEARN 64u /* whole walks a ring's copy is sized by, at least */
 #define LP_RING_RECORD_EXTRA 256u
 #define LP_RING_HOLD_MS 100u
+/* A sized copy's ring holds twice that: room for the fastest rate a period's random
+ * interval draws (sampler/jitter.h: 1.75 times the rate asked) with a late writer, in
+ * little memory. */
+#define LP_RING_SIZED_HOLD_MS 200u
 #define LP_RING_MIN_RECORDS 16u
 #define LP_RING_MIN_PAGES 16u
 #define LP_RING_MAX_PAGES 1024u
@@ -228,11 +232,11 @@ static void drop_spare_locked(void)
     reg.spare = (struct entry)ENTRY_NONE;
 }
 
-/* spec with the ring's data pages for its stack copy. */
-static struct smp_perf_ring_spec ring_spec_sized(struct smp_perf_ring_spec spec)
+/* spec with the ring's data pages for hold_ms of its records. */
+static struct smp_perf_ring_spec ring_spec_sized(struct smp_perf_ring_spec spec, unsigned hold_ms)
 {
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    uint64_t records = (uint64_t)spec.hz * LP_RING_HOLD_MS / 1000u;
+    uint64_t records = (uint64_t)spec.hz * hold_ms / 1000u;
     uint64_t bytes = (records > LP_RING_MIN_RECORDS ? records : LP_RING_MIN_RECORDS) *
                      (spec.stack_bytes + LP_RING_RECORD_EXTRA);
     spec.data_pages = LP_RING_MIN_PAGES;
@@ -249,7 +253,7 @@ static struct smp_perf_ring_spec ring_spec(pid_t tid, unsigned hz, unsigned even
     struct smp_perf_ring_spec spec = {.event = event, .hz = hz, .user = 1, .kernel = kernel,
                                       .read = 1};
     spec.stack_bytes = tid == getpid() ? LP_RING_MAIN_STACK : LP_RING_STACK;
-    return ring_spec_sized(spec);
+    return ring_spec_sized(spec, LP_RING_HOLD_MS);
 }
 
 /* The period and interval of a perf_event counter of `event` at hz: the clocks count
@@ -1046,15 +1050,14 @@ static void resize_copies_locked(void)
         struct smp_perf_ring_spec spec = ring_spec(e->tid, reg.hz, reg.choice.event,
                                                    e->kring.counts_kernel);
         spec.stack_bytes = want;
-        spec = ring_spec_sized(spec);
+        spec = ring_spec_sized(spec, LP_RING_SIZED_HOLD_MS);
         struct entry sized = ENTRY_NONE;
         sized.tid = e->tid;
         if (smp_timer_perf_open_ring(e->tid, &spec, &sized.kring) != 0)
             continue;
         sized.weigh = (struct lp_kweigh){.period_ns = e->weigh.period_ns,
                                          .drawn_ns = reg.choice.period_ns,
-                                         .kernel_skips = e->weigh.kernel_skips,
-                                         .skew_ns = e->weigh.skew_ns};
+                                         .kernel_skips = e->weigh.kernel_skips};
         smp_timer_perf_pause_kernel(&e->kring);
         e->is_retired = 1;
         reg.entries[reg.n++] = sized;

@@ -77,7 +77,8 @@ size_t lp_timers_drain_kernel(struct lp_writer *w, const struct lp_ksamples_ends
                               unsigned max_frames, int *busy);
 /* The writer thread, each period, after lp_timers_drain_kernel(): the ring source's next
  * interval for every thread that was sampled since the last draw (sampler/jitter.h,
- * smp_jitter_window(); window_ns: the writer's period); and a thread whose stack went past
+ * smp_jitter_window(); window_ns: the time since the last draw, the next one's expected
+ * length); and a thread whose stack went past
  * the kernel's copy of it moves to the perf source's signal, whose handler walks it all. */
 void lp_timers_tend(uint64_t window_ns);
 /* Stops every kernel-only counter counting, their rings left to drain (before finish). */
