@@ -48,6 +48,7 @@
 #define LP_HIST_NS 2u                /* lhist.flags: ticks holds CLOCK_MONOTONIC (a thread
                                       * that turned the TSC off) */
 #define LP_CAL_MIN_SPAN_NS 2000000ull /* ticks are measured over 2 ms at least */
+#define LP_CAL_TRIES 4u                 /* reads of ticks and time, the tightest kept */
 
 _Static_assert((LP_LABELS_HIST & (LP_LABELS_HIST - 1u)) == 0, "history: a power of two");
 _Static_assert(LP_LABELS_MAX_SETS % LP_SET_CHUNK == 0, "sets: whole chunks");
@@ -98,8 +99,9 @@ struct lthread {
                               * stamped by the clock, a system call */
     _Atomic int is_gone;     /* the thread exited (its key's destructor) */
     uint64_t gone_ns;        /* CLOCK_MONOTONIC then */
-    _Atomic uint32_t pre_set; /* the set made the thread's while no session read histories
-                               * (an idle start's): in effect before its first entry */
+    struct lhist pre;        /* the set and trace made the thread's while no session read
+                              * histories (an idle start's, a fork child's): in effect before
+                              * its first entry; written as an entry is (seq) */
     _Atomic uint64_t head;   /* entries appended; the thread */
     _Atomic uint64_t tail;   /* entries the writer let go of; the writer */
     struct ltrans cache[LP_CACHE_N]; /* the thread */
@@ -131,11 +133,15 @@ static struct {
     size_t cap;
     unsigned gen;          /* reg.gen the map was made at */
     uint64_t t0, m0;       /* the first reading: ticks and CLOCK_MONOTONIC */
+    uint64_t tp, mp;       /* the one before the latest */
     uint64_t t1, m1;       /* the latest */
     double ns_per_tick;    /* 0 until two readings are far enough apart */
 } wr;
 
 static _Atomic int history_on; /* a session reads the histories */
+static const struct smp_trace no_trace;
+static void pre_write(struct lthread *t, uint32_t set, const struct smp_trace *trace);
+static void read_pair(uint64_t *t, uint64_t *m);
 static __thread struct lthread *lt_self __attribute__((tls_model("initial-exec")));
 
 /* ---- the tables ------------------------------------------------------------------ */
@@ -380,7 +386,7 @@ static struct lthread *self_state(void)
     atomic_store_explicit(&t->tail, 0, memory_order_relaxed);
     atomic_store_explicit(&t->is_gone, 0, memory_order_relaxed);
     t->gone_ns = 0;
-    atomic_store_explicit(&t->pre_set, 0, memory_order_relaxed);
+    pre_write(t, 0, &no_trace);
     t->tid = (uint32_t)syscall(SYS_gettid);
     int tsc = 0;
     t->is_tsc_off = 0;
@@ -401,9 +407,22 @@ static struct lthread *self_state(void)
 /* The thread's trace now (is_set 0: none). */
 static const struct smp_trace *cur_trace(void)
 {
-    static const struct smp_trace none;
     unsigned cur = smp_self.trace_cur;
-    return cur == 1 || cur == 2 ? &smp_self.trace[cur - 1] : &none;
+    return cur == 1 || cur == 2 ? &smp_self.trace[cur - 1] : &no_trace;
+}
+
+/* Makes set and trace t's context before its first entry (t->pre), as an entry is
+ * written: the writer may read it meanwhile (read_entry()). The thread. */
+static void pre_write(struct lthread *t, uint32_t set, const struct smp_trace *trace)
+{
+    uint32_t q = atomic_load_explicit(&t->pre.seq, memory_order_relaxed);
+    atomic_store_explicit(&t->pre.seq, q + 1, memory_order_relaxed);
+    atomic_thread_fence(memory_order_release);
+    t->pre.label_set = set;
+    t->pre.ticks = 0;
+    t->pre.flags = 0;
+    t->pre.trace = *trace;
+    atomic_store_explicit(&t->pre.seq, q + 2, memory_order_release);
 }
 
 /* Appends the thread's context now to its history; a full ring has its newest entry
@@ -444,7 +463,7 @@ static void publish(struct lthread *t, uint32_t to)
     if (atomic_load_explicit(&history_on, memory_order_relaxed))
         hist_append(t, to, cur_trace());
     else
-        atomic_store_explicit(&t->pre_set, to, memory_order_relaxed);
+        pre_write(t, to, cur_trace());
 }
 
 static int is_empty(const char *s)
@@ -558,12 +577,13 @@ int lp_labels_trace_set(const uint8_t trace_id[16], const uint8_t span_id[8])
     atomic_signal_fence(memory_order_seq_cst);
     smp_self.trace_cur = (uint8_t)next;
     atomic_signal_fence(memory_order_seq_cst);
-    if (atomic_load_explicit(&history_on, memory_order_relaxed)) {
-        struct lthread *t = lt_self;
-        if (t == NULL && (t = self_state()) == NULL)
-            return -ENOMEM;
+    struct lthread *t = lt_self;
+    if (t == NULL && (t = self_state()) == NULL)
+        return -ENOMEM;
+    if (atomic_load_explicit(&history_on, memory_order_relaxed))
         hist_append(t, smp_self.label_set, b);
-    }
+    else
+        pre_write(t, smp_self.label_set, b);
     return 0;
 }
 
@@ -577,6 +597,8 @@ int lp_labels_trace_clear(void)
     struct lthread *t = lt_self;
     if (t != NULL && atomic_load_explicit(&history_on, memory_order_relaxed))
         hist_append(t, smp_self.label_set, cur_trace());
+    else if (t != NULL)
+        pre_write(t, smp_self.label_set, cur_trace());
     return 0;
 }
 
@@ -591,8 +613,9 @@ void lp_labels_thread_begin(uint32_t label_set)
 
 void lp_labels_session_start(void)
 {
-    wr.t0 = wr.t1 = arch_ticks();
-    wr.m0 = wr.m1 = cmn_clock_ns(CLOCK_MONOTONIC);
+    read_pair(&wr.t0, &wr.m0);
+    wr.tp = wr.t1 = wr.t0;
+    wr.mp = wr.m1 = wr.m0;
     wr.ns_per_tick = 0;
     atomic_store(&history_on, 1);
     /* A thread that set labels before (a fork child's, an idle start's) has them written
@@ -604,30 +627,68 @@ void lp_labels_session_start(void)
 
 /* ---- the writer's side ----------------------------------------------------------- */
 
+/* Ticks and time read together: the clock read between two tick reads, the pair of the
+ * tightest of LP_CAL_TRIES such reads, its ticks halfway between. A virtual CPU stopped
+ * between the two reads (tens of microseconds here) would shift every sample the pair
+ * places, until the next reading, by as much against the labels' changes. */
+static void read_pair(uint64_t *t, uint64_t *m)
+{
+    uint64_t best = UINT64_MAX;
+    for (unsigned i = 0; i < LP_CAL_TRIES; i++) {
+        uint64_t a = arch_ticks(), mm = cmn_clock_ns(CLOCK_MONOTONIC), b = arch_ticks();
+        if (b >= a && b - a < best) {
+            best = b - a;
+            *t = a + (b - a) / 2;
+            *m = mm;
+        }
+    }
+    if (best == UINT64_MAX) { /* ticks that went back: the last reading as it is */
+        *t = arch_ticks();
+        *m = cmn_clock_ns(CLOCK_MONOTONIC);
+    }
+}
+
 /* A reading of ticks and time; the rate from the first reading to this one. */
 static void calibrate(void)
 {
-    uint64_t t = arch_ticks(), m = cmn_clock_ns(CLOCK_MONOTONIC);
+    uint64_t t = 0, m = 0;
+    read_pair(&t, &m);
     if (wr.m0 == 0) {
-        wr.t0 = wr.t1 = t;
-        wr.m0 = wr.m1 = m;
+        wr.t0 = wr.tp = wr.t1 = t;
+        wr.m0 = wr.mp = wr.m1 = m;
         return;
     }
+    wr.tp = wr.t1;
+    wr.mp = wr.m1;
     wr.t1 = t;
     wr.m1 = m;
     if (m > wr.m0 + LP_CAL_MIN_SPAN_NS && t > wr.t0)
         wr.ns_per_tick = (double)(m - wr.m0) / (double)(t - wr.t0);
 }
 
-/* The ticks of time m (CLOCK_MONOTONIC). */
+/* The ticks of time m (CLOCK_MONOTONIC): between the last two readings, on the line
+ * through them (the samples a drain reads, taken since the reading before it: no error of
+ * the rate grows with the time since a reading); elsewhere from the nearest reading at the
+ * rate since the first one. */
 static uint64_t ticks_at(uint64_t m)
 {
     if (wr.ns_per_tick == 0)
         calibrate();
     if (wr.ns_per_tick == 0)
         return wr.t1; /* within 2 ms of the session's start: no rate yet */
-    double d = ((double)(int64_t)(m - wr.m1)) / wr.ns_per_tick;
-    return (uint64_t)((int64_t)wr.t1 + (int64_t)d);
+    if (m >= wr.mp && m <= wr.m1 && wr.m1 - wr.mp >= LP_CAL_MIN_SPAN_NS && wr.t1 > wr.tp) {
+        double f = (double)(m - wr.mp) / (double)(wr.m1 - wr.mp);
+        return wr.tp + (uint64_t)(f * (double)(wr.t1 - wr.tp));
+    }
+    uint64_t t = m < wr.mp ? wr.tp : wr.t1, at = m < wr.mp ? wr.mp : wr.m1;
+    double d = ((double)(int64_t)(m - at)) / wr.ns_per_tick;
+    return (uint64_t)((int64_t)t + (int64_t)d);
+}
+
+void lp_labels_calibrate(void)
+{
+    if (atomic_load_explicit(&history_on, memory_order_relaxed))
+        calibrate();
 }
 
 static size_t tid_slot(uint32_t tid, size_t cap)
@@ -698,6 +759,22 @@ static void read_entry(struct lhist *e, struct lhist *out)
     out->trace.is_set = 0;
 }
 
+/* The context entry e says into *out. */
+static void ctx_of(const struct lhist *e, struct lp_label_ctx *out)
+{
+    if (e->flags & LP_HIST_LOST) {
+        out->is_lost = 1;
+        return;
+    }
+    out->label_set = e->label_set;
+    if (e->trace.is_set) {
+        out->has_trace = 1;
+        out->trace_flags = e->trace.flags;
+        memcpy(out->trace_id, e->trace.trace_id, sizeof(out->trace_id));
+        memcpy(out->span_id, e->trace.span_id, sizeof(out->span_id));
+    }
+}
+
 void lp_labels_ctx_at(uint32_t tid, uint64_t time_ns, struct lp_label_ctx *out)
 {
     memset(out, 0, sizeof(*out));
@@ -706,11 +783,12 @@ void lp_labels_ctx_at(uint32_t tid, uint64_t time_ns, struct lp_label_ctx *out)
         return;
     uint64_t head = atomic_load_explicit(&t->head, memory_order_acquire);
     uint64_t tail = atomic_load_explicit(&t->tail, memory_order_relaxed);
-    /* Before the thread's first change since the session began: the set it had made its
-     * own before (a thread of a process that started idle), its trace not known. */
-    uint32_t pre = atomic_load_explicit(&t->pre_set, memory_order_relaxed);
+    /* Before the thread's first change since the session began: the set and trace it had
+     * made its own before (a thread of a process that started idle, a fork child). */
+    struct lhist pre;
+    read_entry(&t->pre, &pre);
     if (head == tail) {
-        out->label_set = pre;
+        ctx_of(&pre, out);
         return;
     }
     uint64_t at = ticks_at(time_ns);
@@ -722,21 +800,11 @@ void lp_labels_ctx_at(uint32_t tid, uint64_t time_ns, struct lp_label_ctx *out)
         if ((int64_t)(e.ticks - (e.flags & LP_HIST_NS ? time_ns : at)) <= 0)
             break;
         if (i == tail && tail == 0) {
-            out->label_set = pre; /* before the thread's first change */
+            ctx_of(&pre, out); /* before the thread's first change */
             return;
         }
     }
-    if (e.flags & LP_HIST_LOST) {
-        out->is_lost = 1;
-        return;
-    }
-    out->label_set = e.label_set;
-    if (e.trace.is_set) {
-        out->has_trace = 1;
-        out->trace_flags = e.trace.flags;
-        memcpy(out->trace_id, e.trace.trace_id, sizeof(out->trace_id));
-        memcpy(out->span_id, e.trace.span_id, sizeof(out->span_id));
-    }
+    ctx_of(&e, out);
 }
 
 /* Lets go of t's entries older than ticks `before` (before_ns for those stamped by the
@@ -758,7 +826,6 @@ static uint64_t release(struct lthread *t, uint64_t before, uint64_t before_ns)
 
 int lp_labels_tend(uint64_t now_ns)
 {
-    calibrate();
     remap();
     uint64_t before_ns = now_ns > LP_LABELS_KEEP_NS ? now_ns - LP_LABELS_KEEP_NS : 0;
     uint64_t before = ticks_at(before_ns);
@@ -861,7 +928,7 @@ void lp_labels_fork_child(void)
         self->tid = (uint32_t)syscall(SYS_gettid);
         atomic_store_explicit(&self->head, 0, memory_order_relaxed);
         atomic_store_explicit(&self->tail, 0, memory_order_relaxed);
-        atomic_store_explicit(&self->pre_set, smp_self.label_set, memory_order_relaxed);
+        pre_write(self, smp_self.label_set, cur_trace());
         reg.list = self;
     }
     atomic_fetch_add_explicit(&reg.gen, 1, memory_order_relaxed);

@@ -45,7 +45,7 @@
 #define LP_LABELS_MAX_SETS 65536u  /* distinct sets in a process; beyond, changes fail */
 #define LP_LABELS_MAX_STRS 65536u  /* distinct strings in a process */
 #define LP_LABELS_HIST 512u        /* entries of a thread's history, a power of two */
-#define LP_LABELS_KEEP_NS 20000000ull /* history kept before the writer's last drain */
+#define LP_LABELS_KEEP_NS 20000000ull /* history kept before the writer.s last drain */
 #define LP_LABELS_FREE_NS 2000000000ull /* an exited thread's history kept so long */
 
 /* A sample's context, as the writer thread attaches it. */
@@ -81,8 +81,13 @@ void lp_labels_thread_begin(uint32_t label_set);
  * tid at time_ns (CLOCK_MONOTONIC) from its history: zeroed when it had no labels. */
 void lp_labels_ctx_at(uint32_t tid, uint64_t time_ns, struct lp_label_ctx *out);
 
-/* The writer thread, once a period after its drains: a new reading of ticks and time,
- * the histories read up to what no sample can need, exited threads' histories freed.
+/* The writer buffer's owner, before it reads samples the kernel recorded (whose time is
+ * CLOCK_MONOTONIC's): a new reading of ticks and time, so that their times fall between
+ * two readings. */
+void lp_labels_calibrate(void);
+
+/* The writer thread, once a period after its drains: the histories read up to what no
+ * sample can need, exited threads' histories freed.
  * Returns 1 when some thread's history filled past a quarter (come back sooner). */
 int lp_labels_tend(uint64_t now_ns);
 

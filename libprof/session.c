@@ -421,6 +421,7 @@ static int writer_is_alone(void)
 /* Moves the kernel-time samples into the profile; the writer buffer's owner. */
 static size_t drain_kernel_samples(int *busy)
 {
+    lp_labels_calibrate(); /* the samples' times fall between two readings */
     return lp_timers_drain_kernel(&session.writer, &session.kernel_ends, session.cfg.max_depth,
                                   busy);
 }

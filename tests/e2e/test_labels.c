@@ -389,9 +389,10 @@ Test(e2e_labels, speedscope_has_a_profile_per_label_value)
     e2e_proc_free(&p);
 }
 
-/* A process that started idle (PROF_START=0): a thread that made its label its own before
- * prof_start(), and never changes it, has it on every sample, those the kernel records into
- * the ring source's ring (read by the writer thread) as well as its handler's. */
+/* A process that started idle (PROF_START=0): a thread that made its label and its trace
+ * its own before prof_start(), and never changes them, has them on every sample, those the
+ * kernel records into the ring source's ring (read by the writer thread) as well as its
+ * handler's. */
 Test(e2e_labels, a_label_set_before_an_idle_start_is_on_every_sample)
 {
     struct e2e_proc p;
@@ -413,4 +414,10 @@ Test(e2e_labels, a_label_set_before_an_idle_start_is_on_every_sample)
     cr_expect(labelled > 100 && other == 0,
               "worker_spin: %ld samples with phase=early, %ld without", labelled, other);
     e2e_folded_free(&f);
+    struct e2e_folded traced;
+    report_funcs(&traced, "--trace", "42424242424242424242424242424242", e2e_path("late.prof"));
+    long with_trace = e2e_folded_containing(&traced, "worker_spin");
+    cr_expect_eq(with_trace, labelled, "worker_spin: %ld samples with its trace of %ld",
+                 with_trace, labelled);
+    e2e_folded_free(&traced);
 }

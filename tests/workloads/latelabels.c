@@ -1,15 +1,17 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Labels set before profiling starts: a worker thread makes phase=early its label, then
- * spins SECONDS of CPU in worker_spin() without changing it; the main thread, meanwhile,
- * calls prof_start() (under PROF_START=0, the session starts then) and waits for it. Every
- * sample of worker_spin() must carry phase=early (tests/e2e/test_labels.c).
+ * Labels set before profiling starts: a worker thread makes phase=early its label and
+ * trace 4242...42 (span 0101...01) its trace, then spins SECONDS of CPU in worker_spin()
+ * without changing either; the main thread, meanwhile, calls prof_start() (under
+ * PROF_START=0, the session starts then) and waits for it. Every sample of worker_spin()
+ * must carry phase=early and the trace (tests/e2e/test_labels.c).
  *
  *   latelabels SECONDS
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include <libprof/prof_weak.h>
@@ -36,7 +38,11 @@ __attribute__((noinline)) static void worker_spin(double s)
 
 static void *worker(void *arg)
 {
+    unsigned char trace[16], span[8];
+    memset(trace, 0x42, sizeof(trace));
+    memset(span, 0x01, sizeof(span));
     prof_label_set("phase", "early");
+    prof_trace_set(trace, span);
     labelled = 1;
     worker_spin(*(double *)arg);
     return NULL;
