@@ -499,12 +499,13 @@ static void put_record(struct lp_writer *w, const struct smp_perf_kring *ring,
 }
 
 /* Records of bytes (some lost, or not) came into ring k since its last drain: at that
- * rate for a whole quiet period, three quarters of the ring or more (or any lost), and the
- * writer keeps its short period for a while (time in the kernel comes in bursts: a large
- * allocation's page faults). A ring holds two periods at the rate asked (libprof/timers.c),
- * which a thread's CPU-time clock cannot exceed: at half the ring a period, the rate asked
- * with its random intervals would keep the writer on its short period for good, an
- * interrupt and a wake-up every 5 ms. */
+ * rate, drawn up to 1.75 times faster for the next period (sampler/jitter.h), three
+ * quarters of the ring or more in a whole quiet period (or any lost), and the writer keeps
+ * its short period for a while (time in the kernel comes in bursts: a large allocation's
+ * page faults). A thread's ring source ring of a sized copy holds four periods at the rate
+ * asked (libprof/timers.c), which its CPU-time clock cannot exceed but by its draws: the
+ * writer keeps its long period for it. A ring of the first, large copy, capped in pages,
+ * holds less at high rates: the short period until its copy is sized. */
 static void note_rate(struct smp_perf_kring *k, size_t bytes, int lost, size_t page)
 {
     uint64_t now = cmn_clock_ns(CLOCK_MONOTONIC);
@@ -513,7 +514,7 @@ static void note_rate(struct smp_perf_kring *k, size_t bytes, int lost, size_t p
     if (since < LP_KSAMPLE_MIN_SPAN_NS)
         since = LP_KSAMPLE_MIN_SPAN_NS;
     double per_period = (double)bytes * (LP_WRITER_PERIOD_MS * 1e6) / (double)since;
-    if (k->map_bytes > page && (lost || per_period * 4 >= 3.0 * (double)(k->map_bytes - page)))
+    if (k->map_bytes > page && (lost || per_period * 7 >= 3.0 * (double)(k->map_bytes - page)))
         k->busy_until_ns = now + LP_KSAMPLE_BUSY_HOLD_NS;
 }
 

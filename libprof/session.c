@@ -963,6 +963,14 @@ static int start_session_steps(enum start_mode mode, int sample_now)
     if (session.cfg.toggle_signo != 0 && (rc = install_toggle(session.cfg.toggle_signo)) != 0)
         lp_note("cannot install a handler for signal %d (PROF_TOGGLE_SIGNAL): %s; no toggle "
                 "signal", session.cfg.toggle_signo, strerror(-rc));
+    /* The ring source's random intervals are drawn once a writer period: a period of
+     * LP_WRITER_DRAW_SAMPLES samples at most, as at 1000 Hz, so that a period's one
+     * interval, whose samples fall at evenly spaced phases, spans as few of a program's
+     * rounds at higher rates. */
+    unsigned draw_ms = LP_WRITER_DRAW_SAMPLES * 1000u / session.cfg.freq_hz;
+    session.writer.period_ms = draw_ms < LP_WRITER_BUSY_PERIOD_MS ? LP_WRITER_BUSY_PERIOD_MS
+                               : draw_ms > LP_WRITER_PERIOD_MS    ? LP_WRITER_PERIOD_MS
+                                                                  : draw_ms;
     session.writer.on_period = on_writer_period;
     session.writer.on_finish = finish_on_writer;
     session.writer.rewalk = rewalk_deferred;

@@ -568,7 +568,8 @@ static void *writer_main(void *arg)
     pthread_mutex_lock(&w->mu);
     w->tid = (pid_t)syscall(SYS_gettid);
     pthread_cond_broadcast(&w->cv);
-    unsigned period_ms = LP_WRITER_PERIOD_MS;
+    unsigned long_ms = w->period_ms ? w->period_ms : LP_WRITER_PERIOD_MS;
+    unsigned period_ms = long_ms;
     /* The thread sleeps on smp_writer_wake, which handlers can bump (a module's unwind
      * table asked for) as well as the other threads here: a bump after `seen` was read
      * ends the next sleep at once, so a request made during a period's work is served
@@ -615,7 +616,7 @@ static void *writer_main(void *arg)
         /* A ring a quarter full after one period would overflow at a little more: drain
          * more often while the rate is that high. */
         period_ms = busy || moved * 4 > smp_ring_capacity(w->ring) ? LP_WRITER_BUSY_PERIOD_MS
-                                                                   : LP_WRITER_PERIOD_MS;
+                                                                   : long_ms;
         period_end = cmn_clock_ns(CLOCK_MONOTONIC) + period_ms * 1000000ull;
         pthread_mutex_lock(&w->mu);
         w->busy = 0;

@@ -34,6 +34,8 @@
 #define LP_WRITER_BUF_BYTES (256u * 1024u)
 #define LP_WRITER_PERIOD_MS 50u
 #define LP_WRITER_BUSY_PERIOD_MS 5u
+#define LP_WRITER_DRAW_SAMPLES 50u /* samples a period holds at most at the rate asked (a
+                                    * shorter period at rates above 1000 Hz) */
 #define LP_WRITER_POST_MAX (4u * 1024u * 1024u)
 #define LP_WRITER_BATCH_BYTES (64u * 1024u)    /* entries of one PROF_REC_SAMPLES at most */
 #define LP_WRITER_INTERN_FRAMES (1u << 20)     /* 8 MiB of interned frames at most */
@@ -60,6 +62,7 @@ typedef void lp_writer_call_fn(void *arg);
 
 struct lp_writer {
     char path[PATH_MAX];   /* absolute path of the profile; set by open */
+    unsigned period_ms;    /* the writer's period, 0: LP_WRITER_PERIOD_MS */
     int fd;                /* the profile, >= 3, close-on-exec; -1 when closed */
     dev_t dev;             /* identity of the file behind fd, from open */
     ino_t ino;
