@@ -1029,9 +1029,9 @@ static unsigned fitting_copy(uint32_t used)
  * that much more locked memory. A thread whose walks, LP_RING_LEARN of them at least, want
  * a quarter less than its copy or smaller gets one of that size; one whose stack went
  * past the copy in the last period (1 % of its samples) gets LP_RING_MAX_STACK again, past
- * which move_cut_threads_locked() takes over. The new counter opens
- * before the old one is paused (a moment of both: never a moment of neither), and the old
- * ring is read once more and closed (lp_timers_drain_kernel()). With reg.mu held. */
+ * which move_cut_threads_locked() takes over. The new counter opens before the old one is
+ * paused (a moment of both: never a moment of neither), and the old ring is read once
+ * more and closed (lp_timers_drain_kernel()). With reg.mu held. */
 static void resize_copies_locked(void)
 {
     for (size_t i = 0, n = reg.n; i < n; i++) {
