@@ -45,7 +45,7 @@
 #define LP_LABELS_MAX_SETS 65536u  /* distinct sets in a process; beyond, changes fail */
 #define LP_LABELS_MAX_STRS 65536u  /* distinct strings in a process */
 #define LP_LABELS_HIST 512u        /* entries of a thread's history, a power of two */
-#define LP_LABELS_KEEP_NS 20000000ull /* history kept before the writer.s last drain */
+#define LP_LABELS_KEEP_NS 20000000ull /* history kept before the writer's last drain */
 #define LP_LABELS_FREE_NS 2000000000ull /* an exited thread's history kept so long */
 
 /* A sample's context, as the writer thread attaches it. */

@@ -235,9 +235,13 @@ static void drop_spare_locked(void)
     reg.spare = (struct entry)ENTRY_NONE;
 }
 
-/* spec with the ring's data pages for hold_ms of its records. */
-static struct smp_perf_ring_spec ring_spec_sized(struct smp_perf_ring_spec spec, unsigned hold_ms)
+/* A ring counter's spec: stack_bytes of stack a record copies, and data pages for hold_ms
+ * of records at hz. */
+static struct smp_perf_ring_spec ring_spec_sized(unsigned hz, unsigned event, int kernel,
+                                                 unsigned stack_bytes, unsigned hold_ms)
 {
+    struct smp_perf_ring_spec spec = {.event = event, .hz = hz, .user = 1, .kernel = kernel,
+                                      .read = 1, .stack_bytes = stack_bytes};
     size_t page = (size_t)sysconf(_SC_PAGESIZE);
     uint64_t records = (uint64_t)spec.hz * hold_ms / 1000u;
     uint64_t bytes = (records > LP_RING_MIN_RECORDS ? records : LP_RING_MIN_RECORDS) *
@@ -253,10 +257,9 @@ static struct smp_perf_ring_spec ring_spec_sized(struct smp_perf_ring_spec spec,
  * main) and a ring that holds LP_RING_HOLD_MS of its samples at the rate asked. */
 static struct smp_perf_ring_spec ring_spec(pid_t tid, unsigned hz, unsigned event, int kernel)
 {
-    struct smp_perf_ring_spec spec = {.event = event, .hz = hz, .user = 1, .kernel = kernel,
-                                      .read = 1};
-    spec.stack_bytes = tid == getpid() ? LP_RING_MAIN_STACK : LP_RING_STACK;
-    return ring_spec_sized(spec, LP_RING_HOLD_MS);
+    return ring_spec_sized(hz, event, kernel,
+                           tid == getpid() ? LP_RING_MAIN_STACK : LP_RING_STACK,
+                           LP_RING_HOLD_MS);
 }
 
 /* The period and interval of a perf_event counter of `event` at hz: the clocks count
@@ -1050,10 +1053,9 @@ static void resize_copies_locked(void)
             !CMN_GROW(reg.entries, reg.cap, reg.n + 1, 64))
             continue;
         e = &reg.entries[i]; /* the array may have moved */
-        struct smp_perf_ring_spec spec = ring_spec(e->tid, reg.hz, reg.choice.event,
-                                                   e->kring.counts_kernel);
-        spec.stack_bytes = want;
-        spec = ring_spec_sized(spec, LP_RING_SIZED_HOLD_MS);
+        struct smp_perf_ring_spec spec = ring_spec_sized(reg.hz, reg.choice.event,
+                                                         e->kring.counts_kernel, want,
+                                                         LP_RING_SIZED_HOLD_MS);
         struct entry sized = ENTRY_NONE;
         sized.tid = e->tid;
         if (smp_timer_perf_open_ring(e->tid, &spec, &sized.kring) != 0)

@@ -65,12 +65,17 @@ void lp_uwcache_init(void)
         dir[0] = '\0';
 }
 
+int lp_uwcache_is_on(void)
+{
+    return dir[0] != '\0' && getuid() == geteuid() && getgid() == getegid();
+}
+
 /* The cache directory, opened without following a link, when it is the effective user's
  * alone; -1 otherwise (said once, in a note). No cache while the effective and real users
  * or groups differ: a privileged process never reads another user's tables. */
 static int open_dir(void)
 {
-    if (dir[0] == '\0' || getuid() != geteuid() || getgid() != getegid())
+    if (!lp_uwcache_is_on())
         return -1;
     int fd = lp_fd_open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0);
     if (fd < 0)

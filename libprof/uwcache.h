@@ -43,6 +43,9 @@ struct lp_uwcache_key {
 /* Reads where the cache is from the environment (once, before any thread of ours runs:
  * the program may change its environment later). */
 void lp_uwcache_init(void);
+/* 1 when tables may be read from and kept in the cache: a directory is named, and the
+ * process's users are its real ones (a privileged process reads no other user's tables). */
+int lp_uwcache_is_on(void);
 /* The cached table of the key, read into private memory (read-only; the region starts
  * *bytes - t->total_bytes before the table): its bytes in *bytes; NULL when there is none,
  * or it does not check out. */

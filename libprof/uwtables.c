@@ -319,7 +319,7 @@ static const struct cmn_uw_table *cached_table(struct module *mod,
                                                const struct lp_uwcache_key *key)
 {
     uint64_t bytes = 0;
-    const struct cmn_uw_table *t = key->build_id_len > 0 ? lp_uwcache_load(key, &bytes) : NULL;
+    const struct cmn_uw_table *t = lp_uwcache_load(key, &bytes); /* no build-id: no name */
     if (t == NULL)
         return NULL;
     void *mem = (void *)((const char *)t - (bytes - t->total_bytes));
@@ -563,17 +563,18 @@ static void build(uint32_t id)
         int mapped = locate_mapped_eh_frame(&o, &eh_at, &eh_n) == 0;
         /* Only a table made from memory alone is cached: its input is all in the key. */
         struct lp_uwcache_key key = {bid, build_id_of(&o, bid, sizeof(bid)), 0};
-        if (mapped)
+        int cacheable = mapped && key.build_id_len > 0 && lp_uwcache_is_on();
+        if (cacheable)
             key.fingerprint = fingerprint(mod, eh_at, eh_n, o.bias, code, n_code, NULL);
         mod->build_id_len = key.build_id_len;
         memcpy(mod->build_id, bid, key.build_id_len);
         mod->phdr_hash = cmn_hash_bytes(phdrs, o.phnum * sizeof(phdrs[0]));
-        mod->table = mapped && key.fingerprint != 0 ? cached_table(mod, &key) : NULL;
+        mod->table = cacheable && key.fingerprint != 0 ? cached_table(mod, &key) : NULL;
         if (mod->table == NULL) {
             mapped = mapped && read_mapped_eh_frame(&o, eh_at, eh_n, &eh) == 0;
             /* Stored under the fingerprint of the bytes the table is made of. */
-            if (mapped && fingerprint(mod, eh_at, eh_n, o.bias, code, n_code, eh.data) !=
-                              key.fingerprint)
+            if (cacheable && mapped &&
+                fingerprint(mod, eh_at, eh_n, o.bias, code, n_code, eh.data) != key.fingerprint)
                 key.fingerprint = 0;
             if (mapped)
                 cmn_cfi_add_section(&b, &eh);
@@ -588,8 +589,7 @@ static void build(uint32_t id)
             if (n_code > 0)
                 cmn_cfi_add_crt_init(&b, code_at, code, n_code);
             mod->table = make_table(mod, &b, &why);
-            if (mod->table != NULL && !from_file && key.build_id_len > 0 &&
-                key.fingerprint != 0)
+            if (mod->table != NULL && !from_file && cacheable && key.fingerprint != 0)
                 lp_uwcache_store(&key, mod->table);
         }
     }
