@@ -452,6 +452,11 @@ static void put_record(struct lp_writer *w, const struct smp_perf_kring *ring,
     if (parse(b, len, ring, &k) != 0)
         return;
     uint32_t weight = lp_ksamples_weigh(wt, k.count);
+    uint32_t own = __atomic_load_n(&ends->own_tid, __ATOMIC_ACQUIRE);
+    if (own != 0 && k.tid == own && k.time_ns >= ends->own_since_ns) {
+        count(PROF_STAT_OWN_WAIT, 1);
+        return;
+    }
     if (max_frames > LP_KSAMPLE_MAX_FRAMES)
         max_frames = LP_KSAMPLE_MAX_FRAMES;
     struct kwalk o;

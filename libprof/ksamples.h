@@ -40,6 +40,11 @@ struct lp_ksamples_ends {
     uintptr_t sigreturn_pc; /* where a thread in the sigreturn that ends one of our handlers
                              * is (just past the restorer's system call): only a sample
                              * there is looked at for it; 0 unknown, every sample is */
+    uint32_t own_tid;       /* a thread libprof makes wait for its writer at _exit, 0 none,
+                             * and since when (CLOCK_MONOTONIC): its samples from then on
+                             * are libprof's time, counted, not recorded. Set by that
+                             * thread (own_since_ns first, __atomic), read by the drainer */
+    uint64_t own_since_ns;
 };
 
 /* Not async-signal-safe. The sigreturn_pc of our handler of signal signo (installed by

@@ -1440,6 +1440,11 @@ void lp_session_before_quick_exit(void)
         !__atomic_load_n(&session.writer.running, __ATOMIC_RELAXED) ||
         (pid_t)syscall(SYS_gettid) == session.writer.tid)
         return;
+    /* From here on this thread's samples are of libprof's wait, not of the program. */
+    smp_self.is_own_wait = 1;
+    session.kernel_ends.own_since_ns = cmn_clock_ns(CLOCK_MONOTONIC);
+    __atomic_store_n(&session.kernel_ends.own_tid, (uint32_t)syscall(SYS_gettid),
+                     __ATOMIC_RELEASE);
     atomic_store(&session.is_quick_exit, 1);
     smp_writer_wake_up();
     /* At most about LP_QUIESCE_MS: a writer that cannot finish (its malloc() waiting on a

@@ -469,7 +469,9 @@ static void on_our_signal(void *p)
     if (atomic_load(&smp_sampler.active)) {
         note_ripe(o->info);
         rearm_cpu_timer(o->info);
-        if (!o->skip) {
+        if (smp_self.is_own_wait) {
+            count(PROF_STAT_OWN_WAIT);
+        } else if (!o->skip) {
             take_sample(weight, o->uc);
         } else {
             count(PROF_STAT_SIGNALS);

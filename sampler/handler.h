@@ -112,6 +112,9 @@ struct smp_thread {
     uint8_t trace_cur;  /* which of trace[] is the thread's trace: 0 none, 1 or 2; the
                          * thread fills the other one, then flips this byte */
     struct smp_trace trace[2]; /* the thread's trace and span ids; the thread */
+    uint8_t is_own_wait; /* libprof makes this thread wait for its writer at _exit: its
+                          * samples are libprof's time, counted (PROF_STAT_OWN_WAIT), not
+                          * taken; set by the thread, never cleared */
 };
 
 #define SMP_CHECK_FRAMES 256u /* frames PROF_UNWIND=check compares at most */

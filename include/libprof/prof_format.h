@@ -163,7 +163,10 @@
                                   * than the writer thread read them) */
 #define PROF_STAT_RING_RESIZES 36 /* ring counters opened again for a thread with a stack
                                    * copy of another size (sized to its walks) */
-#define PROF_STAT_N 37
+#define PROF_STAT_OWN_WAIT 37    /* samples of a thread while libprof made it wait for the
+                                  * writer thread at _exit (its time, not the program's):
+                                  * not recorded */
+#define PROF_STAT_N 38
 
 /* The counter of truncated samples with stop reason r (PROF_STOP_DEPTH and above). */
 #define PROF_STAT_STOP_OF(r)                                                                \
