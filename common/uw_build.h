@@ -758,12 +758,45 @@ static inline int cmn_cfi_loads_sp(const uint8_t *code, size_t n)
     return 0;
 }
 
+/* Go's runtime.asmcgocall (x86_64) calls the C function through `call *%rax` on the
+ * system stack in one of two ways, recognised by their instructions whole, which fix
+ * the layout CMN_UW_GO_CGO reads: after the switch, `mov %rdi,0x30(%rsp)` (g),
+ * `mov 0x8(%rdi),%rdi` (g.stack.hi), `sub %rdx,%rdi` (less the goroutine's stack
+ * pointer), `mov %rdi,0x28(%rsp)` (the depth), `mov %rbx,%rdi; mov %rbx,%rcx; call *%rax`;
+ * without one (already on the system stack), `movq $0x0,0x30(%rsp)`,
+ * `mov %rdx,0x28(%rsp)` (the caller's stack pointer itself), then the same three. Go 1.19
+ * lays it out so (Go 1.17 to 1.20 alike). */
+static const uint8_t cmn_cfi_go_cgo_switched[] = {
+    0x48, 0x89, 0x7c, 0x24, 0x30, 0x48, 0x8b, 0x7f, 0x08, 0x48, 0x29, 0xd7, 0x48,
+    0x89, 0x7c, 0x24, 0x28, 0x48, 0x89, 0xdf, 0x48, 0x89, 0xd9, 0xff, 0xd0};
+static const uint8_t cmn_cfi_go_cgo_nosave[] = {
+    0x48, 0xc7, 0x44, 0x24, 0x30, 0x00, 0x00, 0x00, 0x00, 0x48, 0x89,
+    0x54, 0x24, 0x28, 0x48, 0x89, 0xdf, 0x48, 0x89, 0xd9, 0xff, 0xd0};
+
+/* The offsets in code[0..n) of the `call *%rax` instructions that end either of the
+ * sequences above, into at[] (2 at most); how many. */
+static inline unsigned cmn_cfi_go_cgo_calls(const uint8_t *code, size_t n, uint32_t at[2])
+{
+    unsigned k = 0;
+    for (size_t i = 0; i < n && k < 2; i++) {
+        size_t a = sizeof(cmn_cfi_go_cgo_switched), b = sizeof(cmn_cfi_go_cgo_nosave);
+        if (n - i >= a && memcmp(code + i, cmn_cfi_go_cgo_switched, a) == 0)
+            at[k++] = (uint32_t)(i + a - 2);
+        else if (n - i >= b && memcmp(code + i, cmn_cfi_go_cgo_nosave, b) == 0)
+            at[k++] = (uint32_t)(i + b - 2);
+    }
+    return k;
+}
+
 /* A module whose call-frame information is Go's (its linker's .debug_frame): Go's
  * assembly functions that switch stacks keep rules that assume one stack, so a walk by
  * them would take a word of the other stack for a return address (a wrong caller, found
  * on a cgo call's samples: runtime.exitsyscall0 above runtime.asmcgocall). Every FDE whose
  * code (text: n bytes at link-time address vaddr) loads the stack pointer from memory gets
- * STOP rows: the walk ends there and says why. x86_64 only. Returns how many. */
+ * STOP rows: the walk ends there and says why. Where that code is asmcgocall's, its call
+ * of the C function gets a CMN_UW_GO_CGO row instead (its two bytes: a return address
+ * there is looked up inside the call), which a walk of live memory follows to the
+ * goroutine's stack. x86_64 only. Returns how many FDEs were stopped. */
 static inline unsigned cmn_cfi_stop_stack_switches(struct cmn_cfi_build *b, const uint8_t *text,
                                                    uint64_t vaddr, size_t n)
 {
@@ -775,9 +808,28 @@ static inline unsigned cmn_cfi_stop_stack_switches(struct cmn_cfi_build *b, cons
         if (f->start < vaddr || f->start - vaddr > n || n - (f->start - vaddr) < f->len ||
             !cmn_cfi_loads_sp(text + (f->start - vaddr), f->len))
             continue;
+        const uint32_t stop = cmn_uw_rule(CMN_UW_STOP, 0, 0, 0);
         for (uint32_t r = 0; r < f->n; r++)
-            b->rows[f->first + r].rule = cmn_uw_rule(CMN_UW_STOP, 0, 0, 0);
+            b->rows[f->first + r].rule = stop;
         stopped++;
+        uint32_t calls[2];
+        unsigned k = cmn_cfi_go_cgo_calls(text + (f->start - vaddr), f->len, calls);
+        if (k == 0 || f->n != 1 || b->rows[f->first].off != 0)
+            continue;
+        /* The FDE's one row becomes five (or three), appended: STOP, then each call. */
+        if (!CMN_GROW(b->rows, b->cap_rows, b->n_rows + 1 + 2 * k, 1024)) {
+            b->out_of_memory = true;
+            return stopped;
+        }
+        uint32_t first = (uint32_t)b->n_rows;
+        b->rows[b->n_rows++] = (struct cmn_cfi_row){0, stop};
+        for (unsigned c = 0; c < k; c++) {
+            b->rows[b->n_rows++] =
+                (struct cmn_cfi_row){calls[c], cmn_uw_rule(CMN_UW_GO_CGO, 0, 0, 0)};
+            b->rows[b->n_rows++] = (struct cmn_cfi_row){calls[c] + 2, stop};
+        }
+        b->fdes[i].first = first;
+        b->fdes[i].n = 1 + 2 * k;
     }
     return stopped;
 }

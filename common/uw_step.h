@@ -58,6 +58,14 @@ struct cmn_uw_mem {
      * began on the alternate signal stack): 1 and *lo, *hi set, else 0. May be NULL. */
     int (*other_stack)(const struct cmn_uw_mem *m, uintptr_t sp, uintptr_t *lo,
                        uintptr_t *hi);
+    /* Go's cgo call (CMN_UW_GO_CGO): the stack of the goroutine whose g is at address g,
+     * [*lo, *hi) (g.stack: the g's first two words, read from live memory), and the stack
+     * pointer depth bytes below its top, *sp, which the walk may read from there up; 1,
+     * else 0 (g unreadable, or a depth its stack does not hold). NULL where memory is not
+     * live (a copy of the stack, taken earlier: the goroutine's stack is not in it and may
+     * have changed since). */
+    int (*go_stack)(const struct cmn_uw_mem *m, uintptr_t g, uintptr_t depth, uintptr_t *sp,
+                    uintptr_t *lo, uintptr_t *hi);
 };
 
 /* A walk's limits and results. */
@@ -127,6 +135,39 @@ CMN_FP_INLINE uint8_t cmn_uw_signal(const struct cmn_uw_mem *m, struct cmn_uw_fr
     return PROF_STOP_END;
 }
 
+/* Crosses Go's switch to the system stack for a cgo call (CMN_UW_GO_CGO at f's pc, f on
+ * the system stack with its exact stack pointer): the caller's stack pointer is the word at
+ * sp + 40 when the word at sp + 48 is 0 (no switch: the same stack), else the goroutine's
+ * stack top (g.stack.hi of that g) less that word (its depth), on the goroutine's stack,
+ * which must hold it; its return address lies there, and its frame pointer is unchanged
+ * (asmcgocall keeps none). A walk over a copy (no go_stack) stops, PROF_STOP_RULE, as at
+ * any other stack switch: it cannot read the goroutine's stack as it was. */
+CMN_FP_INLINE uint8_t cmn_uw_go_cgo(const struct cmn_uw_mem *m, struct cmn_uw_frame *f)
+{
+    uintptr_t g, depth, sp, lo = f->lo, hi = f->hi, ra;
+    if (!f->sp_exact)
+        return PROF_STOP_RULE;
+    if (!cmn_uw_word(m, f, f->sp + 48, &g) || !cmn_uw_word(m, f, f->sp + 40, &depth))
+        return PROF_STOP_BOUNDS;
+    if (g == 0) {
+        sp = depth;
+        if (sp <= f->sp)
+            return PROF_STOP_ORDER;
+    } else {
+        if (m->go_stack == NULL)
+            return PROF_STOP_RULE;
+        if ((g & (sizeof(uintptr_t) - 1)) || !m->go_stack(m, g, depth, &sp, &lo, &hi))
+            return PROF_STOP_BOUNDS;
+    }
+    struct cmn_uw_frame at = {.sp = sp, .lo = lo, .hi = hi};
+    if (sp < lo || sp >= hi || !cmn_uw_word(m, &at, sp, &ra))
+        return PROF_STOP_BOUNDS;
+    *f = (struct cmn_uw_frame){.pc = arch_strip_pac(ra), .sp = sp + sizeof(uintptr_t),
+                               .fp = f->fp, .fp_known = f->fp_known, .sp_exact = 1, .lo = lo,
+                               .hi = hi};
+    return PROF_STOP_END;
+}
+
 /* What a step can end with besides PROF_STOP_*: the walk is complete at this frame
  * (CMN_UW_ENDED), or at the entry trampoline's, which is not recorded (CMN_UW_ROOT). */
 #define CMN_UW_ENDED 0xfeu
@@ -190,6 +231,8 @@ CMN_FP_INLINE uint8_t cmn_uw_step_rule(const struct cmn_uw_mem *m, struct cmn_uw
         return CMN_UW_ENDED;
     case CMN_UW_SIGNAL:
         return cmn_uw_signal(m, f);
+    case CMN_UW_GO_CGO:
+        return cmn_uw_go_cgo(m, f);
     default:
         return PROF_STOP_RULE;
     }

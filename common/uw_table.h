@@ -30,6 +30,8 @@
  * The rules that do not fit (a CFA from another register, a DWARF expression other than
  * the PLT's and the realigned frame's, offsets that are not multiples of 8 or beyond
  * 256 KiB) are CMN_UW_STOP: a walk that meets one stops and says why instead of guessing.
+ * One rule comes from code recognised whole, not from call-frame information: Go's switch
+ * to the system stack for a cgo call (CMN_UW_GO_CGO).
  * Header-only, never installed; the lookup is async-signal-safe.
  *
  * Signal handler's path: allowed: cmn_uw_lookup() and the accessors of a built table; the
@@ -56,6 +58,12 @@
 #define CMN_UW_PLT 6u         /* a PLT entry: CFA = sp + 8, + 8 more from byte `offset` of
                                * each 16-byte entry on (the linker's own expression) */
 #define CMN_UW_STOP 7u        /* a rule the steppers do not follow */
+#define CMN_UW_GO_CGO 8u      /* x86_64, Go's runtime.asmcgocall at its call of the C function,
+                               * on the system stack: the goroutine's g at sp + 48 and its
+                               * stack depth at sp + 40 (0 and the caller's stack pointer
+                               * when the call did not switch stacks); the caller's stack
+                               * pointer is g.stack.hi less the depth, its return address
+                               * there (common/uw_step.h, cmn_uw_go_cgo()) */
 
 #define CMN_UW_REG_SAME 0u    /* fp: unchanged; ra: in the link register */
 #define CMN_UW_FP_AT_FP 62u   /* fp: saved at the address the frame pointer holds */

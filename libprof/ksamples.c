@@ -120,6 +120,7 @@ struct copy_mem {
     const unsigned char *bytes;
     uint64_t used;          /* bytes of the copy read, from its start */
     int out_of_copy;
+    int is_switched;        /* the stack went on onto another one (copy_go_stack()) */
     int use_tables;         /* 0 with PROF_UNWIND=fp */
     unsigned n_unknown;     /* frames whose pc is in no range of the code map */
 };
@@ -135,6 +136,19 @@ static int copy_word(const struct cmn_fp_mem *m, uintptr_t addr, uintptr_t *out)
     if (addr - c->lo + sizeof(*out) > c->used)
         c->used = addr - c->lo + sizeof(*out);
     return 1;
+}
+
+/* Go's cgo call: the goroutine's stack is not in the copy (nor, by now, as it was), so the
+ * stack goes on past it: the thread's samples are cut, and a thread whose samples are
+ * moves to the perf source, whose handler walks live memory (libprof/timers.c). */
+static int copy_go_stack(const struct cmn_uw_mem *m, uintptr_t g, uintptr_t depth,
+                         uintptr_t *sp, uintptr_t *lo, uintptr_t *hi)
+{
+    (void)g, (void)depth, (void)sp, (void)lo, (void)hi;
+    struct copy_mem *c = (struct copy_mem *)m;
+    c->out_of_copy = 1;
+    c->is_switched = 1;
+    return 0;
 }
 
 static int copy_code(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out, unsigned n)
@@ -244,6 +258,7 @@ struct kwalk {
     uint32_t n_by_fp;    /* and by frame pointer */
     unsigned n_unknown;  /* frames whose pc is in no range of the code map */
     int is_cut;          /* the stack went on past the copy */
+    int is_switched;     /* onto another stack (Go's cgo call) */
     uint64_t used;       /* bytes of the copy the walk read */
 };
 
@@ -255,7 +270,7 @@ static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends
                           struct kwalk *o)
 {
     struct copy_mem c = {.base = {.fp = {copy_word, copy_code, copy_is_code},
-                                  .table = copy_table},
+                                  .table = copy_table, .go_stack = copy_go_stack},
                          .lo = k->regs.sp, .len = k->stack_len, .bytes = k->stack,
                          .use_tables = smp_sampler.walk_mode != SMP_WALK_FP};
     struct cmn_uw_walk w = {.lo = k->regs.sp, .hi = UINTPTR_MAX - 16, .frames = frames,
@@ -271,6 +286,7 @@ static unsigned walk_once(const struct ksample *k, const struct lp_ksamples_ends
         n = splice(k, &c, w.fp, frames, n, max_frames, kernel_cap, ends, &o->why);
     smp_codemap_leave(&c.map);
     o->is_cut = c.out_of_copy && o->why != PROF_STOP_END;
+    o->is_switched = o->is_cut && c.is_switched;
     o->used = c.used;
     o->flags = w.flags;
     o->n_by_table = w.n_by_table;
@@ -463,6 +479,7 @@ static void put_record(struct lp_writer *w, const struct smp_perf_kring *ring,
     unsigned n = walk(&k, ends, kernel_cap, max_frames, frames, &o);
     uint8_t why = o.why;
     wt->n_cut += o.is_cut;
+    wt->n_switched += o.is_switched;
     if (!o.is_cut) {
         wt->n_whole++;
         if (o.used > wt->max_used)

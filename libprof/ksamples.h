@@ -71,6 +71,8 @@ struct lp_kweigh {
     int64_t skew_ns;      /* time between samples less the periods given, summed */
     uint32_t n_window;    /* samples since the last draw */
     uint32_t n_cut;       /* of those, samples whose stack went on past the copy */
+    uint32_t n_switched;  /* and of those, samples whose stack went on onto another stack
+                           * (Go's cgo call): no larger copy holds it */
     uint32_t n_whole;     /* samples walked within the copy, since the counter opened */
     uint32_t max_used;    /* the most bytes of a copy such a walk read (libprof/timers.c
                            * sizes the thread's copy by it) */

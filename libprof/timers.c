@@ -1009,8 +1009,9 @@ static void move_cut_threads_locked(void)
         reg.n_perf++;
         if (!reg.cut_noted) {
             reg.cut_noted = 1;
-            lp_note("a thread's stack went deeper than the %u KiB the kernel copies of it: such "
-                    "threads are sampled by a signal from then on, which walks the whole stack",
+            lp_note("a thread's stack went on past the %u KiB the kernel copies of it (deeper, "
+                    "or onto another stack: a Go program's cgo call): such threads are sampled "
+                    "by a signal from then on, which walks the whole stack",
                     e->kring.stack_bytes / 1024u);
         }
     }
@@ -1044,6 +1045,9 @@ static void resize_copies_locked(void)
             continue;
         unsigned now = e->kring.stack_bytes, want = now;
         int cut = e->weigh.n_cut > 0 && (uint64_t)e->weigh.n_cut * 100 >= e->weigh.n_window;
+        /* Stacks that went on onto another stack: no copy holds them, the signal does. */
+        if (e->weigh.n_switched > 0 && (uint64_t)e->weigh.n_switched * 100 >= e->weigh.n_window)
+            continue;
         if (cut && now < LP_RING_MAX_STACK)
             want = LP_RING_MAX_STACK; /* in one step: each step costs a period of cut stacks */
         else if (!cut && e->weigh.n_whole >= LP_RING_LEARN &&
@@ -1085,7 +1089,8 @@ void lp_timers_tend(uint64_t window_ns)
     move_cut_threads_locked();
     if (mean == 0) { /* a hardware event's frequency mode: the kernel sets its periods */
         for (size_t i = 0; i < reg.n; i++)
-            reg.entries[i].weigh.n_window = reg.entries[i].weigh.n_cut = 0;
+            reg.entries[i].weigh.n_window = reg.entries[i].weigh.n_cut =
+                reg.entries[i].weigh.n_switched = 0;
         pthread_mutex_unlock(&reg.mu);
         return;
     }
@@ -1102,6 +1107,7 @@ void lp_timers_tend(uint64_t window_ns)
             e->weigh.drawn_ns = next;
         e->weigh.n_window = 0;
         e->weigh.n_cut = 0;
+        e->weigh.n_switched = 0;
     }
     pthread_mutex_unlock(&reg.mu);
 }

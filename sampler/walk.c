@@ -24,6 +24,7 @@ struct self_mem {
     unsigned n_pending;
     unsigned n_unknown;
     uintptr_t thread_lo, thread_hi;
+    uintptr_t stack_lo, stack_hi; /* the stack the walk began on */
     /* A probed stack (smp_stack.probed): [probed_lo, proven_hi) is proven readable, page by
      * page from the first; the page at win_lo is copied in win. */
     int probed;
@@ -146,6 +147,30 @@ static int self_other_stack(const struct cmn_uw_mem *m, uintptr_t sp, uintptr_t 
     return 1;
 }
 
+/* A goroutine's stack (Go's cgo call, common/uw_step.h): g.stack read through the probe;
+ * the walk goes on there as on any probed stack, from sp's page up. */
+static int self_go_stack(const struct cmn_uw_mem *m, uintptr_t g, uintptr_t depth,
+                         uintptr_t *sp, uintptr_t *lo, uintptr_t *hi)
+{
+    struct self_mem *s = (struct self_mem *)m;
+    uintptr_t bounds[2];
+    if (smp_probe_read(bounds, g, sizeof(bounds)) != 0 || bounds[0] >= bounds[1] ||
+        bounds[1] - bounds[0] > SMP_PROBED_SPAN || depth == 0 ||
+        depth > bounds[1] - bounds[0] || (depth & (sizeof(uintptr_t) - 1)))
+        return 0;
+    *lo = bounds[0];
+    *hi = bounds[1];
+    *sp = bounds[1] - depth;
+    if (s->thread_hi == 0 && !s->probed) {
+        s->thread_lo = s->stack_lo; /* the stack the walk leaves, read directly still */
+        s->thread_hi = s->stack_hi;
+    }
+    s->probed = 1;
+    s->probed_lo = s->proven_hi = *sp & ~(uintptr_t)(SMP_PROBE_PAGE - 1);
+    s->win_valid = 0;
+    return 1;
+}
+
 SMP_READS_STACK unsigned smp_walk(const struct cmn_fp_regs *regs, const struct smp_stack *stack,
                                   uint64_t *frames, unsigned max_frames, unsigned mode,
                                   struct smp_walk_out *out)
@@ -153,12 +178,15 @@ SMP_READS_STACK unsigned smp_walk(const struct cmn_fp_regs *regs, const struct s
     struct self_mem m;
     m.base = (struct cmn_uw_mem){.fp = {self_stack_word, self_code, self_is_code},
                                  .table = self_table,
-                                 .other_stack = self_other_stack};
+                                 .other_stack = self_other_stack,
+                                 .go_stack = self_go_stack};
     m.last = NULL;
     m.use_tables = mode != SMP_WALK_FP;
     m.n_pending = m.n_unknown = 0;
     m.thread_lo = stack->thread_lo;
     m.thread_hi = stack->thread_hi;
+    m.stack_lo = stack->lo;
+    m.stack_hi = stack->hi;
     m.probed = stack->probed;
     m.probed_lo = m.proven_hi = stack->lo & ~(uintptr_t)(SMP_PROBE_PAGE - 1);
     m.win_lo = 0;

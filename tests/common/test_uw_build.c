@@ -506,3 +506,55 @@ Test(uw_build, functions_that_load_the_stack_pointer_from_memory_get_stop_rows)
     cmn_cfi_build_free(&b);
     free(t);
 }
+
+/* Go 1.19's runtime.asmcgocall whole (amd64, as linked): its two calls of the C function,
+ * after the switch to the system stack and without one, get CMN_UW_GO_CGO rows of their
+ * two bytes, the rest of the function STOP rows; a function that switches stacks some
+ * other way gets STOP rows only. */
+Test(uw_build, go_s_cgo_calls_get_rows_of_their_own)
+{
+    static const uint8_t head[] = {0x48, 0x8b, 0x44, 0x24, 0x08, 0x48, 0x8b, 0x5c, 0x24, 0x10,
+                                   0x48, 0x89, 0xe2, 0x48, 0x8b, 0x66, 0x38, 0x48, 0x83, 0xec,
+                                   0x40, 0x48, 0x83, 0xe4, 0xf0};
+    static const uint8_t ret[] = {0x48, 0x8b, 0x74, 0x24, 0x28, 0x48, 0x89, 0xf4, 0xc3};
+    uint8_t fn[0x80] = {0}, text[0x200] = {0};
+    size_t n = 0;
+    memcpy(fn + n, head, sizeof(head));
+    n += sizeof(head);
+    memcpy(fn + n, cmn_cfi_go_cgo_switched, sizeof(cmn_cfi_go_cgo_switched));
+    n += sizeof(cmn_cfi_go_cgo_switched);
+    uint32_t call1 = (uint32_t)n - 2;
+    memcpy(fn + n, ret, sizeof(ret));
+    n += sizeof(ret);
+    memcpy(fn + n, cmn_cfi_go_cgo_nosave, sizeof(cmn_cfi_go_cgo_nosave));
+    n += sizeof(cmn_cfi_go_cgo_nosave);
+    uint32_t call2 = (uint32_t)n - 2;
+    memcpy(fn + n, ret, sizeof(ret));
+    n += sizeof(ret);
+    uint32_t calls[2];
+    cr_assert_eq(cmn_cfi_go_cgo_calls(fn, n, calls), 2);
+    cr_assert_eq(calls[0], call1);
+    cr_assert_eq(calls[1], call2);
+    memcpy(text, fn, n);
+    memcpy(text + 0x100, head, sizeof(head)); /* a switch without the C call */
+    struct cmn_cfi_build b;
+    with_module_fde(&b, 0x5000, (uint32_t)n, 0);
+    struct emit e = {0};
+    size_t c = cie(&e, "zR");
+    fde(&e, c, 0x5100, sizeof(head));
+    end(&e);
+    struct cmn_cfi_section s = {e.b, e.n, SECTION_VADDR, 0, false};
+    cmn_cfi_add_section(&b, &s);
+    cr_assert_eq(cmn_cfi_stop_stack_switches(&b, text, 0x5000, sizeof(text)), 2);
+    struct cmn_uw_table *t = cmn_cfi_table(&b, alloc, NULL);
+    cr_assert_not_null(t);
+    for (uint32_t off = 0; off < n; off++) {
+        int in_call = (off >= call1 && off < call1 + 2) || (off >= call2 && off < call2 + 2);
+        cr_assert_eq(cmn_uw_kind(cmn_uw_lookup(t, 0x5000 + off)),
+                     in_call ? CMN_UW_GO_CGO : CMN_UW_STOP, "at +%#x", off);
+    }
+    for (uint32_t off = 0; off < sizeof(head); off++)
+        cr_assert_eq(cmn_uw_kind(cmn_uw_lookup(t, 0x5100 + off)), CMN_UW_STOP);
+    cmn_cfi_build_free(&b);
+    free(t);
+}

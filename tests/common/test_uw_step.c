@@ -31,9 +31,10 @@ static uintptr_t alt[WORDS] __attribute__((aligned(16)));
 #define F_NOINFO 0x1500u   /* no row */
 #define F_STOP 0x1600u     /* a rule not followed */
 #define F_LR 0x1700u       /* aarch64 leaf: return address in the link register */
+#define F_GOCGO 0x1780u    /* Go's asmcgocall: its C call at +0x10 (two bytes) */
 #define CODE_END 0x1800u
 
-static uint32_t pcs[16], rules[16];
+static uint32_t pcs[24], rules[24];
 static unsigned n_rows;
 static struct cmn_uw_table *table;
 
@@ -57,6 +58,9 @@ static void make_table(void)
     row(F_NOINFO, 0);
     row(F_STOP, cmn_uw_rule(CMN_UW_STOP, 0, 0, 0));
     row(F_LR, cmn_uw_rule(CMN_UW_CFA_SP, 0, 0, 0));
+    row(F_GOCGO, cmn_uw_rule(CMN_UW_STOP, 0, 0, 0));
+    row(F_GOCGO + 0x10, cmn_uw_rule(CMN_UW_GO_CGO, 0, 0, 0));
+    row(F_GOCGO + 0x12, cmn_uw_rule(CMN_UW_STOP, 0, 0, 0));
     row(CODE_END, 0);
     static uint64_t mem[512];
     cr_assert_lt(cmn_uw_table_bytes(n_rows, CODE_END), sizeof(mem));
@@ -104,7 +108,7 @@ static int other_stack(const struct cmn_uw_mem *m, uintptr_t sp, uintptr_t *lo, 
     return 1;
 }
 
-static const struct cmn_uw_mem mem = {{stack_word, code, is_code}, get_table, other_stack};
+static const struct cmn_uw_mem mem = {{stack_word, code, is_code}, get_table, other_stack, NULL};
 
 static uintptr_t at(unsigned w)
 {
@@ -417,7 +421,7 @@ static int clone_bytes(const struct cmn_fp_mem *m, uintptr_t addr, uint8_t *out,
 }
 
 static const struct cmn_uw_mem clone_mem = {{stack_word, clone_bytes, is_code}, get_table,
-                                            other_stack};
+                                            other_stack, NULL};
 
 #if defined(__x86_64__)
 /* The C library's clone() tail (arch/x86_64.h): at the instruction after the system call,
@@ -574,3 +578,100 @@ Test(uw_step, the_caller_of_aarch64_clone_returns_by_its_row)
     cr_assert_eq(f[1], pc_of(F_FRAMED + 0x20));
 }
 #endif
+
+/* Go's cgo call: a C leaf (frameless) called by asmcgocall on the system stack (stk), its
+ * g and the goroutine's stack depth at the call's stack pointer + 48 and + 40; the
+ * goroutine's stack (gst, bounds in the g's first two words) holds asmcgocall's return
+ * address into a framed Go function whose frame leads to the outermost one. */
+static uintptr_t gst[WORDS] __attribute__((aligned(16)));
+static uintptr_t fake_g[2];
+#define G_SP 500  /* the goroutine's stack pointer at asmcgocall's entry, in words */
+#define G_FP 520  /* the framed Go function's frame */
+
+static int go_stack(const struct cmn_uw_mem *m, uintptr_t g, uintptr_t depth, uintptr_t *sp,
+                    uintptr_t *lo, uintptr_t *hi)
+{
+    (void)m;
+    const uintptr_t *gp = (const uintptr_t *)g;
+    if (gp != fake_g || depth > gp[1] - gp[0])
+        return 0;
+    *lo = gp[0];
+    *hi = gp[1];
+    *sp = gp[1] - depth;
+    return 1;
+}
+
+static const struct cmn_uw_mem go_mem = {{stack_word, code, is_code}, get_table, other_stack,
+                                         go_stack};
+
+static struct cmn_uw_walk go_walk(const struct cmn_uw_mem *m, uintptr_t g, uintptr_t depth,
+                                  uint64_t *frames)
+{
+    make_table();
+    fake_g[0] = (uintptr_t)gst;
+    fake_g[1] = (uintptr_t)(gst + WORDS);
+    stk[40] = pc_of(F_GOCGO + 0x12); /* the C leaf's return address into asmcgocall */
+    stk[41 + 5] = depth;             /* asmcgocall's sp is stk[41]: + 40 */
+    stk[41 + 6] = g;                 /* + 48 */
+    gst[G_SP] = pc_of(F_FRAMED + 0x20);
+    gst[G_FP] = 0;
+    gst[G_FP + 1] = pc_of(F_START + 5);
+    struct cmn_fp_regs regs = {.pc = pc_of(F_FRAMELESS + 4), .sp = at(40),
+                               .fp = (uintptr_t)&gst[G_FP]};
+    struct cmn_uw_walk w = {.lo = (uintptr_t)stk, .hi = (uintptr_t)(stk + WORDS),
+                            .frames = frames, .max_frames = 16};
+    w.max_frames = cmn_uw_walk(m, &regs, &w);
+    return w;
+}
+
+Test(uw_step, a_go_cgo_call_is_crossed_to_the_goroutine_s_stack)
+{
+    uint64_t f[16];
+    uintptr_t depth = (uintptr_t)(gst + WORDS) - (uintptr_t)&gst[G_SP];
+    struct cmn_uw_walk w = go_walk(&go_mem, (uintptr_t)fake_g, depth, f);
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+    cr_assert_eq(w.max_frames, 4);
+    cr_assert_eq(f[1], pc_of(F_GOCGO + 0x12));
+    cr_assert_eq(f[2], pc_of(F_FRAMED + 0x20), "the Go caller, from the goroutine's stack");
+    cr_assert_eq(f[3], pc_of(F_START + 5));
+}
+
+Test(uw_step, a_go_cgo_call_without_a_switch_finds_its_caller_on_the_same_stack)
+{
+    uint64_t f[16];
+    stk[60] = pc_of(F_FRAMED + 0x20);
+    outer_frames();
+    make_table();
+    stk[40] = pc_of(F_GOCGO + 0x12);
+    stk[46] = at(60); /* the caller's stack pointer itself */
+    stk[47] = 0;      /* no g: no switch */
+    struct cmn_fp_regs regs = {.pc = pc_of(F_FRAMELESS + 4), .sp = at(40), .fp = at(OUTER)};
+    struct cmn_uw_walk w = {.lo = (uintptr_t)stk, .hi = (uintptr_t)(stk + WORDS),
+                            .frames = f, .max_frames = 16};
+    unsigned n = cmn_uw_walk(&mem, &regs, &w);
+    cr_assert_eq(w.stop_reason, PROF_STOP_END);
+    cr_assert_eq(n, 4);
+    cr_assert_eq(f[2], pc_of(F_FRAMED + 0x20));
+    /* A caller's stack pointer below the call's own is no caller. */
+    stk[46] = at(30);
+    n = cmn_uw_walk(&mem, &regs, &w);
+    cr_assert_eq(w.stop_reason, PROF_STOP_ORDER);
+    cr_assert_eq(n, 2);
+}
+
+Test(uw_step, a_go_cgo_call_over_a_copy_or_a_bad_g_stops_and_says_why)
+{
+    uint64_t f[16];
+    uintptr_t depth = (uintptr_t)(gst + WORDS) - (uintptr_t)&gst[G_SP];
+    /* No live memory (a copy of the stack): the goroutine's stack cannot be read. */
+    struct cmn_uw_walk w = go_walk(&mem, (uintptr_t)fake_g, depth, f);
+    cr_assert_eq(w.stop_reason, PROF_STOP_RULE);
+    cr_assert_eq(w.max_frames, 2);
+    /* A depth the goroutine's stack does not hold, a g that is not one: no caller. */
+    w = go_walk(&go_mem, (uintptr_t)fake_g, sizeof(gst) + 8, f);
+    cr_assert_eq(w.stop_reason, PROF_STOP_BOUNDS);
+    cr_assert_eq(w.max_frames, 2);
+    w = go_walk(&go_mem, (uintptr_t)gst, depth, f);
+    cr_assert_eq(w.stop_reason, PROF_STOP_BOUNDS);
+    cr_assert_eq(w.max_frames, 2);
+}
