@@ -106,6 +106,8 @@ static struct {
     uint64_t file_start_ns;   /* when the current file began (CLOCK_MONOTONIC) */
     uint64_t file_start_real_ns; /* the same, CLOCK_REALTIME (%t) */
     uint64_t file_cpu_ns;     /* the process's CPU time then */
+    uint64_t tail_samples;    /* the current file's samples when its provisional tail was
+                               * made (set_provisional_tail()); the buffer's owner */
     uint64_t stats_base[PROF_STAT_N]; /* the counters when the current file began: each
                                * file's STATS say what happened in it; the buffer's owner */
     char **kept;              /* PROF_KEEP: the interval files written, oldest first */
@@ -232,23 +234,47 @@ static void write_labels_record(void)
 }
 
 /* The counters of the current file: those counted since it began (an interval's file says
- * what happened in it); the wall time and CPU time of its own span. */
-static void write_stats_record(void)
+ * what happened in it); the wall time and CPU time of its own span. With `take`, the next
+ * file's count from here. */
+static void file_counters(uint64_t c[PROF_STAT_N], int take)
 {
-    uint64_t c[PROF_STAT_N];
     for (unsigned i = 0; i < PROF_STAT_N; i++) {
         uint64_t now = atomic_load_explicit(&smp_sampler.counters[i], memory_order_relaxed);
         c[i] = now - session.stats_base[i];
-        session.stats_base[i] = now;
+        if (take)
+            session.stats_base[i] = now;
     }
     c[PROF_STAT_DURATION_NS] = cmn_clock_ns(CLOCK_MONOTONIC) - session.file_start_ns;
     /* This image's CPU time: the process's counts the images before an exec too. */
     c[PROF_STAT_CPU_NS] = cmn_clock_ns(CLOCK_PROCESS_CPUTIME_ID) - session.file_cpu_ns;
     c[PROF_STAT_UNWIND_BYTES] = lp_unwind_table_bytes(&c[PROF_STAT_UNWIND_MODULES]);
+}
+
+static void write_stats_record(void)
+{
+    uint64_t c[PROF_STAT_N];
+    file_counters(c, 1);
     size_t need = sizeof(struct prof_rec_stats) + sizeof(c);
     void *dst = lp_writer_reserve(&session.writer, need);
     if (dst)
         lp_writer_commit(&session.writer, cmn_record_stats(dst, need, c, PROF_STAT_N));
+}
+
+/* The current file's counters so far, as its provisional tail (lp_writer_set_tail()): a
+ * process that ends without libprof seeing it (killed; a Go program, which ends by
+ * exit_group) leaves a file that ends with them. Made again only when the file took
+ * samples since: a quiet process's periods cost no write. The buffer's owner. */
+static void set_provisional_tail(void)
+{
+    if (session.writer.n_samples == session.tail_samples)
+        return;
+    session.tail_samples = session.writer.n_samples;
+    uint64_t c[PROF_STAT_N];
+    file_counters(c, 0);
+    unsigned char rec[sizeof(struct prof_rec_stats) + sizeof(c)];
+    size_t n = cmn_record_stats(rec, sizeof(rec), c, PROF_STAT_N);
+    if (n > 0)
+        lp_writer_set_tail(&session.writer, rec, n);
 }
 
 /* The writer thread did not finish the profile in time (stuck, see
@@ -543,6 +569,7 @@ static int on_writer_period(void)
         cut_profile(now);
     if (writer_is_alone() || atomic_load(&session.is_quick_exit))
         return LP_WRITER_FINISH;
+    set_provisional_tail();
     if (duration_is_over()) {
         session.is_duration_over = 1;
         return LP_WRITER_FINISH;

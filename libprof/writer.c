@@ -218,6 +218,8 @@ int lp_writer_reopen(struct lp_writer *w, const char *path, uint64_t process_sta
     w->failed = 0;
     w->bytes_written = 0;
     w->n_samples = 0;
+    w->tail_len = w->provisional_len = 0;
+    w->tail_fresh = 0;
     atomic_store_explicit(&w->n_written, 0, memory_order_relaxed);
     cmn_intern_fini(&w->intern);
     cmn_intern_init(&w->intern, LP_WRITER_INTERN_FRAMES);
@@ -264,6 +266,44 @@ static int check_fd(struct lp_writer *w)
     return 0;
 }
 
+/* The provisional tail written last is cut off the file, which goes on from where it
+ * began. One that cannot be cut stays where it is: a later STATS supersedes it. */
+static void cut_provisional(struct lp_writer *w)
+{
+    if (w->provisional_len == 0)
+        return;
+    w->provisional_len = 0;
+    if (ftruncate(w->fd, (off_t)w->provisional_at) == 0)
+        (void)lseek(w->fd, (off_t)w->provisional_at, SEEK_SET);
+}
+
+/* A fresh provisional tail goes after everything written: the file ends with it. */
+static void write_provisional(struct lp_writer *w)
+{
+    if (!w->tail_fresh || w->tail_len == 0 || w->failed || w->fd < 0 || w->len != 0 ||
+        check_fd(w) != 0)
+        return;
+    cut_provisional(w);
+    off_t at = lseek(w->fd, 0, SEEK_END);
+    w->tail_fresh = 0;
+    if (at < 0 || lp_fd_write_all(w->fd, w->tail, w->tail_len) != 0) {
+        if (at >= 0 && ftruncate(w->fd, at) == 0)
+            (void)lseek(w->fd, at, SEEK_SET);
+        return;
+    }
+    w->provisional_at = (uint64_t)at;
+    w->provisional_len = w->tail_len;
+}
+
+void lp_writer_set_tail(struct lp_writer *w, const void *records, size_t len)
+{
+    if (len > sizeof(w->tail))
+        return;
+    memcpy(w->tail, records, len);
+    w->tail_len = len;
+    w->tail_fresh = 1;
+}
+
 int lp_writer_flush(struct lp_writer *w)
 {
     if (w->len == 0 || !w->buf)
@@ -277,6 +317,7 @@ int lp_writer_flush(struct lp_writer *w)
     if (rc != 0) {
         fail(w, rc, "reopen");
     } else {
+        cut_provisional(w);
         rc = lp_fd_write_all(w->fd, w->buf, w->len);
         if (rc != 0) {
             fail(w, rc, "write");
@@ -613,6 +654,7 @@ static void *writer_main(void *arg)
         lp_writer_take_posts(w);
         size_t moved = lp_writer_drain(w, w->ring);
         lp_writer_flush(w);
+        write_provisional(w);
         /* A ring a quarter full after one period would overflow at a little more: drain
          * more often while the rate is that high. */
         period_ms = busy || moved * 4 > smp_ring_capacity(w->ring) ? LP_WRITER_BUSY_PERIOD_MS

@@ -57,6 +57,9 @@ struct lp_writer_trace {
     uint8_t ids[24]; /* trace id, span id */
 };
 
+/* The largest provisional tail (lp_writer_set_tail()): a STATS record. */
+#define LP_WRITER_TAIL_BYTES 512u
+
 /* A function run on the writer thread for another thread (lp_writer_call()). */
 typedef void lp_writer_call_fn(void *arg);
 
@@ -123,6 +126,12 @@ struct lp_writer {
     struct lp_writer_trace *traces; /* the current file's PROF_REC_TRACEs, id - 1; the owner */
     size_t n_traces, cap_traces;
     struct cmn_hashtab trace_table; /* traces by their ids (common/hashtab.h) */
+    unsigned char tail[LP_WRITER_TAIL_BYTES]; /* the provisional tail to write after the
+                            * period's records (lp_writer_set_tail()); the owner */
+    size_t tail_len;       /* its bytes, 0 none */
+    int tail_fresh;        /* set since it was last written */
+    uint64_t provisional_at; /* where a provisional tail written to the file begins */
+    size_t provisional_len; /* its bytes, 0 none: cut off before the next write */
 };
 
 /* Not async-signal-safe; application or writer thread as described above. */
@@ -165,6 +174,12 @@ void lp_writer_end_samples(struct lp_writer *w);
 size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring);
 /* Writes the buffer to the file. 0 or -errno (also counted and reported once). */
 int lp_writer_flush(struct lp_writer *w);
+/* The buffer's owner. Records (len <= LP_WRITER_TAIL_BYTES) that end the file for now: the
+ * writer thread writes them after its period's records, and cuts them off again before
+ * it writes more (the file's last records, written by lp_writer_flush(), replace them). A
+ * process that ends without libprof seeing it (killed; a Go program's exit_group) leaves a
+ * file that ends with them: the run's counters as of its last period. */
+void lp_writer_set_tail(struct lp_writer *w, const void *records, size_t len);
 /* Starts the writer thread draining ring. 0 or -errno. */
 int lp_writer_start(struct lp_writer *w, struct smp_ring *ring);
 /* Asks the writer thread for a drain and flush, and waits up to timeout_ms for it. */

@@ -19,6 +19,11 @@ void rep_profile_warn(const struct rep_profile *p)
         rep_warnf("%s is cut short: it ends inside a record (the process was probably killed); "
                   "read %zu samples",
                   p->name, p->n_samples_read);
+    else if (!p->has_end && p->has_stats)
+        rep_warnf("%s has no end record: the process ended without libprof seeing it (killed, "
+                  "or by exit_group as Go programs end); its counters are those of its last "
+                  "writer period; read %zu samples",
+                  p->name, p->n_samples_read);
     else if (!p->has_end)
         rep_warnf("%s has no end record: the run did not finish cleanly; read %zu samples", p->name,
                   p->n_samples_read);

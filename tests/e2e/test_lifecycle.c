@@ -399,6 +399,12 @@ static void check_abrupt_end(const char *mode, int want_status)
      * drawn at random, weighs a CPU-second 0.95-1.05 (measured 0.947-1.052 with a CPU hog
      * beside two tests at once). */
     cr_expect(kept <= cpu + 0.07, "%s: %.3f s kept for %.3f s of CPU", mode, kept, cpu);
+    /* However it ended, the file keeps the run's counters: its last ones, or (killed) those
+     * of its last writer period (the provisional tail, libprof/writer.h). */
+    double stats_cpu = (double)s.stats[PROF_STAT_CPU_NS] / 1e9;
+    cr_expect(s.has_stats, "%s: the profile keeps no counters", mode);
+    cr_expect(stats_cpu >= cpu - 0.2 && stats_cpu <= cpu + 0.05,
+              "%s: the counters say %.3f s of CPU for %.3f s", mode, stats_cpu, cpu);
     struct e2e_proc r;
     e2e_run(&r, NULL, E2E_ARGV(E2E_PROF, "report", e2e_path("dies.prof")));
     cr_expect_eq(r.status, 0, "%s: prof report exited %d:\n%s", mode, r.status, r.err);

@@ -232,6 +232,10 @@ Test(e2e_runtimes, samples_in_c_called_through_cgo_reach_the_goroutine_s_start, 
         cr_expect_eq(above_cgo_call(&f), 0, "%s: a frame above runtime.asmcgocall that is not "
                      "runtime.cgocall", sources[i]);
         e2e_folded_free(&f);
+        /* Go ends by exit_group, unseen: the counters are its last writer period's. */
+        struct e2e_scan s;
+        e2e_scan_file(&s, e2e_path(profile));
+        cr_expect(s.has_stats && s.stats[PROF_STAT_CPU_NS] > 0, "%s: no counters", profile);
     }
 }
 
