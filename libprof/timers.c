@@ -30,6 +30,7 @@
 #include "libprof/ksamples.h"
 #include "libprof/libc.h"
 #include "libprof/log.h"
+#include "libprof/process.h"
 #include "sampler/handler.h"
 #include "sampler/timer_itimer.h"
 #include "sampler/timer_perf.h"
@@ -389,7 +390,16 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
          * check): auto takes the perf source there. */
         int handler_walks = cfg->unwinder == PROF_UNWIND_LIBUNWIND ||
                             cfg->unwinder == PROF_UNWIND_CHECK;
-        if (cfg->timer == PROF_TIMER_RING || (cfg->timer == LP_TIMER_AUTO && !handler_walks)) {
+        /* Nor can a copy of a Go program's stack show the goroutine above a cgo call: its
+         * stack is another (common/uw_step.h, cmn_uw_go_cgo()); auto takes the perf source,
+         * whose handler reads it live, from the first sample. */
+        int is_go = cfg->timer == LP_TIMER_AUTO && !handler_walks && lp_process_is_go();
+        if (is_go)
+            lp_note("a Go program: PROF_TIMER=auto takes the perf source, whose handler walks "
+                    "its cgo calls onto the goroutines' stacks (the ring source's copy holds "
+                    "one stack)");
+        if (cfg->timer == PROF_TIMER_RING ||
+            (cfg->timer == LP_TIMER_AUTO && !handler_walks && !is_go)) {
             choose_ring(cfg, out);
             rc = 0;
         }

@@ -207,20 +207,26 @@ static long cgo_rooted(const struct e2e_folded *f, long *n)
 
 /* A sample in C code called through cgo is walked from the C frames through
  * runtime.asmcgocall onto the goroutine's stack, to the goroutine's start: by the perf
- * source's handler, which reads the goroutine's stack live; the ring source, whose copy
- * holds the system stack alone, moves such a thread to the perf source after a writer
- * period (its first samples end at asmcgocall, cut: at 1000 Hz over 40 rounds about one in
- * ten). */
+ * source's handler, which reads the goroutine's stack live, and which PROF_TIMER=auto takes
+ * for a Go program; the ring source, whose copy holds the system stack alone, moves such a
+ * thread to the perf source after a writer period (its first samples end at asmcgocall,
+ * cut: at 1000 Hz over 40 rounds about one in eight). */
 Test(e2e_runtimes, samples_in_c_called_through_cgo_reach_the_goroutine_s_start, .timeout = 240)
 {
     build_go();
-    static const char *const sources[] = {"perf", "ring"};
+    static const char *const sources[] = {"auto", "ring"};
     static const long least[] = {90, 75}; /* percent */
     for (size_t i = 0; i < 2; i++) {
         char profile[32];
         snprintf(profile, sizeof(profile), "cgo.%s.prof", sources[i]);
         run_both(profile, E2E_ARGV(e2e_env("PROF_TIMER", sources[i]), "PROF_FREQ=1000"), 1,
                  E2E_ARGV(GO_BIN, "40"));
+        if (i == 0) {
+            struct e2e_scan sc;
+            e2e_scan_file(&sc, e2e_path(profile));
+            cr_expect_eq(sc.timer_source, PROF_TIMER_PERF, "auto took source %u for Go",
+                         sc.timer_source);
+        }
         struct e2e_folded f;
         e2e_report_folded(&f, e2e_path(profile));
         long n, rooted = cgo_rooted(&f, &n);

@@ -296,3 +296,70 @@ Test(maps, records_this_executable_with_its_build_id, .init = make_dir)
     cr_assert(found, "the test binary's executable mapping carries its build-id");
     lp_writer_close(&w);
 }
+
+/* The provisional tail: the writer thread writes it after a period's records and cuts it
+ * off before it writes more, so that the file always ends with the last one set, and holds
+ * no other; the file's own last records replace it. */
+static uint64_t tail_samples;
+static struct lp_writer *tail_writer;
+
+static int set_tail_each_period(void)
+{
+    uint64_t c[PROF_STAT_N] = {[PROF_STAT_SAMPLES] = tail_samples};
+    unsigned char rec[sizeof(struct prof_rec_stats) + sizeof(c)];
+    lp_writer_set_tail(tail_writer, rec, cmn_record_stats(rec, sizeof(rec), c, PROF_STAT_N));
+    return 0;
+}
+
+/* The type of the file's last record, and the SAMPLES counter of its last STATS. */
+static uint32_t last_record(const char *p, uint64_t *stats_samples)
+{
+    int fd = open(p, O_RDONLY);
+    static unsigned char buf[1 << 16];
+    ssize_t n = read(fd, buf, sizeof(buf));
+    close(fd);
+    uint32_t last = 0;
+    for (size_t off = sizeof(struct prof_file_header); off + 8 <= (size_t)n;) {
+        struct prof_rec_hdr h;
+        memcpy(&h, buf + off, sizeof(h));
+        cr_assert(h.size_bytes >= 8 && off + h.size_bytes <= (size_t)n);
+        if (h.type == PROF_REC_STATS)
+            memcpy(stats_samples, buf + off + 16 + 8 * PROF_STAT_SAMPLES, 8);
+        last = h.type;
+        off += h.size_bytes;
+    }
+    return last;
+}
+
+Test(writer, a_provisional_tail_ends_the_file_until_more_is_written, .init = make_dir)
+{
+    static uint64_t mem[4096];
+    struct smp_ring r;
+    cr_assert_eq(smp_ring_init(&r, mem, sizeof(mem), 8), 0);
+    struct lp_writer w;
+    char *p = path_in_dir("t.prof");
+    cr_assert_eq(lp_writer_open(&w, p, 0), 0);
+    tail_writer = &w;
+    w.on_period = set_tail_each_period;
+    cr_assert_eq(lp_writer_start(&w, &r), 0);
+    uint64_t said = 0;
+    for (uint64_t k = 1; k <= 3; k++) {
+        tail_samples = k;
+        struct smp_slot *s = smp_ring_reserve(&r);
+        memset(&s->rec, 0, sizeof(s->rec));
+        s->rec.n_frames = 1;
+        smp_ring_publish(&r, s);
+        cr_assert_eq(lp_writer_sync(&w, 2000), 0);
+        cr_assert_eq(count_records(p, PROF_REC_SAMPLE), (int)k);
+        cr_assert_eq(count_records(p, PROF_REC_STATS), 1, "one provisional tail, the last");
+        cr_assert_eq(last_record(p, &said), PROF_REC_STATS);
+        cr_assert_eq(said, k);
+    }
+    cr_assert_eq(lp_writer_stop(&w, 2000), 0);
+    void *dst = lp_writer_reserve(&w, 8);
+    lp_writer_commit(&w, cmn_record_end(dst, 8));
+    cr_assert_eq(lp_writer_flush(&w), 0);
+    cr_assert_eq(count_records(p, PROF_REC_STATS), 0, "the file's own end replaced it");
+    cr_assert_eq(last_record(p, &said), PROF_REC_END);
+    lp_writer_close(&w);
+}
