@@ -3,6 +3,7 @@
  * writer thread call them; never a signal handler. */
 #include "libprof/fd.h"
 
+#include "common/proc.h"
 #include "sampler/fd_high.h"
 
 #include <errno.h>
@@ -13,6 +14,8 @@
 #include <unistd.h>
 
 #define LP_FD_MIN 3
+
+const struct cmn_proc lp_proc_self = {.pid = 0, .open_fn = lp_fd_open};
 
 static mode_t create_mode = 0600; /* the policy (lp_fd_set_policy()); set once at start */
 static int give_to_real;

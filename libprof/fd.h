@@ -18,6 +18,11 @@ int lp_fd_open(const char *path, int flags, mode_t mode);
 /* The same relative to the directory dir_fd (openat(2)). */
 int lp_fd_openat(int dir_fd, const char *path, int flags, mode_t mode);
 
+struct cmn_proc;
+/* This process's /proc files (common/proc.h: its threads, their names, states and system
+ * calls), opened by lp_fd_open(). */
+extern const struct cmn_proc lp_proc_self;
+
 /* Not async-signal-safe. Opens the regular file at path, and nothing else: never through a
  * symbolic link in its last component (-ELOOP), never a FIFO, a device or a socket
  * (-EINVAL; the node is looked at through an O_PATH descriptor first, so nothing but a

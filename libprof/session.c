@@ -49,6 +49,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/proc.h"
 #include "common/record.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/config.h"
@@ -407,20 +408,6 @@ static void drain_while_waiting(void)
     lp_writer_drain(&session.writer, &session.ring);
 }
 
-/* The kernel's state letter of thread tid of this process, 0 when it is gone. */
-static char thread_state(const char *tid)
-{
-    char path[300];
-    snprintf(path, sizeof(path), "/proc/self/task/%.255s/stat", tid);
-    char *text = lp_fd_slurp(path, NULL);
-    if (!text)
-        return 0;
-    const char *close = strrchr(text, ')');
-    char state = close && close[1] == ' ' ? close[2] : 0;
-    free(text);
-    return state;
-}
-
 /* 1 when no thread of the process but the writer is alive: no application thread we know
  * of, and /proc/self/task agrees (a thread started without pthread_create, or a zombie main
  * thread, is seen there). */
@@ -428,19 +415,17 @@ static int writer_is_alone(void)
 {
     if (atomic_load(&session.app_threads) > 0)
         return 0;
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
+    struct cmn_proc_tasks it;
+    if (cmn_proc_tasks_open(&lp_proc_self, &it) != 0)
         return 0;
     int alone = 1;
-    struct dirent *e;
-    while (alone && (e = readdir(d)) != NULL) {
-        long tid = strtol(e->d_name, NULL, 10);
-        if (tid <= 0 || tid == session.writer.tid)
+    for (pid_t tid; alone && (tid = cmn_proc_tasks_next(&it)) != 0;) {
+        if (tid == session.writer.tid)
             continue;
-        char st = thread_state(e->d_name);
+        char st = cmn_proc_task_state(&lp_proc_self, tid);
         alone = st == 0 || st == 'Z' || st == 'X';
     }
-    closedir(d);
+    cmn_proc_tasks_close(&it);
     return alone;
 }
 

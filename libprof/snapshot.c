@@ -21,6 +21,7 @@
 
 #include "common/clock.h"
 #include "common/grow.h"
+#include "common/proc.h"
 #include "common/record.h"
 #include "common/snap_calls.h"
 #include "libprof/fd.h"
@@ -54,18 +55,10 @@ struct thread_info {
  * /proc/self/task/TID/syscall: "NR ARG1 ... ARG6 SP PC", or "running", or "-1 SP PC". */
 static long cut_short_call(pid_t tid)
 {
-    char path[64], buf[256];
-    snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
-    int fd = lp_fd_open(path, O_RDONLY, 0);
-    if (fd < 0)
+    struct cmn_proc_syscall sc;
+    if (!cmn_proc_task_syscall(&lp_proc_self, tid, &sc) || sc.nr < 0)
         return -1;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    lp_fd_close(fd);
-    if (n <= 0 || buf[0] < '0' || buf[0] > '9')
-        return -1;
-    buf[n] = '\0';
-    long nr = strtol(buf, NULL, 10);
-    return cmn_snap_call_name(nr) != NULL ? nr : -1;
+    return cmn_snap_call_name(sc.nr) != NULL ? sc.nr : -1;
 }
 
 int lp_snapshot_install(int signo, unsigned max_frames, smp_sigaction_fn *sigaction_fn)
@@ -110,33 +103,17 @@ int lp_snapshot_app_sigaction(int signo, const struct sigaction *act, struct sig
 /* The kernel's state letter and the name of thread tid, from /proc. 0 when it is gone. */
 static int read_thread(pid_t tid, struct thread_info *t)
 {
-    char path[64], buf[512];
+    char buf[CMN_PROC_STAT_BYTES];
     t->tid = tid;
     t->state = 0;
     t->status = PROF_SNAP_NO_ANSWER;
     t->syscall = 0;
     t->name[0] = '\0';
-    snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-    int fd = lp_fd_open(path, O_RDONLY, 0);
-    if (fd < 0)
+    if (cmn_proc_read_file(&lp_proc_self, tid, "stat", buf, sizeof(buf)) <= 0)
         return 0;
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    lp_fd_close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
-    /* "tid (name) S ...": the name may hold anything, parentheses too; it ends at the last
-     * ')'. */
-    char *open = strchr(buf, '('), *close = strrchr(buf, ')');
-    if (open && close && close > open) {
-        size_t len = (size_t)(close - open - 1);
-        if (len >= sizeof(t->name))
-            len = sizeof(t->name) - 1;
-        memcpy(t->name, open + 1, len);
-        t->name[len] = '\0';
-        if (close[1] == ' ' && close[2])
-            t->state = close[2];
-    }
+    const char *rest = cmn_proc_stat_rest(buf);
+    if (cmn_proc_stat_name(buf, t->name, sizeof(t->name)) && rest != NULL)
+        t->state = rest[0];
     return 1;
 }
 
@@ -144,24 +121,22 @@ static int read_thread(pid_t tid, struct thread_info *t)
 static int list_threads(pid_t skip, struct thread_info **out)
 {
     *out = NULL;
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return -errno;
+    struct cmn_proc_tasks it;
+    int rc = cmn_proc_tasks_open(&lp_proc_self, &it);
+    if (rc != 0)
+        return rc;
     size_t n = 0, cap = 0;
-    struct dirent *e;
-    int rc = 0;
-    while ((e = readdir(d)) != NULL) {
-        long tid = strtol(e->d_name, NULL, 10);
-        if (tid <= 0 || tid == skip)
+    for (pid_t tid; (tid = cmn_proc_tasks_next(&it)) != 0;) {
+        if (tid == skip)
             continue;
         if (!CMN_GROW(*out, cap, n + 1, 64)) {
             rc = -ENOMEM;
             break;
         }
-        if (read_thread((pid_t)tid, &(*out)[n]))
+        if (read_thread(tid, &(*out)[n]))
             n++;
     }
-    closedir(d);
+    cmn_proc_tasks_close(&it);
     if (rc != 0) {
         free(*out);
         *out = NULL;

@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "common/proc.h"
 #include "common/record.h"
 #include "libprof/fd.h"
 #include "libprof/sigstacks.h"
@@ -92,44 +93,25 @@ void lp_thread_leave(void)
     lp_sigstacks_leave();
 }
 
-/* The name in /proc/self/task/<tid>/comm, without its newline; 0 or -1. */
-static int read_comm(const char *tid, char *name, size_t cap)
-{
-    char path[300];
-    snprintf(path, sizeof(path), "/proc/self/task/%.255s/comm", tid);
-    int fd = lp_fd_open(path, O_RDONLY, 0);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, name, cap - 1);
-    lp_fd_close(fd);
-    if (n <= 0)
-        return -1;
-    name[n] = '\0';
-    char *nl = strchr(name, '\n');
-    if (nl)
-        *nl = '\0';
-    return 0;
-}
-
 int lp_threads_write_names(struct lp_writer *w, uint64_t time_ns)
 {
-    DIR *d = opendir("/proc/self/task");
-    if (!d)
-        return -errno;
+    struct cmn_proc_tasks it;
+    int rc = cmn_proc_tasks_open(&lp_proc_self, &it);
+    if (rc != 0)
+        return rc;
     int n = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-        char name[PROF_THREAD_NAME_MAX + 1];
-        if (e->d_name[0] < '0' || e->d_name[0] > '9' || read_comm(e->d_name, name, sizeof(name)))
-            continue;
+    for (pid_t tid; (tid = cmn_proc_tasks_next(&it)) != 0;) {
+        char name[PROF_THREAD_NAME_MAX];
+        cmn_proc_task_name(&lp_proc_self, tid, name);
+        if (name[0] == '\0')
+            continue; /* gone */
         size_t need = cmn_record_size_str(sizeof(struct prof_rec_thread), strlen(name));
         void *dst = lp_writer_reserve(w, need);
         if (!dst)
             continue;
-        uint32_t tid = (uint32_t)strtoul(e->d_name, NULL, 10);
-        lp_writer_commit(w, cmn_record_thread(dst, need, time_ns, tid, name));
+        lp_writer_commit(w, cmn_record_thread(dst, need, time_ns, (uint32_t)tid, name));
         n++;
     }
-    closedir(d);
+    cmn_proc_tasks_close(&it);
     return n;
 }

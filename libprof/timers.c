@@ -24,6 +24,7 @@
 
 #include "common/clock.h"
 #include "common/grow.h"
+#include "common/proc.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/config.h"
 #include "libprof/fd.h"
@@ -723,15 +724,12 @@ int lp_timers_arm_all(pid_t skip)
         pthread_mutex_unlock(&reg.mu);
         return n;
     }
-    DIR *d = opendir("/proc/self/task");
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL) {
-        pid_t tid = (pid_t)atoi(de->d_name);
-        if (tid > 0 && tid != skip && arm_locked(tid) == 0)
+    struct cmn_proc_tasks it;
+    cmn_proc_tasks_open(&lp_proc_self, &it); /* none listed when it cannot be read */
+    for (pid_t tid; (tid = cmn_proc_tasks_next(&it)) != 0;)
+        if (tid != skip && arm_locked(tid) == 0)
             n++;
-    }
-    if (d)
-        closedir(d);
+    cmn_proc_tasks_close(&it);
     drop_spare_locked();
     pthread_mutex_unlock(&reg.mu);
     return n;

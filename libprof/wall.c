@@ -38,6 +38,7 @@
 #include "common/clock.h"
 #include "common/grow.h"
 #include "common/perf_ring.h"
+#include "common/proc.h"
 #include "include/libprof/prof_format.h"
 #include "libprof/fd.h"
 #include "libprof/ksamples.h"
@@ -707,32 +708,15 @@ static int ran_since_look(struct thr *t)
  * in, and the user pc there; and its CPU time, which stays still while it is off. */
 static void look(struct thr *t)
 {
-    char path[64];
     uint64_t cpu_ns = thread_cpu_ns(t->tid);
     uint64_t at = cmn_clock_ns(CLOCK_MONOTONIC);
-    snprintf(path, sizeof(path), "/proc/self/task/%u/stat", t->tid);
-    char *stat = lp_fd_slurp(path, NULL);
-    if (!stat)
+    char letter = cmn_proc_task_state(&lp_proc_self, (pid_t)t->tid);
+    struct cmn_proc_syscall sc;
+    if (letter == 0 || !cmn_proc_task_syscall(&lp_proc_self, (pid_t)t->tid, &sc))
         return;
-    const char *close = strrchr(stat, ')');
-    char letter = close && close[1] == ' ' ? close[2] : 0;
-    free(stat);
-    snprintf(path, sizeof(path), "/proc/self/task/%u/syscall", t->tid);
-    char *sc = lp_fd_slurp(path, NULL);
-    if (!sc)
-        return;
-    /* "NR ARG1 ... ARG6 SP PC", "-1 SP PC" (not in a call), or "running". */
-    long nr = -1;
-    unsigned long long pc = 0;
-    int is_running = sc[0] == 'r';
-    if (!is_running) {
-        nr = strtol(sc, NULL, 10);
-        const char *last = strrchr(sc, ' ');
-        if (last)
-            pc = strtoull(last + 1, NULL, 16);
-    }
-    free(sc);
-    if (is_running || letter == 'R' || letter == 0)
+    long nr = sc.nr;
+    uint64_t pc = sc.pc;
+    if (sc.is_running || letter == 'R')
         return; /* on CPU, or about to be: nothing of the episode to tell */
     unsigned kind = letter == 'S'                   ? PROF_STATE_SLEEPING
                     : letter == 'D'                 ? PROF_STATE_DISK
