@@ -37,6 +37,7 @@
 #include "arch/arch.h"
 #include "common/clock.h"
 #include "common/grow.h"
+#include "common/jitter.h"
 #include "common/perf_ring.h"
 #include "common/proc.h"
 #include "include/libprof/prof_format.h"
@@ -513,12 +514,7 @@ static void thr_remove(struct thr *t)
 
 static uint64_t next_random(void)
 {
-    uint64_t x = wall.rng;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    wall.rng = x;
-    return x * 0x2545f4914f6cdd1dull;
+    return cmn_jitter_random(&wall.rng);
 }
 
 /* The episode's stack into t->frames: its switch-out sample walked (with stacks), or the
