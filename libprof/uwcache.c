@@ -24,9 +24,9 @@
 #include "libprof/fd.h"
 #include "libprof/log.h"
 
-/* "UWC5": Go's cgo call rows (CMN_UW_GO_CGO; UWC4: the fingerprint hashed by words; UWC3:
- * by bytes; UWC2: the build-id alone) */
-#define UWC_MAGIC 0x35435755u
+/* "UWC6": the fingerprint hashed in four lanes (UWC5: Go's cgo call rows, CMN_UW_GO_CGO;
+ * UWC4: the fingerprint hashed by words; UWC3: by bytes; UWC2: the build-id alone) */
+#define UWC_MAGIC 0x36435755u
 #define UWC_MAX_BYTES (256u << 20)
 
 #if defined(__x86_64__)

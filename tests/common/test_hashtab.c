@@ -156,7 +156,7 @@ Test(hash, a_stream_hashes_the_same_however_its_input_is_cut)
     for (size_t i = 0; i < sizeof(b); i++)
         b[i] = (unsigned char)(i * 131 + 7);
     uint64_t whole = stream_in_pieces(b, sizeof(b), sizeof(b));
-    size_t pieces[] = {1, 3, 7, 8, 9, 64, 999};
+    size_t pieces[] = {1, 3, 7, 8, 9, 31, 32, 33, 64, 999};
     for (size_t i = 0; i < sizeof(pieces) / sizeof(pieces[0]); i++)
         cr_expect_eq(stream_in_pieces(b, sizeof(b), pieces[i]), whole, "pieces of %zu",
                      pieces[i]);
@@ -165,8 +165,18 @@ Test(hash, a_stream_hashes_the_same_however_its_input_is_cut)
         cr_expect_neq(stream_in_pieces(b, sizeof(b), 5), whole, "byte %zu changed", at);
         b[at] ^= 1;
     }
-    unsigned char zeros[24] = {0};
-    uint64_t seen[25];
+    /* Two words of a block swapped (each lane hashes its own word). */
+    unsigned char w[64];
+    for (size_t i = 0; i < sizeof(w); i++)
+        w[i] = (unsigned char)i;
+    uint64_t straight = stream_in_pieces(w, sizeof(w), 64);
+    unsigned char t[8];
+    memcpy(t, w + 8, 8);
+    memcpy(w + 8, w + 16, 8);
+    memcpy(w + 16, t, 8);
+    cr_expect_neq(stream_in_pieces(w, sizeof(w), 64), straight, "two words swapped");
+    unsigned char zeros[72] = {0};
+    uint64_t seen[73];
     for (size_t n = 0; n <= sizeof(zeros); n++) {
         seen[n] = stream_in_pieces(zeros, n, 5 + n % 3);
         for (size_t m = 0; m < n; m++)
