@@ -47,23 +47,32 @@ static int has_go_note(const unsigned char *at, size_t len)
     return 0;
 }
 
+struct go_look {
+    int is_go;
+    uintptr_t code;
+};
+
 /* dl_iterate_phdr()'s first object is the program. */
 static int first_object_is_go(struct dl_phdr_info *info, size_t size, void *data)
 {
     (void)size;
-    int *is_go = data;
+    struct go_look *g = data;
     for (unsigned i = 0; i < info->dlpi_phnum; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
         if (ph->p_type == PT_NOTE &&
             has_go_note((const unsigned char *)(info->dlpi_addr + ph->p_vaddr), ph->p_memsz))
-            *is_go = 1;
+            g->is_go = 1;
+        if (ph->p_type == PT_LOAD && (ph->p_flags & PF_X) && g->code == 0)
+            g->code = info->dlpi_addr + ph->p_vaddr;
     }
     return 1; /* the first object only */
 }
 
-int lp_process_is_go(void)
+int lp_process_is_go(uintptr_t *code)
 {
-    int is_go = 0;
-    dl_iterate_phdr(first_object_is_go, &is_go);
-    return is_go;
+    struct go_look g = {0, 0};
+    dl_iterate_phdr(first_object_is_go, &g);
+    if (code != NULL)
+        *code = g.code;
+    return g.is_go;
 }

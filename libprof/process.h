@@ -9,6 +9,7 @@
 
 #include <limits.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "include/libprof/prof_format.h"
 
@@ -20,7 +21,8 @@ size_t lp_process_describe(struct prof_rec_process *p, char exe[PATH_MAX]);
 
 /* Not async-signal-safe. 1 when the program is Go's (its executable's notes, in memory,
  * hold Go's build id: a note named "Go" of type 4), else 0. Such a program calls C through
- * cgo on another stack than its goroutines' (see common/uw_step.h, cmn_uw_go_cgo()). */
-int lp_process_is_go(void);
+ * cgo on another stack than its goroutines' (see common/uw_step.h, cmn_uw_go_cgo()). With
+ * code not NULL, an address of the executable's code into *code (0 none). */
+int lp_process_is_go(uintptr_t *code);
 
 #endif

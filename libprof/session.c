@@ -999,6 +999,9 @@ static int start_session_steps(enum start_mode mode, int sample_now)
         return rc;
     }
     lp_wall_set_writer(session.writer.tid);
+    uintptr_t go_code;
+    if (lp_process_is_go(&go_code) && go_code != 0)
+        lp_unwind_want_at(go_code); /* its first samples' cgo calls are walked whole */
     atomic_store(&session.state, LP_LIVE);
     if (sample_now && alone) {
         atomic_fetch_add(&smp_sampler.epoch, 1);

@@ -394,7 +394,7 @@ int lp_timers_choose(const struct lp_config *cfg, struct lp_timer_choice *out)
         /* Nor can a copy of a Go program's stack show the goroutine above a cgo call: its
          * stack is another (common/uw_step.h, cmn_uw_go_cgo()); auto takes the perf source,
          * whose handler reads it live, from the first sample. */
-        int is_go = cfg->timer == LP_TIMER_AUTO && !handler_walks && lp_process_is_go();
+        int is_go = cfg->timer == LP_TIMER_AUTO && !handler_walks && lp_process_is_go(NULL);
         if (is_go)
             lp_note("a Go program: PROF_TIMER=auto takes the perf source, whose handler walks "
                     "its cgo calls onto the goroutines' stacks (the ring source's copy holds "

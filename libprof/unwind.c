@@ -214,6 +214,16 @@ void lp_unwind_build_all(void)
     pthread_mutex_unlock(&map_lock);
 }
 
+void lp_unwind_want_at(uintptr_t pc)
+{
+    struct smp_codemap_view v;
+    smp_codemap_enter(&v);
+    const struct smp_code_range *r = smp_codemap_view_find(&v, pc);
+    if (r != NULL && r->table == NULL && r->module != 0)
+        smp_codemap_want(r->module);
+    smp_codemap_leave(&v);
+}
+
 uint64_t lp_unwind_table_bytes(uint64_t *n_tables)
 {
     pthread_mutex_lock(&map_lock);

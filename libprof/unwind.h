@@ -62,6 +62,12 @@ int lp_unwind_rescan_since(uint64_t time_ns);
  * module that has none yet, and publishes them: before a snapshot, whose walks must not
  * stop at a table that is still to come. */
 void lp_unwind_build_all(void);
+/* Not async-signal-safe; any thread but a handler. Asks for the unwind table of the module
+ * that holds code address pc, as a walk that met it would (the writer thread builds it at
+ * once): for a module whose samples cannot wait for it (a Go program's: a walk stopped at
+ * a table still to come is walked again over a copy of its stack, which cannot follow a
+ * cgo call onto a goroutine's stack). */
+void lp_unwind_want_at(uintptr_t pc);
 /* Not async-signal-safe. The memory of the unwind tables built so far; their number into
  * *n_tables. */
 uint64_t lp_unwind_table_bytes(uint64_t *n_tables);
