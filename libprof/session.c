@@ -999,9 +999,12 @@ static int start_session_steps(enum start_mode mode, int sample_now)
         return rc;
     }
     lp_wall_set_writer(session.writer.tid);
+    /* A Go program's first samples' cgo calls are walked whole. Not in a fork child, which
+     * has its parent's tables and runs in the fork: dl_iterate_phdr() takes the loader's
+     * lock, which another thread of the parent may have held at the fork. */
     uintptr_t go_code;
-    if (lp_process_is_go(&go_code) && go_code != 0)
-        lp_unwind_want_at(go_code); /* its first samples' cgo calls are walked whole */
+    if (!is_child && lp_process_is_go(&go_code) && go_code != 0)
+        lp_unwind_want_at(go_code);
     atomic_store(&session.state, LP_LIVE);
     if (sample_now && alone) {
         atomic_fetch_add(&smp_sampler.epoch, 1);

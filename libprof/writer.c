@@ -277,11 +277,12 @@ static void cut_provisional(struct lp_writer *w)
         (void)lseek(w->fd, (off_t)w->provisional_at, SEEK_SET);
 }
 
-/* A fresh provisional tail goes after everything written: the file ends with it. */
+/* The provisional tail goes after everything written, the file ends with it: a fresh one,
+ * or the last one again once a write cut it off. */
 static void write_provisional(struct lp_writer *w)
 {
-    if (!w->tail_fresh || w->tail_len == 0 || w->failed || w->fd < 0 || w->len != 0 ||
-        check_fd(w) != 0)
+    if ((!w->tail_fresh && w->provisional_len != 0) || w->tail_len == 0 || w->failed ||
+        w->fd < 0 || w->len != 0 || check_fd(w) != 0)
         return;
     cut_provisional(w);
     off_t at = lseek(w->fd, 0, SEEK_END);

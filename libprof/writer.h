@@ -176,7 +176,8 @@ size_t lp_writer_drain(struct lp_writer *w, struct smp_ring *ring);
 int lp_writer_flush(struct lp_writer *w);
 /* The buffer's owner. Records (len <= LP_WRITER_TAIL_BYTES) that end the file for now: the
  * writer thread writes them after its period's records, and cuts them off again before
- * it writes more (the file's last records, written by lp_writer_flush(), replace them). A
+ * it writes more, then writes them (or fresher ones) after that again; the file's last
+ * records, written by lp_writer_flush() after the thread stopped, replace them. A
  * process that ends without libprof seeing it (killed; a Go program's exit_group) leaves a
  * file that ends with them: the run's counters as of its last period. */
 void lp_writer_set_tail(struct lp_writer *w, const void *records, size_t len);

@@ -301,10 +301,13 @@ Test(maps, records_this_executable_with_its_build_id, .init = make_dir)
  * off before it writes more, so that the file always ends with the last one set, and holds
  * no other; the file's own last records replace it. */
 static uint64_t tail_samples;
+static int tail_frozen; /* no tail set any more */
 static struct lp_writer *tail_writer;
 
 static int set_tail_each_period(void)
 {
+    if (tail_frozen)
+        return 0;
     uint64_t c[PROF_STAT_N] = {[PROF_STAT_SAMPLES] = tail_samples};
     unsigned char rec[sizeof(struct prof_rec_stats) + sizeof(c)];
     lp_writer_set_tail(tail_writer, rec, cmn_record_stats(rec, sizeof(rec), c, PROF_STAT_N));
@@ -355,6 +358,17 @@ Test(writer, a_provisional_tail_ends_the_file_until_more_is_written, .init = mak
         cr_assert_eq(last_record(p, &said), PROF_REC_STATS);
         cr_assert_eq(said, k);
     }
+    /* Records written without a fresh tail: the last one ends the file again. */
+    tail_frozen = 1;
+    struct smp_slot *s = smp_ring_reserve(&r);
+    memset(&s->rec, 0, sizeof(s->rec));
+    s->rec.n_frames = 1;
+    smp_ring_publish(&r, s);
+    cr_assert_eq(lp_writer_sync(&w, 2000), 0);
+    cr_assert_eq(count_records(p, PROF_REC_SAMPLE), 4);
+    cr_assert_eq(count_records(p, PROF_REC_STATS), 1);
+    cr_assert_eq(last_record(p, &said), PROF_REC_STATS, "the tail was cut and not written");
+    cr_assert_eq(said, 3);
     cr_assert_eq(lp_writer_stop(&w, 2000), 0);
     void *dst = lp_writer_reserve(&w, 8);
     lp_writer_commit(&w, cmn_record_end(dst, 8));
