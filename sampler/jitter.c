@@ -111,10 +111,10 @@ uint64_t smp_jitter_window(uint64_t *rng, uint64_t mean_ns, int64_t skew_ns, dou
     double rate = 1 - SMP_JITTER_WINDOW_SPREAD + 2 * SMP_JITTER_WINDOW_SPREAD * u;
     if (n_window > 0)
         rate += SMP_JITTER_WINDOW_GAIN * (double)skew_ns / (double)mean_ns / n_window;
-    if (rate < 1 - SMP_JITTER_WINDOW_SPREAD)
-        rate = 1 - SMP_JITTER_WINDOW_SPREAD;
-    if (rate > 1 + SMP_JITTER_WINDOW_SPREAD)
-        rate = 1 + SMP_JITTER_WINDOW_SPREAD;
+    if (rate < 1 - SMP_JITTER_WINDOW_STEER)
+        rate = 1 - SMP_JITTER_WINDOW_STEER;
+    if (rate > 1 + SMP_JITTER_WINDOW_STEER)
+        rate = 1 + SMP_JITTER_WINDOW_STEER;
     uint64_t next = (uint64_t)((double)mean_ns / rate);
     return next > SMP_JITTER_MIN_NS ? next : SMP_JITTER_MIN_NS;
 }

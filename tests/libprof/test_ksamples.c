@@ -113,6 +113,6 @@ Test(ksamples, a_thread_behind_gets_shorter_intervals)
     cr_expect(behind < ahead, "behind %llu, ahead %llu", (unsigned long long)behind,
               (unsigned long long)ahead);
     cr_expect(smp_jitter_window(&rng, PERIOD, 1000 * (int64_t)PERIOD, 50.0) >=
-                  (uint64_t)(PERIOD / (1 + SMP_JITTER_WINDOW_SPREAD)) - 1,
-              "a draw left its spread");
+                  (uint64_t)(PERIOD / (1 + SMP_JITTER_WINDOW_STEER)) - 1,
+              "a draw left its steering's bounds");
 }
