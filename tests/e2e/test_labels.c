@@ -43,6 +43,8 @@ static void run_server(const char *record_opts, const char *srv_opts, const char
 {
     static const char script[] =
         "set -e\n"
+        /* An earlier run's port.txt could be read before the redirection empties it. */
+        "rm -f port.txt\n"
         "$PROF record -q $RECORD_OPTS -- $SRV --truth truth.txt $SRV_OPTS > port.txt &\n"
         "srv=$!\n"
         "for i in $(seq 200); do [ -s port.txt ] && break; sleep 0.05; done\n"
